@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ConsolidationConfig(AppConfig):
+    name = "consolidation"
+    verbose_name = "Consolidation"

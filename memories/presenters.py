@@ -1,0 +1,78 @@
+"""Plain-data views of memories and search hits, shared by every adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from memories.models import Memory, ProvenanceEvent
+from memories.search import SearchHit
+
+TABLE_TEXT_WIDTH = 80
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def memory_to_dict(memory: Memory) -> dict[str, Any]:
+    return {
+        "mem_id": memory.mem_id,
+        "text": memory.text,
+        "category": memory.category,
+        "memory_type": memory.memory_type,
+        "source": memory.source,
+        "scope": memory.scope.name,
+        "significance": memory.significance,
+        "pinned": memory.pinned,
+        "status": memory.status,
+        "superseded_by": memory.superseded_by.mem_id if memory.superseded_by_id else None,
+        "created_at": _iso(memory.created_at),
+        "observed_at": _iso(memory.observed_at),
+        "valid_from": _iso(memory.valid_from),
+        "valid_until": _iso(memory.valid_until),
+        "stare_scores": memory.stare_scores,
+        "stare_origins": memory.stare_origins,
+        "session": memory.session,
+        "thread": memory.thread,
+        "embedding_model": memory.embedding_model,
+        "metadata": memory.metadata,
+    }
+
+
+def provenance_to_dict(event: ProvenanceEvent) -> dict[str, Any]:
+    return {
+        "action": event.action,
+        "actor": event.actor,
+        "old": event.old_values,
+        "new": event.new_values,
+        "reason": event.reason,
+        "at": _iso(event.created_at),
+    }
+
+
+def memory_detail(memory: Memory) -> dict[str, Any]:
+    events = memory.provenance.select_related("agent", "user").order_by("created_at", "id")
+    return {**memory_to_dict(memory), "provenance": [provenance_to_dict(e) for e in events]}
+
+
+def hit_to_dict(hit: SearchHit, position: int) -> dict[str, object]:
+    return {"rank": position, **memory_to_dict(hit.memory), "eligible": hit.eligible,
+            "explanation": hit.explanation()}
+
+
+def results_table(hits: Iterable[SearchHit]) -> str:
+    """The markdown table ``| # | mem_id | Sig | Eligible | Category | Date | Text |``."""
+    lines = ["| # | mem_id | Sig | Eligible | Category | Date | Text |",
+             "|---|---|---|---|---|---|---|"]
+    for position, hit in enumerate(hits, start=1):
+        memory = hit.memory
+        text = " ".join(memory.text.split())
+        if len(text) > TABLE_TEXT_WIDTH:
+            text = text[: TABLE_TEXT_WIDTH - 3] + "..."
+        text = text.replace("|", "\\|")
+        lines.append(f"| {position} | {memory.mem_id} | {memory.significance:.2f} | "
+                     f"{hit.eligible} | {memory.category} | {memory.created_at:%Y-%m-%d} | "
+                     f"{text} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,267 @@
+"""Search: one formula, explained on every hit.
+
+    score = relevance × significance × 0.5 ^ (age_days / MM_S1_HALF_LIFE_DAYS)
+
+1. Candidates. Two index scans over the memories the caller may see that pass the filters:
+   the ``MM_SEARCH_CANDIDATES`` nearest by cosine distance (pgvector HNSW, iterative scan so
+   filters do not starve it) and the same number best by full-text rank (GIN index; the query's
+   words are OR-ed, so a memory needs only one of them to match). ``ts_rank`` is computed for
+   at most ``MM_SEARCH_KEYWORD_SCAN_MAX`` matching rows, which bounds its cost when a query
+   word is common in a very large workspace.
+2. Relevance of each candidate, in [0, 1]:
+   ``(1 − w) × max(cosine similarity, 0) + w × keyword``, where keyword is the candidate's
+   ``ts_rank`` divided by the best ``ts_rank`` among the candidates and
+   w = ``MM_SEARCH_KEYWORD_WEIGHT`` (default 0.5).
+3. The gate. Only the ``max(limit, MM_SEARCH_GATE_K)`` most relevant candidates are ranked;
+   significance and age re-order those and can never pull in a memory outside them.
+4. Score by the formula. ``age_days`` counts from ``created_at`` to ``as_of`` (or now) and is
+   never negative. Ties go to the more relevant, then the newer memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories.embeddings import get_embedder
+from memories.errors import Errors
+from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory
+from memories.selectors import visible_scope_ids
+
+#: Statuses a search can return. Superseded memories keep their (closed) validity window and so
+#: are found only by ``as_of`` inside it or by ``currently_valid: false``.
+SEARCHABLE_STATUSES = (Memory.Status.ACTIVE.value, Memory.Status.SUPERSEDED.value)
+DEFAULT_LIMIT = 10
+SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    memory: Memory
+    similarity: float
+    keyword_rank: float
+    keyword: float
+    relevance: float
+    age_days: float
+    age_factor: float
+    score: float
+    eligible: str
+
+    def explanation(self) -> dict[str, float]:
+        return {
+            "similarity": round(self.similarity, 6),
+            "keyword_rank": round(self.keyword_rank, 6),
+            "keyword": round(self.keyword, 6),
+            "relevance": round(self.relevance, 6),
+            "significance": self.memory.significance,
+            "age_days": round(self.age_days, 3),
+            "age_factor": round(self.age_factor, 6),
+            "score": round(self.score, 6),
+        }
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    as_of: datetime | None
+    currently_valid: bool | None
+    category: str | None
+    memory_type: str | None
+    source: str | None
+    min_scores: dict[str, float]
+
+    def sql(self, now: datetime) -> tuple[str, list[object]]:
+        """WHERE fragments (beyond workspace and scope) and their parameters."""
+        clauses = ["status = ANY(%s)"]
+        params: list[object] = [list(SEARCHABLE_STATUSES)]
+        if self.as_of is not None:
+            clauses.append("(valid_from IS NULL OR valid_from <= %s)")
+            clauses.append("(valid_until IS NULL OR valid_until > %s)")
+            params += [self.as_of, self.as_of]
+        if self.currently_valid is True:
+            clauses.append("status = 'active'")
+            clauses.append("(valid_from IS NULL OR valid_from <= %s)")
+            clauses.append("(valid_until IS NULL OR valid_until > %s)")
+            params += [now, now]
+        elif self.currently_valid is False:
+            clauses.append("valid_until <= %s")
+            params.append(now)
+        for column, value in (("category", self.category), ("memory_type", self.memory_type),
+                              ("source", self.source)):
+            if value:
+                clauses.append(f"{column} = %s")
+                params.append(value)
+        for dim, minimum in self.min_scores.items():
+            clauses.append(f"{dim}_score >= %s")  # NULL (no score) never passes
+            params.append(minimum)
+        return " AND ".join(clauses), params
+
+
+def _validate(*, query: str, limit: int | None, min_scores: dict[str, float | None] | None,
+              category: str | None, memory_type: str | None) -> tuple[int, dict[str, float]]:
+    errors = Errors()
+    if not query or not query.strip():
+        errors.add("query", "must not be empty.")
+    elif len(query) > settings.MM_MAX_TEXT_CHARS:
+        errors.add("query", f"must be at most {settings.MM_MAX_TEXT_CHARS} characters.")
+    limit = DEFAULT_LIMIT if limit is None else limit
+    if not 1 <= limit <= settings.MM_SEARCH_MAX_LIMIT:
+        errors.add("limit", f"must be between 1 and {settings.MM_SEARCH_MAX_LIMIT} (got {limit}).")
+    if category and category not in Memory.Category.values:
+        errors.add("category", f"{category!r} is not one of: "
+                               f"{', '.join(Memory.Category.values)}.")
+    if memory_type and memory_type not in Memory.MemoryType.values:
+        errors.add("memory_type", f"{memory_type!r} is not one of: "
+                                  f"{', '.join(Memory.MemoryType.values)}.")
+    minimums: dict[str, float] = {}
+    for dim, value in (min_scores or {}).items():
+        if value is None:
+            continue
+        if dim not in STARE_DIMENSIONS:
+            errors.add(f"min_{dim}_score", "is not a STARE dimension filter.")
+        elif not 0.0 <= value <= 1.0:
+            errors.add(f"min_{dim}_score", f"must be between 0 and 1 (got {value}).")
+        else:
+            minimums[dim] = value
+    errors.raise_if_any()
+    return limit, minimums
+
+
+def memory_search(
+    *,
+    agent: Agent,
+    query: str,
+    limit: int | None = None,
+    as_of: datetime | None = None,
+    currently_valid: bool | None = None,
+    category: str | None = None,
+    memory_type: str | None = None,
+    source: str | None = None,
+    min_scores: dict[str, float | None] | None = None,
+    now: datetime | None = None,
+    query_vector: np.ndarray | None = None,
+    exact: bool = False,
+) -> list[SearchHit]:
+    """Rank the memories ``agent`` may see for ``query`` (see the module docstring).
+
+    With neither ``as_of`` nor ``currently_valid`` given, only memories valid now are searched
+    (``currently_valid`` defaults to true). ``exact`` replaces the HNSW scan by an exact one:
+    benchmarks use it to measure the index's recall.
+    """
+    limit, minimums = _validate(query=query, limit=limit, min_scores=min_scores,
+                                category=category, memory_type=memory_type)
+    now = now or timezone.now()
+    if as_of is None and currently_valid is None:
+        currently_valid = True
+    filters = SearchFilters(as_of=as_of, currently_valid=currently_valid, category=category,
+                            memory_type=memory_type, source=source, min_scores=minimums)
+    if query_vector is None:
+        query_vector = get_embedder().embed([query])[0]
+    rows = _candidates(agent=agent, query=query, vector=query_vector, filters=filters, now=now,
+                       exact=exact)
+    return rank(rows, limit=limit, reference=as_of or now, now=now)
+
+
+def _candidates(*, agent: Agent, query: str, vector: np.ndarray, filters: SearchFilters,
+                now: datetime, exact: bool) -> dict[int, tuple[float, float]]:
+    """{memory id: (cosine similarity, ts_rank)} for the union of both candidate lists."""
+    where, params = filters.sql(now)
+    scope_ids = visible_scope_ids(agent)
+    base = f"workspace_id = %s AND scope_id = ANY(%s) AND {where}"
+    base_params = [agent.workspace_id, scope_ids, *params]
+    n = settings.MM_SEARCH_CANDIDATES
+    vec = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+    # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
+    order = "(embedding <=> %s::vector) + 0" if exact else "embedding <=> %s::vector"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.ef_search = %s" % int(max(settings.MM_HNSW_EF_SEARCH, n)))
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            f"SELECT id FROM memories_memory WHERE {base} AND embedding IS NOT NULL "
+            f"ORDER BY {order} LIMIT %s",
+            [*base_params, vec, n],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+        cursor.execute(
+            f"""
+            WITH q AS (SELECT {_OR_QUERY_SQL} AS tsq),
+            matching AS (
+                SELECT m.id, m.search_vector FROM memories_memory m, q
+                WHERE q.tsq IS NOT NULL AND m.search_vector @@ q.tsq AND {base}
+                LIMIT %s
+            )
+            SELECT matching.id FROM matching, q
+            ORDER BY ts_rank(matching.search_vector, q.tsq) DESC, matching.id
+            LIMIT %s
+            """,
+            [query, *base_params, settings.MM_SEARCH_KEYWORD_SCAN_MAX, n],
+        )
+        ids += [row[0] for row in cursor.fetchall()]
+        if not ids:
+            return {}
+        cursor.execute(
+            f"""
+            WITH q AS (SELECT {_OR_QUERY_SQL} AS tsq)
+            SELECT m.id, 1 - (m.embedding <=> %s::vector),
+                   COALESCE(ts_rank(m.search_vector, q.tsq), 0)
+            FROM memories_memory m, q WHERE m.id = ANY(%s)
+            """,
+            [query, vec, list(set(ids))],
+        )
+        return {row[0]: (float(row[1] or 0.0), float(row[2] or 0.0)) for row in cursor}
+
+
+#: The query's words, stemmed and without stop words, OR-ed into a tsquery (NULL if none).
+_OR_QUERY_SQL = (
+    "(SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery "
+    f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)))"
+)
+
+
+def rank(candidates: dict[int, tuple[float, float]], *, limit: int, reference: datetime,
+         now: datetime) -> list[SearchHit]:
+    """Apply relevance, the gate and the formula to the candidates; the one ranking function."""
+    if not candidates:
+        return []
+    weight = settings.MM_SEARCH_KEYWORD_WEIGHT
+    best_rank = max(kw for _, kw in candidates.values()) or 1.0
+    relevance = {
+        pk: (1.0 - weight) * max(sim, 0.0) + weight * (kw / best_rank)
+        for pk, (sim, kw) in candidates.items()
+    }
+    gate = max(limit, settings.MM_SEARCH_GATE_K)
+    gated = sorted(relevance, key=lambda pk: (-relevance[pk], pk))[:gate]
+    memories = Memory.objects.select_related("scope", "superseded_by").in_bulk(gated)
+    half_life = settings.MM_S1_HALF_LIFE_DAYS
+    hits = []
+    for pk in gated:
+        memory = memories[pk]
+        similarity, keyword_rank = candidates[pk]
+        age_days = max((reference - memory.created_at).total_seconds() / SECONDS_PER_DAY, 0.0)
+        age_factor = 0.5 ** (age_days / half_life)
+        hits.append(SearchHit(
+            memory=memory,
+            similarity=similarity,
+            keyword_rank=keyword_rank,
+            keyword=keyword_rank / best_rank,
+            relevance=relevance[pk],
+            age_days=age_days,
+            age_factor=age_factor,
+            score=relevance[pk] * memory.significance * age_factor,
+            eligible=eligibility(memory, now),
+        ))
+    hits.sort(key=lambda h: (-h.score, -h.relevance, -h.memory.created_at.timestamp(),
+                             h.memory.pk))
+    return hits[:limit]
+
+
+def eligibility(memory: Memory, now: datetime) -> str:
+    """Whether the memory goes into the compiled memory file now: ``yes`` for an active memory
+    valid now, ``-`` otherwise. (The compiled file's budget is not applied yet.)"""
+    valid_now = ((memory.valid_from is None or memory.valid_from <= now)
+                 and (memory.valid_until is None or now < memory.valid_until))
+    return "yes" if memory.status == Memory.Status.ACTIVE and valid_now else "-"

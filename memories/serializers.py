@@ -1,0 +1,150 @@
+"""Input shapes shared by every adapter (REST API, CLI, MCP tools).
+
+They turn JSON into Python values (numbers, aware datetimes, choices) and refuse unknown
+fields; the rules about those values (ranges, windows, existence) live in the services so that
+every caller, serializer or not, gets them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from memories.errors import ValidationFailed
+from memories.models import STARE_DIMENSIONS, Memory
+from memories.services import FEEDBACK_ACTIONS
+
+
+def _choice_message(choices: list[str]) -> dict[str, str]:
+    return {"invalid_choice": '"{input}" is not one of: ' + ", ".join(choices) + "."}
+
+
+DATETIME_MESSAGES = {"invalid": "must be an ISO 8601 timestamp, e.g. 2026-03-01T09:00:00Z."}
+NUMBER_MESSAGES = {"invalid": "must be a number."}
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know, so a misspelt argument is an error, not a no-op."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: ["is not a known field."] for name in unknown})
+        return super().to_internal_value(data)
+
+    def to_kwargs(self) -> dict[str, Any]:
+        """The validated values as keyword arguments of the matching service."""
+        return dict(self.validated_data)
+
+
+class StareScoresInput(StrictSerializer):
+    s = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
+    t = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
+    a = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
+    r = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
+    e = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
+
+
+class RememberInput(StrictSerializer):
+    text = serializers.CharField(trim_whitespace=False, allow_blank=True,
+                                 help_text="What to remember (required; at most "
+                                           f"{settings.MM_MAX_TEXT_CHARS} characters).")
+    category = serializers.ChoiceField(
+        choices=Memory.Category.choices, required=False,
+        error_messages=_choice_message(Memory.Category.values), help_text="Default: fact.")
+    memory_type = serializers.ChoiceField(
+        choices=Memory.MemoryType.choices, required=False,
+        error_messages=_choice_message(Memory.MemoryType.values), help_text="Default: semantic.")
+    significance = serializers.FloatField(required=False, error_messages=NUMBER_MESSAGES,
+                                          help_text="0 to 1; default 0.80.")
+    stare_scores = StareScoresInput(required=False,
+                                    help_text="Scores 0 to 1 for the dimensions s,t,a,r,e.")
+    valid_from = serializers.DateTimeField(required=False, allow_null=True,
+                                           error_messages=DATETIME_MESSAGES)
+    valid_until = serializers.DateTimeField(required=False, allow_null=True,
+                                            error_messages=DATETIME_MESSAGES)
+    observed_at = serializers.DateTimeField(required=False, allow_null=True,
+                                            error_messages=DATETIME_MESSAGES)
+    created_at = serializers.DateTimeField(
+        required=False, allow_null=True, error_messages=DATETIME_MESSAGES,
+        help_text="When the memory was really written (importing history); not in the future.")
+    source = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    scope = serializers.CharField(required=False, allow_blank=True,
+                                  help_text="Scope name; default the agent's private scope.")
+    supersedes = serializers.CharField(required=False, allow_blank=True, allow_null=True,
+                                       help_text="mem_id of the memory this one replaces.")
+    session = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    thread = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    metadata = serializers.DictField(required=False)
+
+
+class SearchInput(StrictSerializer):
+    query = serializers.CharField(trim_whitespace=True, allow_blank=True)
+    limit = serializers.IntegerField(required=False, error_messages={
+        "invalid": "must be an integer."},
+        help_text=f"1 to {settings.MM_SEARCH_MAX_LIMIT}; default 10.")
+    as_of = serializers.DateTimeField(required=False, allow_null=True,
+                                      error_messages=DATETIME_MESSAGES)
+    currently_valid = serializers.BooleanField(required=False, allow_null=True, default=None)
+    category = serializers.ChoiceField(choices=Memory.Category.choices, required=False,
+                                       allow_null=True,
+                                       error_messages=_choice_message(Memory.Category.values))
+    memory_type = serializers.ChoiceField(
+        choices=Memory.MemoryType.choices, required=False, allow_null=True,
+        error_messages=_choice_message(Memory.MemoryType.values))
+    source = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    min_s_score = serializers.FloatField(required=False, allow_null=True,
+                                         error_messages=NUMBER_MESSAGES)
+    min_t_score = serializers.FloatField(required=False, allow_null=True,
+                                         error_messages=NUMBER_MESSAGES)
+    min_a_score = serializers.FloatField(required=False, allow_null=True,
+                                         error_messages=NUMBER_MESSAGES)
+    min_r_score = serializers.FloatField(required=False, allow_null=True,
+                                         error_messages=NUMBER_MESSAGES)
+    min_e_score = serializers.FloatField(required=False, allow_null=True,
+                                         error_messages=NUMBER_MESSAGES)
+
+    def to_kwargs(self) -> dict[str, Any]:
+        data = dict(self.validated_data)
+        data["min_scores"] = {d: data.pop(f"min_{d}_score", None) for d in STARE_DIMENSIONS}
+        return data
+
+
+class FeedbackInput(StrictSerializer):
+    action = serializers.ChoiceField(
+        choices=FEEDBACK_ACTIONS, error_messages=_choice_message(list(FEEDBACK_ACTIONS)),
+        help_text="important: significance += (1 - significance) / 2; demote: significance /= 2; "
+                  "pin / unpin: protect the memory in the compiled file or stop protecting it.")
+    reason = serializers.CharField(allow_blank=True, trim_whitespace=True,
+                                   help_text="Why; required.")
+
+
+class ForgetInput(StrictSerializer):
+    reason = serializers.CharField(allow_blank=True, trim_whitespace=True,
+                                   help_text="Why; required.")
+
+
+def parse(serializer_class: type[StrictSerializer], data: Any) -> dict[str, Any]:
+    """Validate ``data`` with a serializer, raising the domain's ValidationFailed on error."""
+    if not isinstance(data, dict):
+        raise ValidationFailed.single("body", "must be a JSON object.")
+    serializer = serializer_class(data=data)
+    if not serializer.is_valid():
+        raise ValidationFailed(_flatten(serializer.errors))
+    return serializer.to_kwargs()
+
+
+def _flatten(errors: Any, prefix: str = "") -> dict[str, list[str]]:
+    flat: dict[str, list[str]] = {}
+    for field, value in errors.items():
+        name = "body" if field == "non_field_errors" and not prefix else f"{prefix}{field}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, prefix=f"{name}."))
+        else:
+            flat[name] = [str(message) for message in value]
+    return flat
+

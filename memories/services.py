@@ -1,0 +1,324 @@
+"""Every change to workspaces, agents and memories goes through these functions.
+
+Adapters (REST API, CLI, MCP, dashboard, admin, tasks) parse their input and call one of these;
+each validates everything before it writes and writes in one transaction, so bad input changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memories.embeddings import get_embedder
+from memories.errors import Errors, NotFound, ValidationFailed
+from memories.models import (
+    DEFAULT_SIGNIFICANCE,
+    STARE_DIMENSIONS,
+    Agent,
+    Memory,
+    ProvenanceEvent,
+    Scope,
+    Workspace,
+)
+from memories.selectors import memory_get, visible_scope_ids
+
+Action = ProvenanceEvent.Action
+
+#: The feedback actions, and exactly what each does (also in the README):
+#: important  significance ← significance + (1 − significance) × 0.5  (halfway to 1)
+#: demote     significance ← significance × 0.5                      (halfway to 0)
+#: pin/unpin  pinned ← true / false; significance unchanged
+FEEDBACK_ACTIONS = (Action.IMPORTANT.value, Action.DEMOTE.value, Action.PIN.value,
+                    Action.UNPIN.value)
+FEEDBACK_STEP = 0.5
+TOKEN_PREFIX = "mm_"
+
+
+# --- Workspaces and agents -----------------------------------------------------------------
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@transaction.atomic
+def workspace_get_or_create(*, slug: str, name: str = "") -> Workspace:
+    workspace, _ = Workspace.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+    return workspace
+
+
+@transaction.atomic
+def scope_get_or_create(*, workspace: Workspace, name: str) -> Scope:
+    if name.startswith("private:"):
+        raise ValidationFailed.single("scope", "names starting with 'private:' are reserved.")
+    scope, _ = Scope.objects.get_or_create(workspace=workspace, name=name,
+                                           defaults={"kind": Scope.Kind.SHARED})
+    return scope
+
+
+@transaction.atomic
+def agent_create(*, workspace_slug: str, name: str,
+                 shared_scopes: list[str] | None = None) -> tuple[Agent, str]:
+    """Create an agent (and its workspace if new). Returns the agent and its token.
+
+    The token is returned once; only its sha256 is stored.
+    """
+    errors = Errors()
+    if not name.strip():
+        errors.add("name", "must not be empty.")
+    if not workspace_slug.strip():
+        errors.add("workspace", "must not be empty.")
+    errors.raise_if_any()
+    workspace = workspace_get_or_create(slug=workspace_slug)
+    if Agent.objects.filter(workspace=workspace, name=name).exists():
+        raise ValidationFailed.single("name", f"an agent named {name!r} already exists in "
+                                              f"workspace {workspace.slug!r}.")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    private = Scope.objects.create(workspace=workspace, name=f"private:{name}",
+                                   kind=Scope.Kind.PRIVATE)
+    agent = Agent.objects.create(workspace=workspace, name=name, token_prefix=token[:10],
+                                 token_hash=hash_token(token), private_scope=private)
+    for scope_name in shared_scopes or []:
+        agent.scopes.add(scope_get_or_create(workspace=workspace, name=scope_name))
+    return agent, token
+
+
+def agent_authenticate(token: str) -> Agent | None:
+    if not token.startswith(TOKEN_PREFIX):
+        return None
+    return (Agent.objects.select_related("workspace", "private_scope")
+            .filter(token_hash=hash_token(token), is_active=True).first())
+
+
+# --- Memories ------------------------------------------------------------------------------
+
+def _check_unit(errors: Errors, field: str, value: float | None) -> None:
+    if value is None:
+        return
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        errors.add(field, f"must be between 0 and 1 (got {value}).")
+
+
+def _writable_scope(agent: Agent, name: str | None, errors: Errors) -> Scope | None:
+    if not name or name in {"private", f"private:{agent.name}"}:
+        return agent.private_scope
+    scope = agent.scopes.filter(name=name).first()
+    if scope is None:
+        errors.add("scope", f"{name!r} is not a scope this agent belongs to.")
+    return scope
+
+
+def memory_remember(
+    *,
+    agent: Agent,
+    text: str,
+    category: str | None = None,
+    memory_type: str | None = None,
+    significance: float | None = None,
+    stare_scores: dict[str, float | None] | None = None,
+    valid_from: datetime | None = None,
+    valid_until: datetime | None = None,
+    observed_at: datetime | None = None,
+    created_at: datetime | None = None,
+    source: str | None = None,
+    scope: str | None = None,
+    supersedes: str | None = None,
+    session: str | None = None,
+    thread: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Memory:
+    """Store a memory for ``agent``; with ``supersedes``, close the older memory's window.
+
+    The new memory's ``valid_from`` defaults to now when it supersedes another; the older one's
+    ``valid_until`` becomes that instant and its status ``superseded``.
+    """
+    now = timezone.now()
+    errors = Errors()
+    text = text.strip() if isinstance(text, str) else ""
+    if not text:
+        errors.add("text", "must not be empty.")
+    elif len(text) > settings.MM_MAX_TEXT_CHARS:
+        errors.add("text", f"must be at most {settings.MM_MAX_TEXT_CHARS} characters "
+                           f"(got {len(text)}).")
+    category = category or Memory.Category.FACT
+    if category not in Memory.Category.values:
+        errors.add("category", f"{category!r} is not one of: "
+                               f"{', '.join(Memory.Category.values)}.")
+    memory_type = memory_type or Memory.MemoryType.SEMANTIC
+    if memory_type not in Memory.MemoryType.values:
+        errors.add("memory_type", f"{memory_type!r} is not one of: "
+                                  f"{', '.join(Memory.MemoryType.values)}.")
+    significance = DEFAULT_SIGNIFICANCE if significance is None else significance
+    _check_unit(errors, "significance", significance)
+    scores = stare_scores or {}
+    for key, value in scores.items():
+        if key not in STARE_DIMENSIONS:
+            errors.add(f"stare_scores.{key}", "is not a STARE dimension (s, t, a, r, e).")
+        else:
+            _check_unit(errors, f"stare_scores.{key}", value)
+    if created_at is not None and created_at > now:
+        errors.add("created_at", "must not be in the future.")
+    target_scope = _writable_scope(agent, scope, errors)
+
+    old: Memory | None = None
+    if supersedes:
+        try:
+            old = memory_get(agent=agent, mem_id=supersedes)
+        except NotFound:
+            errors.add("supersedes", f"no memory {supersedes!r} is visible to this agent.")
+        else:
+            if old.status != Memory.Status.ACTIVE:
+                errors.add("supersedes", f"memory {supersedes!r} is {old.status}, not active.")
+            if valid_from is None:
+                valid_from = now
+    if valid_from and valid_until and not valid_from < valid_until:
+        errors.add("valid_until", "must be after valid_from.")
+    if old is not None and valid_from is not None:
+        if old.valid_from is not None and not old.valid_from < valid_from:
+            errors.add("valid_from", f"must be after the superseded memory's valid_from "
+                                     f"({old.valid_from.isoformat()}).")
+        if old.valid_until is not None and old.valid_until <= valid_from:
+            errors.add("supersedes", f"memory {supersedes!r} already stopped being valid at "
+                                     f"{old.valid_until.isoformat()}.")
+    errors.raise_if_any()
+
+    embedder = get_embedder()
+    vector = embedder.embed([text])[0]
+
+    with transaction.atomic():
+        memory = Memory(
+            workspace=agent.workspace,
+            scope=target_scope,
+            text=text,
+            category=category,
+            memory_type=memory_type,
+            source=agent.name if source is None else source,
+            significance=significance,
+            created_at=created_at or now,
+            observed_at=observed_at,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            session=session or "",
+            thread=thread or "",
+            embedding=vector,
+            embedding_model=embedder.model_name,
+            metadata=metadata or {},
+        )
+        for key, value in scores.items():
+            if value is not None:
+                setattr(memory, f"{key}_score", value)
+                setattr(memory, f"{key}_origin", Memory.ScoreOrigin.WRITER)
+        memory.save()
+        ProvenanceEvent.objects.create(
+            memory=memory, workspace=memory.workspace, action=Action.REMEMBER, agent=agent,
+            new_values={"significance": significance, "category": category,
+                        "stare_scores": {k: v for k, v in scores.items() if v is not None}},
+        )
+        if old is not None:
+            _supersede(old=old, new=memory, agent=agent)
+    return memory
+
+
+def _supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
+    old = Memory.objects.select_for_update().get(pk=old.pk)
+    if old.status != Memory.Status.ACTIVE:  # lost a race with another writer
+        raise ValidationFailed.single("supersedes", f"memory {old.mem_id!r} is {old.status}, "
+                                                    "not active.")
+    before = {"status": old.status, "valid_until": _iso(old.valid_until), "superseded_by": None}
+    old.status = Memory.Status.SUPERSEDED
+    old.valid_until = new.valid_from
+    old.superseded_by = new
+    old.save(update_fields=["status", "valid_until", "superseded_by", "updated_at"])
+    reason = f"superseded by {new.mem_id}"
+    ProvenanceEvent.objects.create(
+        memory=old, workspace=old.workspace, action=Action.SUPERSEDE, agent=agent,
+        old_values=before, reason=reason,
+        new_values={"status": old.status, "valid_until": _iso(old.valid_until),
+                    "superseded_by": new.mem_id},
+    )
+    ProvenanceEvent.objects.create(
+        memory=new, workspace=new.workspace, action=Action.SUPERSEDE, agent=agent,
+        reason=f"supersedes {old.mem_id}",
+        new_values={"supersedes": old.mem_id, "valid_from": _iso(new.valid_from)},
+    )
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _require_reason(reason: str | None) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed.single("reason", "is required: say why.")
+    return reason
+
+
+@transaction.atomic
+def memory_feedback(*, agent: Agent, mem_id: str, action: str, reason: str) -> Memory:
+    """Apply one feedback action (see FEEDBACK_ACTIONS) and record it with old → new values."""
+    errors = Errors()
+    if action not in FEEDBACK_ACTIONS:
+        errors.add("action", f"{action!r} is not one of: {', '.join(FEEDBACK_ACTIONS)}.")
+    if not (reason or "").strip():
+        errors.add("reason", "is required: say why.")
+    errors.raise_if_any()
+    memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
+    if action in (Action.IMPORTANT, Action.DEMOTE):
+        old_value = memory.significance
+        if action == Action.IMPORTANT:
+            new_value = old_value + (1.0 - old_value) * FEEDBACK_STEP
+        else:
+            new_value = old_value * FEEDBACK_STEP
+        memory.significance = round(new_value, 6)
+        changed = {"significance": (old_value, memory.significance)}
+    else:
+        old_pinned = memory.pinned
+        memory.pinned = action == Action.PIN
+        changed = {"pinned": (old_pinned, memory.pinned)}
+    memory.save(update_fields=[*changed, "updated_at"])
+    ProvenanceEvent.objects.create(
+        memory=memory, workspace=memory.workspace, action=action, agent=agent,
+        old_values={k: v[0] for k, v in changed.items()},
+        new_values={k: v[1] for k, v in changed.items()},
+        reason=reason.strip(),
+    )
+    return memory
+
+
+@transaction.atomic
+def memory_forget(*, agent: Agent, mem_id: str, reason: str) -> Memory:
+    """Soft delete: the memory stays in the database, with its history, but is never returned
+    by search or compiled again."""
+    reason = _require_reason(reason)
+    memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
+    if memory.status == Memory.Status.FORGOTTEN:
+        raise ValidationFailed.single("mem_id", f"memory {mem_id!r} is already forgotten.")
+    old_status = memory.status
+    memory.status = Memory.Status.FORGOTTEN
+    memory.save(update_fields=["status", "updated_at"])
+    ProvenanceEvent.objects.create(
+        memory=memory, workspace=memory.workspace, action=Action.FORGET, agent=agent,
+        old_values={"status": old_status}, new_values={"status": memory.status}, reason=reason,
+    )
+    return memory
+
+
+__all__ = [
+    "FEEDBACK_ACTIONS",
+    "agent_authenticate",
+    "agent_create",
+    "memory_feedback",
+    "memory_forget",
+    "memory_remember",
+    "scope_get_or_create",
+    "visible_scope_ids",
+    "workspace_get_or_create",
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ReadinessConfig(AppConfig):
+    name = "readiness"
+    verbose_name = "Readiness"
