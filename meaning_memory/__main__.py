@@ -1,0 +1,3 @@
+from meaning_memory.cli import main
+
+main()

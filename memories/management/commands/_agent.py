@@ -1,0 +1,44 @@
+"""Shared by the commands that act as an agent: who is acting, and error translation."""
+
+from __future__ import annotations
+
+import os
+from argparse import ArgumentParser
+
+from django.core.management.base import CommandError
+
+from memories.errors import MemoryEngineError, ValidationFailed
+from memories.models import Agent
+from memories.services import agent_authenticate
+
+
+def add_agent_arguments(parser: ArgumentParser) -> None:
+    group = parser.add_argument_group("acting agent (a token, or workspace + agent name)")
+    group.add_argument("--token", default=os.environ.get("MM_TOKEN", ""),
+                       help="The agent's API token (default: $MM_TOKEN).")
+    group.add_argument("--workspace", help="Workspace slug, with --agent.")
+    group.add_argument("--agent", help="Agent name in --workspace.")
+
+
+def resolve_agent(options: dict) -> Agent:
+    if options.get("workspace") and options.get("agent"):
+        agent = (Agent.objects.select_related("workspace", "private_scope")
+                 .filter(workspace__slug=options["workspace"], name=options["agent"],
+                         is_active=True).first())
+        if agent is None:
+            raise CommandError(f"no active agent {options['agent']!r} in workspace "
+                               f"{options['workspace']!r}")
+        return agent
+    if options.get("token"):
+        agent = agent_authenticate(options["token"])
+        if agent is None:
+            raise CommandError("--token: invalid or revoked token")
+        return agent
+    raise CommandError("say who acts: --token (or $MM_TOKEN), or --workspace and --agent")
+
+
+def command_error(exc: MemoryEngineError) -> CommandError:
+    if isinstance(exc, ValidationFailed):
+        lines = [f"{field}: {' '.join(messages)}" for field, messages in exc.errors.items()]
+        return CommandError("invalid input:\n  " + "\n  ".join(lines))
+    return CommandError(exc.message)
