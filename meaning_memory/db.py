@@ -38,7 +38,9 @@ def parse_database_url(url: str) -> dict[str, object]:
         )
     name = unquote(parts.path.lstrip("/"))
     if not name:
-        raise DatabaseConfigError("DATABASE_URL must name a database, e.g. postgresql://u:p@host/db")
+        raise DatabaseConfigError(
+            "DATABASE_URL must name a database, e.g. postgresql://u:p@host/db"
+        )
     options = dict(parse_qsl(parts.query))
     host = options.pop("host", None) or (unquote(parts.hostname) if parts.hostname else "")
     return {
@@ -63,12 +65,11 @@ def _forget_dead_handles(pgdata: Path) -> None:
     from pgserver.utils import DiskList
 
     handles = DiskList(pgdata / ".handle_pids.json")
-    with PostgresServer._lock:
-        with contextlib.suppress(FileNotFoundError, ValueError):
-            pids = handles.get()
-            alive = [pid for pid in pids if psutil.pid_exists(pid)]
-            if alive != pids:
-                handles.put(alive)
+    with PostgresServer._lock, contextlib.suppress(FileNotFoundError, ValueError):
+        pids = handles.get()
+        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        if alive != pids:
+            handles.put(alive)
 
 
 def embedded_database(data_dir: Path) -> dict[str, object]:
@@ -108,8 +109,9 @@ def _ensure_database(host: str, port: str, name: str) -> None:
     import psycopg
     from psycopg import errors, sql
 
-    with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres",
-                         autocommit=True) as conn:
+    with psycopg.connect(
+        host=host, port=port, user="postgres", dbname="postgres", autocommit=True
+    ) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
             # Two processes starting together may both get here; the loser's error is harmless.

@@ -54,8 +54,14 @@ def envint(name: str, default: int, *, minimum: int | None = None) -> int:
     return number
 
 
-def envfloat(name: str, default: float, *, minimum: float | None = None,
-             maximum: float | None = None, exclusive_minimum: bool = False) -> float:
+def envfloat(
+    name: str,
+    default: float,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+) -> float:
     value = _raw(name)
     if value is None:
         return default

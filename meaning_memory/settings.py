@@ -82,9 +82,7 @@ TEMPLATES = [
 # --- Database: DATABASE_URL, or the embedded PostgreSQL + pgvector --------------------------
 DATABASE_URL = envstr("DATABASE_URL")
 DATABASES = {
-    "default": parse_database_url(DATABASE_URL)
-    if DATABASE_URL
-    else embedded_database(MM_DATA_DIR)
+    "default": parse_database_url(DATABASE_URL) if DATABASE_URL else embedded_database(MM_DATA_DIR)
 }
 DATABASES["default"]["CONN_MAX_AGE"] = envint("MM_DB_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -158,6 +156,7 @@ MM_MAX_TEXT_CHARS = envint("MM_MAX_TEXT_CHARS", 10_000, minimum=1)
 MM_S1_HALF_LIFE_DAYS = envfloat("MM_S1_HALF_LIFE_DAYS", 90.0, minimum=0, exclusive_minimum=True)
 MM_SEARCH_CANDIDATES = envint("MM_SEARCH_CANDIDATES", 50, minimum=1)
 MM_SEARCH_GATE_K = envint("MM_SEARCH_GATE_K", 20, minimum=1)
+MM_SEARCH_GATE_RATIO = envfloat("MM_SEARCH_GATE_RATIO", 0.5, minimum=0, maximum=1)
 MM_SEARCH_KEYWORD_WEIGHT = envfloat("MM_SEARCH_KEYWORD_WEIGHT", 0.5, minimum=0, maximum=1)
 MM_SEARCH_MAX_LIMIT = envint("MM_SEARCH_MAX_LIMIT", 100, minimum=1)
 MM_SEARCH_KEYWORD_SCAN_MAX = envint("MM_SEARCH_KEYWORD_SCAN_MAX", 5_000, minimum=1)

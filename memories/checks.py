@@ -15,13 +15,22 @@ def check_pgvector(app_configs, **kwargs):  # type: ignore[no-untyped-def]
             cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
             available = cursor.fetchone() is not None
     except OperationalError as exc:
-        return [Error(f"cannot connect to PostgreSQL: {exc}", id="memories.E001",
-                      hint="Check DATABASE_URL, or unset it to use the embedded server.")]
+        return [
+            Error(
+                f"cannot connect to PostgreSQL: {exc}",
+                id="memories.E001",
+                hint="Check DATABASE_URL, or unset it to use the embedded server.",
+            )
+        ]
     if not available:
-        return [Error("the pgvector extension is not available on this PostgreSQL server",
-                      id="memories.E002",
-                      hint="Install pgvector on the server (https://github.com/pgvector/pgvector) "
-                           "or unset DATABASE_URL to use the embedded server, which has it.")]
+        return [
+            Error(
+                "the pgvector extension is not available on this PostgreSQL server",
+                id="memories.E002",
+                hint="Install pgvector on the server (https://github.com/pgvector/pgvector) "
+                "or unset DATABASE_URL to use the embedded server, which has it.",
+            )
+        ]
     return []
 
 
@@ -32,7 +41,10 @@ def check_embedder(app_configs, **kwargs):  # type: ignore[no-untyped-def]
     try:
         check_embedder_available()
     except EmbedderError as exc:
-        hint = ("Reinstall requirements.txt." if settings.MM_EMBEDDER == "local"
-                else "Set MM_EMBEDDER_URL, MM_EMBEDDER_MODEL and MM_EMBEDDER_API_KEY.")
+        hint = (
+            "Reinstall requirements.txt."
+            if settings.MM_EMBEDDER == "local"
+            else "Set MM_EMBEDDER_URL, MM_EMBEDDER_MODEL and MM_EMBEDDER_API_KEY."
+        )
         return [Error(f"embedder not loadable: {exc}", id="memories.E003", hint=hint)]
     return []

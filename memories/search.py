@@ -12,8 +12,11 @@
    ``(1 − w) × max(cosine similarity, 0) + w × keyword``, where keyword is the candidate's
    ``ts_rank`` divided by the best ``ts_rank`` among the candidates and
    w = ``MM_SEARCH_KEYWORD_WEIGHT`` (default 0.5).
-3. The gate. Only the ``max(limit, MM_SEARCH_GATE_K)`` most relevant candidates are ranked;
-   significance and age re-order those and can never pull in a memory outside them.
+3. The gate. A candidate passes when it is among the ``max(limit, MM_SEARCH_GATE_K)`` most
+   relevant and its relevance is at least ``MM_SEARCH_GATE_RATIO`` (default 0.5) × the best
+   candidate's relevance. Only the memories that pass are ordered by the score; the others
+   follow them, in order of relevance alone. So significance and age re-order the relevant
+   memories and can never lift an off-topic memory above a relevant one.
 4. Score by the formula. ``age_days`` counts from ``created_at`` to ``as_of`` (or now) and is
    never negative. Ties go to the more relevant, then the newer memory.
 """
@@ -28,6 +31,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memories import rules
 from memories.embeddings import get_embedder
 from memories.errors import Errors
 from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory
@@ -50,9 +54,10 @@ class SearchHit:
     age_days: float
     age_factor: float
     score: float
+    gated: bool
     eligible: str
 
-    def explanation(self) -> dict[str, float]:
+    def explanation(self) -> dict[str, float | bool]:
         return {
             "similarity": round(self.similarity, 6),
             "keyword_rank": round(self.keyword_rank, 6),
@@ -62,6 +67,7 @@ class SearchHit:
             "age_days": round(self.age_days, 3),
             "age_factor": round(self.age_factor, 6),
             "score": round(self.score, 6),
+            "passed_gate": self.gated,
         }
 
 
@@ -90,8 +96,11 @@ class SearchFilters:
         elif self.currently_valid is False:
             clauses.append("valid_until <= %s")
             params.append(now)
-        for column, value in (("category", self.category), ("memory_type", self.memory_type),
-                              ("source", self.source)):
+        for column, value in (
+            ("category", self.category),
+            ("memory_type", self.memory_type),
+            ("source", self.source),
+        ):
             if value:
                 clauses.append(f"{column} = %s")
                 params.append(value)
@@ -101,8 +110,14 @@ class SearchFilters:
         return " AND ".join(clauses), params
 
 
-def _validate(*, query: str, limit: int | None, min_scores: dict[str, float | None] | None,
-              category: str | None, memory_type: str | None) -> tuple[int, dict[str, float]]:
+def _validate(
+    *,
+    query: str,
+    limit: int | None,
+    min_scores: dict[str, float | None] | None,
+    category: str | None,
+    memory_type: str | None,
+) -> tuple[int, dict[str, float]]:
     errors = Errors()
     if not query or not query.strip():
         errors.add("query", "must not be empty.")
@@ -112,19 +127,19 @@ def _validate(*, query: str, limit: int | None, min_scores: dict[str, float | No
     if not 1 <= limit <= settings.MM_SEARCH_MAX_LIMIT:
         errors.add("limit", f"must be between 1 and {settings.MM_SEARCH_MAX_LIMIT} (got {limit}).")
     if category and category not in Memory.Category.values:
-        errors.add("category", f"{category!r} is not one of: "
-                               f"{', '.join(Memory.Category.values)}.")
+        errors.add("category", f"{category!r} is not one of: {', '.join(Memory.Category.values)}.")
     if memory_type and memory_type not in Memory.MemoryType.values:
-        errors.add("memory_type", f"{memory_type!r} is not one of: "
-                                  f"{', '.join(Memory.MemoryType.values)}.")
+        errors.add(
+            "memory_type", f"{memory_type!r} is not one of: {', '.join(Memory.MemoryType.values)}."
+        )
     minimums: dict[str, float] = {}
     for dim, value in (min_scores or {}).items():
         if value is None:
             continue
         if dim not in STARE_DIMENSIONS:
             errors.add(f"min_{dim}_score", "is not a STARE dimension filter.")
-        elif not 0.0 <= value <= 1.0:
-            errors.add(f"min_{dim}_score", f"must be between 0 and 1 (got {value}).")
+        elif message := rules.unit_interval(value):
+            errors.add(f"min_{dim}_score", message)
         else:
             minimums[dim] = value
     errors.raise_if_any()
@@ -152,22 +167,37 @@ def memory_search(
     (``currently_valid`` defaults to true). ``exact`` replaces the HNSW scan by an exact one:
     benchmarks use it to measure the index's recall.
     """
-    limit, minimums = _validate(query=query, limit=limit, min_scores=min_scores,
-                                category=category, memory_type=memory_type)
+    limit, minimums = _validate(
+        query=query, limit=limit, min_scores=min_scores, category=category, memory_type=memory_type
+    )
     now = now or timezone.now()
     if as_of is None and currently_valid is None:
         currently_valid = True
-    filters = SearchFilters(as_of=as_of, currently_valid=currently_valid, category=category,
-                            memory_type=memory_type, source=source, min_scores=minimums)
+    filters = SearchFilters(
+        as_of=as_of,
+        currently_valid=currently_valid,
+        category=category,
+        memory_type=memory_type,
+        source=source,
+        min_scores=minimums,
+    )
     if query_vector is None:
         query_vector = get_embedder().embed([query])[0]
-    rows = _candidates(agent=agent, query=query, vector=query_vector, filters=filters, now=now,
-                       exact=exact)
+    rows = _candidates(
+        agent=agent, query=query, vector=query_vector, filters=filters, now=now, exact=exact
+    )
     return rank(rows, limit=limit, reference=as_of or now, now=now)
 
 
-def _candidates(*, agent: Agent, query: str, vector: np.ndarray, filters: SearchFilters,
-                now: datetime, exact: bool) -> dict[int, tuple[float, float]]:
+def _candidates(
+    *,
+    agent: Agent,
+    query: str,
+    vector: np.ndarray,
+    filters: SearchFilters,
+    now: datetime,
+    exact: bool,
+) -> dict[int, tuple[float, float]]:
     """{memory id: (cosine similarity, ts_rank)} for the union of both candidate lists."""
     where, params = filters.sql(now)
     scope_ids = visible_scope_ids(agent)
@@ -178,7 +208,8 @@ def _candidates(*, agent: Agent, query: str, vector: np.ndarray, filters: Search
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     order = "(embedding <=> %s::vector) + 0" if exact else "embedding <=> %s::vector"
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = %s" % int(max(settings.MM_HNSW_EF_SEARCH, n)))
+        ef_search = int(max(settings.MM_HNSW_EF_SEARCH, n))
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(
             f"SELECT id FROM memories_memory WHERE {base} AND embedding IS NOT NULL "
@@ -222,8 +253,9 @@ _OR_QUERY_SQL = (
 )
 
 
-def rank(candidates: dict[int, tuple[float, float]], *, limit: int, reference: datetime,
-         now: datetime) -> list[SearchHit]:
+def rank(
+    candidates: dict[int, tuple[float, float]], *, limit: int, reference: datetime, now: datetime
+) -> list[SearchHit]:
     """Apply relevance, the gate and the formula to the candidates; the one ranking function."""
     if not candidates:
         return []
@@ -233,35 +265,51 @@ def rank(candidates: dict[int, tuple[float, float]], *, limit: int, reference: d
         pk: (1.0 - weight) * max(sim, 0.0) + weight * (kw / best_rank)
         for pk, (sim, kw) in candidates.items()
     }
-    gate = max(limit, settings.MM_SEARCH_GATE_K)
-    gated = sorted(relevance, key=lambda pk: (-relevance[pk], pk))[:gate]
-    memories = Memory.objects.select_related("scope", "superseded_by").in_bulk(gated)
+    by_relevance = sorted(relevance, key=lambda pk: (-relevance[pk], pk))
+    floor = settings.MM_SEARCH_GATE_RATIO * relevance[by_relevance[0]]
+    gate_size = max(limit, settings.MM_SEARCH_GATE_K)
+    passed = {pk for pk in by_relevance[:gate_size] if relevance[pk] >= floor}
+    shown = [pk for pk in by_relevance if pk in passed]
+    shown += [pk for pk in by_relevance if pk not in passed][: max(limit - len(shown), 0)]
+    memories = Memory.objects.select_related("scope", "superseded_by").in_bulk(shown)
     half_life = settings.MM_S1_HALF_LIFE_DAYS
     hits = []
-    for pk in gated:
+    for pk in shown:
         memory = memories[pk]
         similarity, keyword_rank = candidates[pk]
         age_days = max((reference - memory.created_at).total_seconds() / SECONDS_PER_DAY, 0.0)
         age_factor = 0.5 ** (age_days / half_life)
-        hits.append(SearchHit(
-            memory=memory,
-            similarity=similarity,
-            keyword_rank=keyword_rank,
-            keyword=keyword_rank / best_rank,
-            relevance=relevance[pk],
-            age_days=age_days,
-            age_factor=age_factor,
-            score=relevance[pk] * memory.significance * age_factor,
-            eligible=eligibility(memory, now),
-        ))
-    hits.sort(key=lambda h: (-h.score, -h.relevance, -h.memory.created_at.timestamp(),
-                             h.memory.pk))
+        hits.append(
+            SearchHit(
+                memory=memory,
+                similarity=similarity,
+                keyword_rank=keyword_rank,
+                keyword=keyword_rank / best_rank,
+                relevance=relevance[pk],
+                age_days=age_days,
+                age_factor=age_factor,
+                score=relevance[pk] * memory.significance * age_factor,
+                gated=pk in passed,
+                eligible=eligibility(memory, now),
+            )
+        )
+    # Memories that passed the gate first, by score; the rest after them, by relevance.
+    hits.sort(
+        key=lambda h: (
+            not h.gated,
+            -h.score if h.gated else 0.0,
+            -h.relevance,
+            -h.memory.created_at.timestamp(),
+            h.memory.pk,
+        )
+    )
     return hits[:limit]
 
 
 def eligibility(memory: Memory, now: datetime) -> str:
     """Whether the memory goes into the compiled memory file now: ``yes`` for an active memory
     valid now, ``-`` otherwise. (The compiled file's budget is not applied yet.)"""
-    valid_now = ((memory.valid_from is None or memory.valid_from <= now)
-                 and (memory.valid_until is None or now < memory.valid_until))
+    valid_now = (memory.valid_from is None or memory.valid_from <= now) and (
+        memory.valid_until is None or now < memory.valid_until
+    )
     return "yes" if memory.status == Memory.Status.ACTIVE and valid_now else "-"

@@ -12,9 +12,21 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
+from memories import rules
 from memories.errors import ValidationFailed
 from memories.models import STARE_DIMENSIONS, Memory
 from memories.services import FEEDBACK_ACTIONS
+
+
+def _rule(check):  # type: ignore[no-untyped-def]
+    """A serializer validator from one of memories.rules."""
+
+    def validate(value: Any) -> None:
+        message = check(value)
+        if message:
+            raise serializers.ValidationError(message)
+
+    return validate
 
 
 def _choice_message(choices: list[str]) -> dict[str, str]:
@@ -33,7 +45,8 @@ class StrictSerializer(serializers.Serializer):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
                 raise serializers.ValidationError(
-                    {name: ["is not a known field."] for name in unknown})
+                    {name: ["is not a known field."] for name in unknown}
+                )
         return super().to_internal_value(data)
 
     def to_kwargs(self) -> dict[str, Any]:
@@ -41,72 +54,113 @@ class StrictSerializer(serializers.Serializer):
         return dict(self.validated_data)
 
 
+def _unit_field(**kwargs: Any) -> serializers.FloatField:
+    return serializers.FloatField(
+        error_messages=NUMBER_MESSAGES,
+        min_value=None,
+        max_value=None,
+        validators=[_rule(rules.unit_interval)],
+        **kwargs,
+    )
+
+
 class StareScoresInput(StrictSerializer):
-    s = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
-    t = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
-    a = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
-    r = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
-    e = serializers.FloatField(required=False, allow_null=True, error_messages=NUMBER_MESSAGES)
+    s = _unit_field(required=False, allow_null=True)
+    t = _unit_field(required=False, allow_null=True)
+    a = _unit_field(required=False, allow_null=True)
+    r = _unit_field(required=False, allow_null=True)
+    e = _unit_field(required=False, allow_null=True)
 
 
 class RememberInput(StrictSerializer):
-    text = serializers.CharField(trim_whitespace=False, allow_blank=True,
-                                 help_text="What to remember (required; at most "
-                                           f"{settings.MM_MAX_TEXT_CHARS} characters).")
+    text = serializers.CharField(
+        trim_whitespace=False,
+        allow_blank=True,
+        validators=[_rule(rules.memory_text)],
+        help_text=f"What to remember (required; at most {settings.MM_MAX_TEXT_CHARS} characters).",
+    )
     category = serializers.ChoiceField(
-        choices=Memory.Category.choices, required=False,
-        error_messages=_choice_message(Memory.Category.values), help_text="Default: fact.")
+        choices=Memory.Category.choices,
+        required=False,
+        error_messages=_choice_message(Memory.Category.values),
+        help_text="Default: fact.",
+    )
     memory_type = serializers.ChoiceField(
-        choices=Memory.MemoryType.choices, required=False,
-        error_messages=_choice_message(Memory.MemoryType.values), help_text="Default: semantic.")
-    significance = serializers.FloatField(required=False, error_messages=NUMBER_MESSAGES,
-                                          help_text="0 to 1; default 0.80.")
-    stare_scores = StareScoresInput(required=False,
-                                    help_text="Scores 0 to 1 for the dimensions s,t,a,r,e.")
-    valid_from = serializers.DateTimeField(required=False, allow_null=True,
-                                           error_messages=DATETIME_MESSAGES)
-    valid_until = serializers.DateTimeField(required=False, allow_null=True,
-                                            error_messages=DATETIME_MESSAGES)
-    observed_at = serializers.DateTimeField(required=False, allow_null=True,
-                                            error_messages=DATETIME_MESSAGES)
+        choices=Memory.MemoryType.choices,
+        required=False,
+        error_messages=_choice_message(Memory.MemoryType.values),
+        help_text="Default: semantic.",
+    )
+    significance = _unit_field(required=False, help_text="0 to 1; default 0.80.")
+    stare_scores = StareScoresInput(
+        required=False, help_text="Scores 0 to 1 for the dimensions s,t,a,r,e."
+    )
+    valid_from = serializers.DateTimeField(
+        required=False, allow_null=True, error_messages=DATETIME_MESSAGES
+    )
+    valid_until = serializers.DateTimeField(
+        required=False, allow_null=True, error_messages=DATETIME_MESSAGES
+    )
+    observed_at = serializers.DateTimeField(
+        required=False, allow_null=True, error_messages=DATETIME_MESSAGES
+    )
     created_at = serializers.DateTimeField(
-        required=False, allow_null=True, error_messages=DATETIME_MESSAGES,
-        help_text="When the memory was really written (importing history); not in the future.")
+        required=False,
+        allow_null=True,
+        error_messages=DATETIME_MESSAGES,
+        validators=[_rule(rules.not_in_future)],
+        help_text="When the memory was really written (importing history); not in the future.",
+    )
     source = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    scope = serializers.CharField(required=False, allow_blank=True,
-                                  help_text="Scope name; default the agent's private scope.")
-    supersedes = serializers.CharField(required=False, allow_blank=True, allow_null=True,
-                                       help_text="mem_id of the memory this one replaces.")
+    scope = serializers.CharField(
+        required=False, allow_blank=True, help_text="Scope name; default the agent's private scope."
+    )
+    supersedes = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text="mem_id of the memory this one replaces.",
+    )
     session = serializers.CharField(required=False, allow_blank=True, max_length=200)
     thread = serializers.CharField(required=False, allow_blank=True, max_length=200)
     metadata = serializers.DictField(required=False)
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        message = rules.window(attrs.get("valid_from"), attrs.get("valid_until"))
+        if message:
+            raise serializers.ValidationError({"valid_until": message})
+        return attrs
+
 
 class SearchInput(StrictSerializer):
     query = serializers.CharField(trim_whitespace=True, allow_blank=True)
-    limit = serializers.IntegerField(required=False, error_messages={
-        "invalid": "must be an integer."},
-        help_text=f"1 to {settings.MM_SEARCH_MAX_LIMIT}; default 10.")
-    as_of = serializers.DateTimeField(required=False, allow_null=True,
-                                      error_messages=DATETIME_MESSAGES)
+    limit = serializers.IntegerField(
+        required=False,
+        error_messages={"invalid": "must be an integer."},
+        help_text=f"1 to {settings.MM_SEARCH_MAX_LIMIT}; default 10.",
+    )
+    as_of = serializers.DateTimeField(
+        required=False, allow_null=True, error_messages=DATETIME_MESSAGES
+    )
     currently_valid = serializers.BooleanField(required=False, allow_null=True, default=None)
-    category = serializers.ChoiceField(choices=Memory.Category.choices, required=False,
-                                       allow_null=True,
-                                       error_messages=_choice_message(Memory.Category.values))
+    category = serializers.ChoiceField(
+        choices=Memory.Category.choices,
+        required=False,
+        allow_null=True,
+        error_messages=_choice_message(Memory.Category.values),
+    )
     memory_type = serializers.ChoiceField(
-        choices=Memory.MemoryType.choices, required=False, allow_null=True,
-        error_messages=_choice_message(Memory.MemoryType.values))
+        choices=Memory.MemoryType.choices,
+        required=False,
+        allow_null=True,
+        error_messages=_choice_message(Memory.MemoryType.values),
+    )
     source = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-    min_s_score = serializers.FloatField(required=False, allow_null=True,
-                                         error_messages=NUMBER_MESSAGES)
-    min_t_score = serializers.FloatField(required=False, allow_null=True,
-                                         error_messages=NUMBER_MESSAGES)
-    min_a_score = serializers.FloatField(required=False, allow_null=True,
-                                         error_messages=NUMBER_MESSAGES)
-    min_r_score = serializers.FloatField(required=False, allow_null=True,
-                                         error_messages=NUMBER_MESSAGES)
-    min_e_score = serializers.FloatField(required=False, allow_null=True,
-                                         error_messages=NUMBER_MESSAGES)
+    min_s_score = _unit_field(required=False, allow_null=True)
+    min_t_score = _unit_field(required=False, allow_null=True)
+    min_a_score = _unit_field(required=False, allow_null=True)
+    min_r_score = _unit_field(required=False, allow_null=True)
+    min_e_score = _unit_field(required=False, allow_null=True)
 
     def to_kwargs(self) -> dict[str, Any]:
         data = dict(self.validated_data)
@@ -116,16 +170,20 @@ class SearchInput(StrictSerializer):
 
 class FeedbackInput(StrictSerializer):
     action = serializers.ChoiceField(
-        choices=FEEDBACK_ACTIONS, error_messages=_choice_message(list(FEEDBACK_ACTIONS)),
+        choices=FEEDBACK_ACTIONS,
+        error_messages=_choice_message(list(FEEDBACK_ACTIONS)),
         help_text="important: significance += (1 - significance) / 2; demote: significance /= 2; "
-                  "pin / unpin: protect the memory in the compiled file or stop protecting it.")
-    reason = serializers.CharField(allow_blank=True, trim_whitespace=True,
-                                   help_text="Why; required.")
+        "pin / unpin: protect the memory in the compiled file or stop protecting it.",
+    )
+    reason = serializers.CharField(
+        allow_blank=True, trim_whitespace=True, help_text="Why; required."
+    )
 
 
 class ForgetInput(StrictSerializer):
-    reason = serializers.CharField(allow_blank=True, trim_whitespace=True,
-                                   help_text="Why; required.")
+    reason = serializers.CharField(
+        allow_blank=True, trim_whitespace=True, help_text="Why; required."
+    )
 
 
 def parse(serializer_class: type[StrictSerializer], data: Any) -> dict[str, Any]:
@@ -147,4 +205,3 @@ def _flatten(errors: Any, prefix: str = "") -> dict[str, list[str]]:
         else:
             flat[name] = [str(message) for message in value]
     return flat
-

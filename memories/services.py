@@ -8,15 +8,14 @@ nothing.
 from __future__ import annotations
 
 import hashlib
-import math
 import secrets
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from memories import rules
 from memories.embeddings import get_embedder
 from memories.errors import Errors, NotFound, ValidationFailed
 from memories.models import (
@@ -36,13 +35,18 @@ Action = ProvenanceEvent.Action
 #: important  significance ← significance + (1 − significance) × 0.5  (halfway to 1)
 #: demote     significance ← significance × 0.5                      (halfway to 0)
 #: pin/unpin  pinned ← true / false; significance unchanged
-FEEDBACK_ACTIONS = (Action.IMPORTANT.value, Action.DEMOTE.value, Action.PIN.value,
-                    Action.UNPIN.value)
+FEEDBACK_ACTIONS = (
+    Action.IMPORTANT.value,
+    Action.DEMOTE.value,
+    Action.PIN.value,
+    Action.UNPIN.value,
+)
 FEEDBACK_STEP = 0.5
 TOKEN_PREFIX = "mm_"
 
 
 # --- Workspaces and agents -----------------------------------------------------------------
+
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
@@ -58,14 +62,16 @@ def workspace_get_or_create(*, slug: str, name: str = "") -> Workspace:
 def scope_get_or_create(*, workspace: Workspace, name: str) -> Scope:
     if name.startswith("private:"):
         raise ValidationFailed.single("scope", "names starting with 'private:' are reserved.")
-    scope, _ = Scope.objects.get_or_create(workspace=workspace, name=name,
-                                           defaults={"kind": Scope.Kind.SHARED})
+    scope, _ = Scope.objects.get_or_create(
+        workspace=workspace, name=name, defaults={"kind": Scope.Kind.SHARED}
+    )
     return scope
 
 
 @transaction.atomic
-def agent_create(*, workspace_slug: str, name: str,
-                 shared_scopes: list[str] | None = None) -> tuple[Agent, str]:
+def agent_create(
+    *, workspace_slug: str, name: str, shared_scopes: list[str] | None = None
+) -> tuple[Agent, str]:
     """Create an agent (and its workspace if new). Returns the agent and its token.
 
     The token is returned once; only its sha256 is stored.
@@ -78,13 +84,20 @@ def agent_create(*, workspace_slug: str, name: str,
     errors.raise_if_any()
     workspace = workspace_get_or_create(slug=workspace_slug)
     if Agent.objects.filter(workspace=workspace, name=name).exists():
-        raise ValidationFailed.single("name", f"an agent named {name!r} already exists in "
-                                              f"workspace {workspace.slug!r}.")
+        raise ValidationFailed.single(
+            "name", f"an agent named {name!r} already exists in workspace {workspace.slug!r}."
+        )
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    private = Scope.objects.create(workspace=workspace, name=f"private:{name}",
-                                   kind=Scope.Kind.PRIVATE)
-    agent = Agent.objects.create(workspace=workspace, name=name, token_prefix=token[:10],
-                                 token_hash=hash_token(token), private_scope=private)
+    private = Scope.objects.create(
+        workspace=workspace, name=f"private:{name}", kind=Scope.Kind.PRIVATE
+    )
+    agent = Agent.objects.create(
+        workspace=workspace,
+        name=name,
+        token_prefix=token[:10],
+        token_hash=hash_token(token),
+        private_scope=private,
+    )
     for scope_name in shared_scopes or []:
         agent.scopes.add(scope_get_or_create(workspace=workspace, name=scope_name))
     return agent, token
@@ -93,17 +106,19 @@ def agent_create(*, workspace_slug: str, name: str,
 def agent_authenticate(token: str) -> Agent | None:
     if not token.startswith(TOKEN_PREFIX):
         return None
-    return (Agent.objects.select_related("workspace", "private_scope")
-            .filter(token_hash=hash_token(token), is_active=True).first())
+    return (
+        Agent.objects.select_related("workspace", "private_scope")
+        .filter(token_hash=hash_token(token), is_active=True)
+        .first()
+    )
 
 
 # --- Memories ------------------------------------------------------------------------------
 
-def _check_unit(errors: Errors, field: str, value: float | None) -> None:
-    if value is None:
-        return
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        errors.add(field, f"must be between 0 and 1 (got {value}).")
+
+def _check(errors: Errors, field: str, message: str | None) -> None:
+    if message:
+        errors.add(field, message)
 
 
 def _writable_scope(agent: Agent, name: str | None, errors: Errors) -> Scope | None:
@@ -142,29 +157,24 @@ def memory_remember(
     now = timezone.now()
     errors = Errors()
     text = text.strip() if isinstance(text, str) else ""
-    if not text:
-        errors.add("text", "must not be empty.")
-    elif len(text) > settings.MM_MAX_TEXT_CHARS:
-        errors.add("text", f"must be at most {settings.MM_MAX_TEXT_CHARS} characters "
-                           f"(got {len(text)}).")
+    _check(errors, "text", rules.memory_text(text))
     category = category or Memory.Category.FACT
     if category not in Memory.Category.values:
-        errors.add("category", f"{category!r} is not one of: "
-                               f"{', '.join(Memory.Category.values)}.")
+        errors.add("category", f"{category!r} is not one of: {', '.join(Memory.Category.values)}.")
     memory_type = memory_type or Memory.MemoryType.SEMANTIC
     if memory_type not in Memory.MemoryType.values:
-        errors.add("memory_type", f"{memory_type!r} is not one of: "
-                                  f"{', '.join(Memory.MemoryType.values)}.")
+        errors.add(
+            "memory_type", f"{memory_type!r} is not one of: {', '.join(Memory.MemoryType.values)}."
+        )
     significance = DEFAULT_SIGNIFICANCE if significance is None else significance
-    _check_unit(errors, "significance", significance)
+    _check(errors, "significance", rules.unit_interval(significance))
     scores = stare_scores or {}
     for key, value in scores.items():
         if key not in STARE_DIMENSIONS:
             errors.add(f"stare_scores.{key}", "is not a STARE dimension (s, t, a, r, e).")
         else:
-            _check_unit(errors, f"stare_scores.{key}", value)
-    if created_at is not None and created_at > now:
-        errors.add("created_at", "must not be in the future.")
+            _check(errors, f"stare_scores.{key}", rules.unit_interval(value))
+    _check(errors, "created_at", rules.not_in_future(created_at))
     target_scope = _writable_scope(agent, scope, errors)
 
     old: Memory | None = None
@@ -178,15 +188,19 @@ def memory_remember(
                 errors.add("supersedes", f"memory {supersedes!r} is {old.status}, not active.")
             if valid_from is None:
                 valid_from = now
-    if valid_from and valid_until and not valid_from < valid_until:
-        errors.add("valid_until", "must be after valid_from.")
+    _check(errors, "valid_until", rules.window(valid_from, valid_until))
     if old is not None and valid_from is not None:
         if old.valid_from is not None and not old.valid_from < valid_from:
-            errors.add("valid_from", f"must be after the superseded memory's valid_from "
-                                     f"({old.valid_from.isoformat()}).")
+            errors.add(
+                "valid_from",
+                f"must be after the superseded memory's valid_from ({old.valid_from.isoformat()}).",
+            )
         if old.valid_until is not None and old.valid_until <= valid_from:
-            errors.add("supersedes", f"memory {supersedes!r} already stopped being valid at "
-                                     f"{old.valid_until.isoformat()}.")
+            errors.add(
+                "supersedes",
+                f"memory {supersedes!r} already stopped being valid at "
+                f"{old.valid_until.isoformat()}.",
+            )
     errors.raise_if_any()
 
     embedder = get_embedder()
@@ -217,9 +231,15 @@ def memory_remember(
                 setattr(memory, f"{key}_origin", Memory.ScoreOrigin.WRITER)
         memory.save()
         ProvenanceEvent.objects.create(
-            memory=memory, workspace=memory.workspace, action=Action.REMEMBER, agent=agent,
-            new_values={"significance": significance, "category": category,
-                        "stare_scores": {k: v for k, v in scores.items() if v is not None}},
+            memory=memory,
+            workspace=memory.workspace,
+            action=Action.REMEMBER,
+            agent=agent,
+            new_values={
+                "significance": significance,
+                "category": category,
+                "stare_scores": {k: v for k, v in scores.items() if v is not None},
+            },
         )
         if old is not None:
             _supersede(old=old, new=memory, agent=agent)
@@ -229,8 +249,9 @@ def memory_remember(
 def _supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
     old = Memory.objects.select_for_update().get(pk=old.pk)
     if old.status != Memory.Status.ACTIVE:  # lost a race with another writer
-        raise ValidationFailed.single("supersedes", f"memory {old.mem_id!r} is {old.status}, "
-                                                    "not active.")
+        raise ValidationFailed.single(
+            "supersedes", f"memory {old.mem_id!r} is {old.status}, not active."
+        )
     before = {"status": old.status, "valid_until": _iso(old.valid_until), "superseded_by": None}
     old.status = Memory.Status.SUPERSEDED
     old.valid_until = new.valid_from
@@ -238,13 +259,23 @@ def _supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
     old.save(update_fields=["status", "valid_until", "superseded_by", "updated_at"])
     reason = f"superseded by {new.mem_id}"
     ProvenanceEvent.objects.create(
-        memory=old, workspace=old.workspace, action=Action.SUPERSEDE, agent=agent,
-        old_values=before, reason=reason,
-        new_values={"status": old.status, "valid_until": _iso(old.valid_until),
-                    "superseded_by": new.mem_id},
+        memory=old,
+        workspace=old.workspace,
+        action=Action.SUPERSEDE,
+        agent=agent,
+        old_values=before,
+        reason=reason,
+        new_values={
+            "status": old.status,
+            "valid_until": _iso(old.valid_until),
+            "superseded_by": new.mem_id,
+        },
     )
     ProvenanceEvent.objects.create(
-        memory=new, workspace=new.workspace, action=Action.SUPERSEDE, agent=agent,
+        memory=new,
+        workspace=new.workspace,
+        action=Action.SUPERSEDE,
+        agent=agent,
         reason=f"supersedes {old.mem_id}",
         new_values={"supersedes": old.mem_id, "valid_from": _iso(new.valid_from)},
     )
@@ -285,7 +316,10 @@ def memory_feedback(*, agent: Agent, mem_id: str, action: str, reason: str) -> M
         changed = {"pinned": (old_pinned, memory.pinned)}
     memory.save(update_fields=[*changed, "updated_at"])
     ProvenanceEvent.objects.create(
-        memory=memory, workspace=memory.workspace, action=action, agent=agent,
+        memory=memory,
+        workspace=memory.workspace,
+        action=action,
+        agent=agent,
         old_values={k: v[0] for k, v in changed.items()},
         new_values={k: v[1] for k, v in changed.items()},
         reason=reason.strip(),
@@ -305,8 +339,13 @@ def memory_forget(*, agent: Agent, mem_id: str, reason: str) -> Memory:
     memory.status = Memory.Status.FORGOTTEN
     memory.save(update_fields=["status", "updated_at"])
     ProvenanceEvent.objects.create(
-        memory=memory, workspace=memory.workspace, action=Action.FORGET, agent=agent,
-        old_values={"status": old_status}, new_values={"status": memory.status}, reason=reason,
+        memory=memory,
+        workspace=memory.workspace,
+        action=Action.FORGET,
+        agent=agent,
+        old_values={"status": old_status},
+        new_values={"status": memory.status},
+        reason=reason,
     )
     return memory
 

@@ -18,8 +18,7 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
             return None
         scheme, _, token = header.partition(" ")
         if scheme.lower() != self.keyword.lower() or not token.strip():
-            raise exceptions.AuthenticationFailed(
-                "Authorization header must be 'Bearer <token>'.")
+            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'.")
         agent = agent_authenticate(token.strip())
         if agent is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")

@@ -24,9 +24,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, NotFound):
         return Response({"detail": exc.message}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, EmbedderError):
-        return Response({"detail": f"embedder unavailable: {exc}"},
-                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(
+            {"detail": f"embedder unavailable: {exc}"}, status=status.HTTP_503_SERVICE_UNAVAILABLE
+        )
     if isinstance(exc, ParseError):
-        return Response({"body": [f"is not valid JSON: {exc.detail}"]},
-                        status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"body": [f"is not valid JSON: {exc.detail}"]}, status=status.HTTP_400_BAD_REQUEST
+        )
     return drf_exception_handler(exc, context)

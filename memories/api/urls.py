@@ -6,14 +6,28 @@ from memories.api import views
 urlpatterns = [
     path("memories", views.MemoryCreateApi.as_view(), name="memory-create"),
     path("memories/<str:mem_id>", views.MemoryDetailApi.as_view(), name="memory-detail"),
-    path("memories/<str:mem_id>/feedback", views.MemoryFeedbackApi.as_view(),
-         name="memory-feedback"),
+    path(
+        "memories/<str:mem_id>/feedback", views.MemoryFeedbackApi.as_view(), name="memory-feedback"
+    ),
     path("memories/<str:mem_id>/forget", views.MemoryForgetApi.as_view(), name="memory-forget"),
     path("search", views.SearchApi.as_view(), name="search"),
-    path("schema/", SpectacularAPIView.as_view(permission_classes=[],
-                                               authentication_classes=[]), name="schema"),
-    path("schema/swagger/", SpectacularSwaggerView.as_view(
-        url_name="schema", permission_classes=[], authentication_classes=[]), name="swagger"),
-    path("schema/redoc/", SpectacularRedocView.as_view(
-        url_name="schema", permission_classes=[], authentication_classes=[]), name="redoc"),
+    path(
+        "schema/",
+        SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]),
+        name="schema",
+    ),
+    path(
+        "schema/swagger/",
+        SpectacularSwaggerView.as_view(
+            url_name="schema", permission_classes=[], authentication_classes=[]
+        ),
+        name="swagger",
+    ),
+    path(
+        "schema/redoc/",
+        SpectacularRedocView.as_view(
+            url_name="schema", permission_classes=[], authentication_classes=[]
+        ),
+        name="redoc",
+    ),
 ]

@@ -3,16 +3,16 @@
 import django.contrib.postgres.indexes
 import django.contrib.postgres.search
 import django.db.models.deletion
-import memories.models
 import pgvector.django.indexes
 import pgvector.django.vector
-from pgvector.django import VectorExtension
 from django.conf import settings
 from django.db import migrations, models
+from pgvector.django import VectorExtension
+
+import memories.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -22,161 +22,490 @@ class Migration(migrations.Migration):
     operations = [
         VectorExtension(),
         migrations.CreateModel(
-            name='Scope',
+            name="Scope",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=120)),
-                ('kind', models.CharField(choices=[('private', 'Private to one agent'), ('shared', 'Shared')], default='shared', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=120)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("private", "Private to one agent"), ("shared", "Shared")],
+                        default="shared",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['workspace', 'name'],
+                "ordering": ["workspace", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Workspace',
+            name="Workspace",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=64, unique=True)),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=64, unique=True)),
+                ("name", models.CharField(blank=True, max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='Memory',
+            name="Memory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('mem_id', models.CharField(default=memories.models.new_mem_id, editable=False, max_length=16, unique=True)),
-                ('text', models.TextField()),
-                ('category', models.CharField(choices=[('fact', 'Fact'), ('decision', 'Decision'), ('preference', 'Preference'), ('commitment', 'Commitment'), ('event', 'Event'), ('procedure', 'Procedure'), ('observation', 'Observation')], default='fact', max_length=20)),
-                ('memory_type', models.CharField(choices=[('semantic', 'Semantic'), ('episodic', 'Episodic'), ('procedural', 'Procedural'), ('working', 'Working')], default='semantic', max_length=20)),
-                ('source', models.CharField(blank=True, help_text="Who wrote it: an agent's name unless the writer says.", max_length=200)),
-                ('significance', models.FloatField(default=0.8)),
-                ('pinned', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(help_text='When the memory was written; age counts from it.')),
-                ('observed_at', models.DateTimeField(blank=True, help_text='When what it records happened.', null=True)),
-                ('valid_from', models.DateTimeField(blank=True, null=True)),
-                ('valid_until', models.DateTimeField(blank=True, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('status', models.CharField(choices=[('active', 'Active'), ('superseded', 'Superseded'), ('merged', 'Merged'), ('forgotten', 'Forgotten')], default='active', max_length=12)),
-                ('s_score', models.FloatField(blank=True, null=True)),
-                ('t_score', models.FloatField(blank=True, null=True)),
-                ('a_score', models.FloatField(blank=True, null=True)),
-                ('r_score', models.FloatField(blank=True, null=True)),
-                ('e_score', models.FloatField(blank=True, null=True)),
-                ('s_origin', models.CharField(blank=True, choices=[('writer', 'Writer'), ('scorer', 'Scorer'), ('extraction', 'Extraction')], max_length=12)),
-                ('t_origin', models.CharField(blank=True, choices=[('writer', 'Writer'), ('scorer', 'Scorer'), ('extraction', 'Extraction')], max_length=12)),
-                ('a_origin', models.CharField(blank=True, choices=[('writer', 'Writer'), ('scorer', 'Scorer'), ('extraction', 'Extraction')], max_length=12)),
-                ('r_origin', models.CharField(blank=True, choices=[('writer', 'Writer'), ('scorer', 'Scorer'), ('extraction', 'Extraction')], max_length=12)),
-                ('e_origin', models.CharField(blank=True, choices=[('writer', 'Writer'), ('scorer', 'Scorer'), ('extraction', 'Extraction')], max_length=12)),
-                ('session', models.CharField(blank=True, max_length=200)),
-                ('thread', models.CharField(blank=True, max_length=200)),
-                ('embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
-                ('embedding_model', models.CharField(blank=True, max_length=200)),
-                ('search_vector', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('text', config='english'), output_field=django.contrib.postgres.search.SearchVectorField())),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('superseded_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='supersedes', to='memories.memory')),
-                ('scope', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='memories', to='memories.scope')),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memories', to='memories.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "mem_id",
+                    models.CharField(
+                        default=memories.models.new_mem_id,
+                        editable=False,
+                        max_length=16,
+                        unique=True,
+                    ),
+                ),
+                ("text", models.TextField()),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("fact", "Fact"),
+                            ("decision", "Decision"),
+                            ("preference", "Preference"),
+                            ("commitment", "Commitment"),
+                            ("event", "Event"),
+                            ("procedure", "Procedure"),
+                            ("observation", "Observation"),
+                        ],
+                        default="fact",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "memory_type",
+                    models.CharField(
+                        choices=[
+                            ("semantic", "Semantic"),
+                            ("episodic", "Episodic"),
+                            ("procedural", "Procedural"),
+                            ("working", "Working"),
+                        ],
+                        default="semantic",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        blank=True,
+                        help_text="Who wrote it: an agent's name unless the writer says.",
+                        max_length=200,
+                    ),
+                ),
+                ("significance", models.FloatField(default=0.8)),
+                ("pinned", models.BooleanField(default=False)),
+                (
+                    "created_at",
+                    models.DateTimeField(
+                        help_text="When the memory was written; age counts from it."
+                    ),
+                ),
+                (
+                    "observed_at",
+                    models.DateTimeField(
+                        blank=True, help_text="When what it records happened.", null=True
+                    ),
+                ),
+                ("valid_from", models.DateTimeField(blank=True, null=True)),
+                ("valid_until", models.DateTimeField(blank=True, null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("active", "Active"),
+                            ("superseded", "Superseded"),
+                            ("merged", "Merged"),
+                            ("forgotten", "Forgotten"),
+                        ],
+                        default="active",
+                        max_length=12,
+                    ),
+                ),
+                ("s_score", models.FloatField(blank=True, null=True)),
+                ("t_score", models.FloatField(blank=True, null=True)),
+                ("a_score", models.FloatField(blank=True, null=True)),
+                ("r_score", models.FloatField(blank=True, null=True)),
+                ("e_score", models.FloatField(blank=True, null=True)),
+                (
+                    "s_origin",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("writer", "Writer"),
+                            ("scorer", "Scorer"),
+                            ("extraction", "Extraction"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "t_origin",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("writer", "Writer"),
+                            ("scorer", "Scorer"),
+                            ("extraction", "Extraction"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "a_origin",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("writer", "Writer"),
+                            ("scorer", "Scorer"),
+                            ("extraction", "Extraction"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "r_origin",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("writer", "Writer"),
+                            ("scorer", "Scorer"),
+                            ("extraction", "Extraction"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "e_origin",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("writer", "Writer"),
+                            ("scorer", "Scorer"),
+                            ("extraction", "Extraction"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("session", models.CharField(blank=True, max_length=200)),
+                ("thread", models.CharField(blank=True, max_length=200)),
+                (
+                    "embedding",
+                    pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True),
+                ),
+                ("embedding_model", models.CharField(blank=True, max_length=200)),
+                (
+                    "search_vector",
+                    models.GeneratedField(
+                        db_persist=True,
+                        expression=django.contrib.postgres.search.SearchVector(
+                            "text", config="english"
+                        ),
+                        output_field=django.contrib.postgres.search.SearchVectorField(),
+                    ),
+                ),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "superseded_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="supersedes",
+                        to="memories.memory",
+                    ),
+                ),
+                (
+                    "scope",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="memories",
+                        to="memories.scope",
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memories",
+                        to="memories.workspace",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'memories',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name_plural": "memories",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Agent',
+            name="Agent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=120)),
-                ('token_prefix', models.CharField(help_text='First characters of the token.', max_length=16)),
-                ('token_hash', models.CharField(help_text='sha256 of the token.', max_length=64, unique=True)),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('private_scope', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='owner', to='memories.scope')),
-                ('scopes', models.ManyToManyField(blank=True, help_text='Shared scopes this agent reads and may write to.', related_name='members', to='memories.scope')),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agents', to='memories.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=120)),
+                (
+                    "token_prefix",
+                    models.CharField(help_text="First characters of the token.", max_length=16),
+                ),
+                (
+                    "token_hash",
+                    models.CharField(help_text="sha256 of the token.", max_length=64, unique=True),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "private_scope",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="owner",
+                        to="memories.scope",
+                    ),
+                ),
+                (
+                    "scopes",
+                    models.ManyToManyField(
+                        blank=True,
+                        help_text="Shared scopes this agent reads and may write to.",
+                        related_name="members",
+                        to="memories.scope",
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="agents",
+                        to="memories.workspace",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['workspace', 'name'],
+                "ordering": ["workspace", "name"],
             },
         ),
         migrations.AddField(
-            model_name='scope',
-            name='workspace',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scopes', to='memories.workspace'),
+            model_name="scope",
+            name="workspace",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="scopes",
+                to="memories.workspace",
+            ),
         ),
         migrations.CreateModel(
-            name='ProvenanceEvent',
+            name="ProvenanceEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(choices=[('remember', 'Remember'), ('important', 'Important'), ('demote', 'Demote'), ('pin', 'Pin'), ('unpin', 'Unpin'), ('supersede', 'Supersede'), ('merge', 'Merge'), ('forget', 'Forget'), ('restore', 'Restore'), ('rescore', 'Rescore')], max_length=12)),
-                ('old_values', models.JSONField(blank=True, default=dict)),
-                ('new_values', models.JSONField(blank=True, default=dict)),
-                ('reason', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('agent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='memories.agent')),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='provenance', to='memories.memory')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.workspace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("remember", "Remember"),
+                            ("important", "Important"),
+                            ("demote", "Demote"),
+                            ("pin", "Pin"),
+                            ("unpin", "Unpin"),
+                            ("supersede", "Supersede"),
+                            ("merge", "Merge"),
+                            ("forget", "Forget"),
+                            ("restore", "Restore"),
+                            ("rescore", "Rescore"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("old_values", models.JSONField(blank=True, default=dict)),
+                ("new_values", models.JSONField(blank=True, default=dict)),
+                ("reason", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="memories.agent",
+                    ),
+                ),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="provenance",
+                        to="memories.memory",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="memories.workspace",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='scope',
-            constraint=models.UniqueConstraint(fields=('workspace', 'name'), name='scope_unique_name'),
+            model_name="scope",
+            constraint=models.UniqueConstraint(
+                fields=("workspace", "name"), name="scope_unique_name"
+            ),
         ),
         migrations.AddIndex(
-            model_name='provenanceevent',
-            index=models.Index(fields=['memory', 'created_at'], name='provenance_memory_time'),
+            model_name="provenanceevent",
+            index=models.Index(fields=["memory", "created_at"], name="provenance_memory_time"),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=models.Index(fields=['workspace', 'status', 'created_at'], name='memory_ws_status'),
+            model_name="memory",
+            index=models.Index(
+                fields=["workspace", "status", "created_at"], name="memory_ws_status"
+            ),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='memory_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="memory",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="memory_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['search_vector'], name='memory_search_vector_gin'),
+            model_name="memory",
+            index=django.contrib.postgres.indexes.GinIndex(
+                fields=["search_vector"], name="memory_search_vector_gin"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('significance__gte', 0), ('significance__lte', 1)), name='memory_significance_0_1'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("significance__gte", 0), ("significance__lte", 1)),
+                name="memory_significance_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('s_score__isnull', True), models.Q(('s_score__gte', 0), ('s_score__lte', 1)), _connector='OR'), name='memory_s_score_0_1'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("s_score__isnull", True),
+                    models.Q(("s_score__gte", 0), ("s_score__lte", 1)),
+                    _connector="OR",
+                ),
+                name="memory_s_score_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('t_score__isnull', True), models.Q(('t_score__gte', 0), ('t_score__lte', 1)), _connector='OR'), name='memory_t_score_0_1'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("t_score__isnull", True),
+                    models.Q(("t_score__gte", 0), ("t_score__lte", 1)),
+                    _connector="OR",
+                ),
+                name="memory_t_score_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('a_score__isnull', True), models.Q(('a_score__gte', 0), ('a_score__lte', 1)), _connector='OR'), name='memory_a_score_0_1'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("a_score__isnull", True),
+                    models.Q(("a_score__gte", 0), ("a_score__lte", 1)),
+                    _connector="OR",
+                ),
+                name="memory_a_score_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('r_score__isnull', True), models.Q(('r_score__gte', 0), ('r_score__lte', 1)), _connector='OR'), name='memory_r_score_0_1'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("r_score__isnull", True),
+                    models.Q(("r_score__gte", 0), ("r_score__lte", 1)),
+                    _connector="OR",
+                ),
+                name="memory_r_score_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('e_score__isnull', True), models.Q(('e_score__gte', 0), ('e_score__lte', 1)), _connector='OR'), name='memory_e_score_0_1'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("e_score__isnull", True),
+                    models.Q(("e_score__gte", 0), ("e_score__lte", 1)),
+                    _connector="OR",
+                ),
+                name="memory_e_score_0_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('valid_from__isnull', True), ('valid_until__isnull', True), ('valid_from__lt', models.F('valid_until')), _connector='OR'), name='memory_valid_from_before_until'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("valid_from__isnull", True),
+                    ("valid_until__isnull", True),
+                    ("valid_from__lt", models.F("valid_until")),
+                    _connector="OR",
+                ),
+                name="memory_valid_from_before_until",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='agent',
-            constraint=models.UniqueConstraint(fields=('workspace', 'name'), name='agent_unique_name'),
+            model_name="agent",
+            constraint=models.UniqueConstraint(
+                fields=("workspace", "name"), name="agent_unique_name"
+            ),
         ),
     ]

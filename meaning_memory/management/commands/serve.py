@@ -23,16 +23,23 @@ STOP_TIMEOUT_SECONDS = 15
 
 
 class Command(BaseCommand):
-    help = ("Migrate the database, then serve the API, admin and dashboard with an ASGI server "
-            "and run the background worker; Ctrl-C stops everything.")
+    help = (
+        "Migrate the database, then serve the API, admin and dashboard with an ASGI server "
+        "and run the background worker; Ctrl-C stops everything."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--web-workers", type=int, default=1,
-                            help="Web server processes (each loads the embedder once).")
-        parser.add_argument("--no-worker", action="store_true",
-                            help="Do not start the background worker here.")
+        parser.add_argument(
+            "--web-workers",
+            type=int,
+            default=1,
+            help="Web server processes (each loads the embedder once).",
+        )
+        parser.add_argument(
+            "--no-worker", action="store_true", help="Do not start the background worker here."
+        )
 
     def handle(self, *args, **options):
         host, port = options["host"], options["port"]
@@ -52,24 +59,39 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, request_stop)
         try:
             children["web"] = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "meaning_memory.asgi:application",
-                 "--host", host, "--port", str(port), "--workers", str(options["web_workers"]),
-                 "--lifespan", "off"],
+                [
+                    sys.executable,
+                    "-m",
+                    "uvicorn",
+                    "meaning_memory.asgi:application",
+                    "--host",
+                    host,
+                    "--port",
+                    str(port),
+                    "--workers",
+                    str(options["web_workers"]),
+                    "--lifespan",
+                    "off",
+                ],
                 start_new_session=True,
             )
             if not options["no_worker"]:
                 children["worker"] = subprocess.Popen(
-                    [sys.executable, "-m", "meaning_memory", "qcluster"], start_new_session=True)
+                    [sys.executable, "-m", "meaning_memory", "qcluster"], start_new_session=True
+                )
             if not _wait_for_port(host, port, children["web"], lambda: stopping):
                 if not stopping:
                     raise CommandError("the web server did not start; see the messages above")
                 return
             url_host = f"[{host}]" if ":" in host else host
             database = "embedded PostgreSQL" if not settings.DATABASE_URL else "DATABASE_URL"
-            self.stdout.write(self.style.SUCCESS(
-                f"Meaning Memory is serving on http://{url_host}:{port}/ "
-                f"(API /api/v1/, docs /api/v1/schema/swagger/, admin /admin/; {database}, "
-                f"data in {settings.MM_DATA_DIR}). Ctrl-C stops it."))
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Meaning Memory is serving on http://{url_host}:{port}/ "
+                    f"(API /api/v1/, docs /api/v1/schema/swagger/, admin /admin/; {database}, "
+                    f"data in {settings.MM_DATA_DIR}). Ctrl-C stops it."
+                )
+            )
             while not stopping:
                 for name, child in children.items():
                     if child.poll() is not None:

@@ -14,20 +14,26 @@ from memories.services import agent_authenticate
 
 def add_agent_arguments(parser: ArgumentParser) -> None:
     group = parser.add_argument_group("acting agent (a token, or workspace + agent name)")
-    group.add_argument("--token", default=os.environ.get("MM_TOKEN", ""),
-                       help="The agent's API token (default: $MM_TOKEN).")
+    group.add_argument(
+        "--token",
+        default=os.environ.get("MM_TOKEN", ""),
+        help="The agent's API token (default: $MM_TOKEN).",
+    )
     group.add_argument("--workspace", help="Workspace slug, with --agent.")
     group.add_argument("--agent", help="Agent name in --workspace.")
 
 
 def resolve_agent(options: dict) -> Agent:
     if options.get("workspace") and options.get("agent"):
-        agent = (Agent.objects.select_related("workspace", "private_scope")
-                 .filter(workspace__slug=options["workspace"], name=options["agent"],
-                         is_active=True).first())
+        agent = (
+            Agent.objects.select_related("workspace", "private_scope")
+            .filter(workspace__slug=options["workspace"], name=options["agent"], is_active=True)
+            .first()
+        )
         if agent is None:
-            raise CommandError(f"no active agent {options['agent']!r} in workspace "
-                               f"{options['workspace']!r}")
+            raise CommandError(
+                f"no active agent {options['agent']!r} in workspace {options['workspace']!r}"
+            )
         return agent
     if options.get("token"):
         agent = agent_authenticate(options["token"])

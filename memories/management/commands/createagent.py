@@ -6,27 +6,39 @@ from memories.services import agent_create
 
 
 class Command(BaseCommand):
-    help = ("Create an agent (and its workspace if new) and print its API token. The token is "
-            "shown once: only its hash is stored.")
+    help = (
+        "Create an agent (and its workspace if new) and print its API token. The token is "
+        "shown once: only its hash is stored."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--workspace", required=True, help="Workspace slug.")
         parser.add_argument("--name", required=True, help="Agent name, unique in the workspace.")
-        parser.add_argument("--scope", action="append", default=[], dest="scopes",
-                            help="A shared scope the agent belongs to, e.g. team:accounts "
-                                 "(repeatable; created if new).")
+        parser.add_argument(
+            "--scope",
+            action="append",
+            default=[],
+            dest="scopes",
+            help="A shared scope the agent belongs to, e.g. team:accounts "
+            "(repeatable; created if new).",
+        )
 
     def handle(self, *args, **options):
         try:
-            agent, token = agent_create(workspace_slug=options["workspace"],
-                                        name=options["name"], shared_scopes=options["scopes"])
+            agent, token = agent_create(
+                workspace_slug=options["workspace"],
+                name=options["name"],
+                shared_scopes=options["scopes"],
+            )
         except ValidationFailed as exc:
             raise command_error(exc) from exc
         if options["verbosity"] == 0:
             self.stdout.write(token)
             return
-        self.stderr.write(f"Agent {agent.name!r} in workspace {agent.workspace.slug!r}. "
-                          "Its token (shown once, keep it secret):")
+        self.stderr.write(
+            f"Agent {agent.name!r} in workspace {agent.workspace.slug!r}. "
+            "Its token (shown once, keep it secret):"
+        )
         self.stdout.write(token)
         if not token:
             raise CommandError("no token")  # pragma: no cover

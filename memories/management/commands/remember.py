@@ -15,17 +15,30 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("text")
         add_agent_arguments(parser)
-        for name in ("category", "memory_type", "significance", "valid_from", "valid_until",
-                     "observed_at", "created_at", "source", "scope", "supersedes", "session",
-                     "thread"):
+        for name in (
+            "category",
+            "memory_type",
+            "significance",
+            "valid_from",
+            "valid_until",
+            "observed_at",
+            "created_at",
+            "source",
+            "scope",
+            "supersedes",
+            "session",
+            "thread",
+        ):
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name)
-        parser.add_argument("--stare-scores", dest="stare_scores",
-                            help='JSON object, e.g. \'{"s": 0.9, "t": 0.4}\'')
+        parser.add_argument(
+            "--stare-scores", dest="stare_scores", help='JSON object, e.g. \'{"s": 0.9, "t": 0.4}\''
+        )
 
     def handle(self, *args, **options):
         agent = resolve_agent(options)
-        data = {name: options[name] for name in RememberInput().fields
-                if options.get(name) is not None}
+        data = {
+            name: options[name] for name in RememberInput().fields if options.get(name) is not None
+        }
         if "stare_scores" in data:
             try:
                 data["stare_scores"] = json.loads(data["stare_scores"])

@@ -17,8 +17,7 @@ class Command(BaseCommand):
         add_agent_arguments(parser)
         parser.add_argument("--limit", type=int)
         parser.add_argument("--as-of", dest="as_of")
-        parser.add_argument("--currently-valid", dest="currently_valid",
-                            choices=["true", "false"])
+        parser.add_argument("--currently-valid", dest="currently_valid", choices=["true", "false"])
         for name in ("category", "memory_type", "source"):
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name)
         for dim in "stare":
@@ -27,8 +26,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         agent = resolve_agent(options)
-        data = {name: options[name] for name in SearchInput().fields
-                if options.get(name) is not None}
+        data = {
+            name: options[name] for name in SearchInput().fields if options.get(name) is not None
+        }
         try:
             hits = memory_search(agent=agent, **parse(SearchInput, data))
         except MemoryEngineError as exc:

@@ -1,0 +1,50 @@
+import pytest
+
+from meaning_memory.db import DatabaseConfigError, parse_database_url
+from meaning_memory.env import EnvError, envbool, envfloat, envint, envstr
+
+
+def test_database_url_with_host_and_options():
+    config = parse_database_url("postgresql://mm:s%40cret@db.internal:5433/memory?sslmode=require")
+    assert (config["NAME"], config["USER"], config["PASSWORD"]) == ("memory", "mm", "s@cret")
+    assert (config["HOST"], config["PORT"]) == ("db.internal", "5433")
+    assert config["OPTIONS"] == {"sslmode": "require"}
+
+
+def test_database_url_with_unix_socket():
+    config = parse_database_url("postgres:///memory?host=/var/run/postgresql")
+    assert config["HOST"] == "/var/run/postgresql" and config["NAME"] == "memory"
+
+
+@pytest.mark.parametrize("url", ["sqlite:///db.sqlite3", "mysql://u@h/db", "postgresql://h"])
+def test_database_url_must_be_postgresql_with_a_database(url):
+    with pytest.raises(DatabaseConfigError):
+        parse_database_url(url)
+
+
+def test_env_readers_fail_loudly(monkeypatch, tmp_path):
+    monkeypatch.setenv("MM_X", "maybe")
+    with pytest.raises(EnvError, match="MM_X must be a boolean"):
+        envbool("MM_X", False)
+    monkeypatch.setenv("MM_X", "-3")
+    with pytest.raises(EnvError, match="at least 1"):
+        envint("MM_X", 5, minimum=1)
+    monkeypatch.setenv("MM_X", "0")
+    with pytest.raises(EnvError, match="greater than 0"):
+        envfloat("MM_X", 90.0, minimum=0, exclusive_minimum=True)
+    secret = tmp_path / "secret"
+    secret.write_text("from-a-file\n")
+    monkeypatch.setenv("MM_X_FILE", str(secret))
+    monkeypatch.setenv("MM_X", "ignored")
+    assert envstr("MM_X") == "from-a-file"
+    assert envbool("MM_UNSET", True) is True
+
+
+def test_openapi_schema_lists_the_endpoints(client):
+    response = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    assert {"/api/v1/memories", "/api/v1/search", "/api/v1/memories/{mem_id}/feedback"} <= set(
+        paths
+    )
+    assert client.get("/api/v1/schema/swagger/").status_code == 200

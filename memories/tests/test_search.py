@@ -1,0 +1,229 @@
+import itertools
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.models import Memory
+from memories.search import memory_search
+from memories.services import memory_remember
+
+RENEWAL = (
+    "Zephyr Logistics renews its support contract every March; the renewal decides "
+    "next year's budget."
+)
+QUERY = "When does Zephyr renew its contract?"
+
+PEOPLE = ["Maya", "Jonas", "Ines", "Kwame", "Lena", "Omar", "Sofia", "Theo", "Yuki", "Ravi"]
+THINGS = [
+    "the garden shed",
+    "a sourdough starter",
+    "the office plants",
+    "a jazz playlist",
+    "the hiking trip",
+    "the chess club",
+    "a new bicycle",
+    "the pottery class",
+    "the book club",
+    "a birthday cake",
+    "the photo album",
+    "the camping stove",
+    "a watercolour set",
+    "the marathon training",
+    "the piano lessons",
+    "a vegetable soup",
+    "the aquarium",
+    "the guitar strings",
+    "a knitting pattern",
+    "the bird feeder",
+]
+VERBS = [
+    "repaired",
+    "talked about",
+    "planned",
+    "photographed",
+    "painted",
+    "cleaned",
+    "organised",
+    "recommended",
+]
+
+
+def unrelated_texts(n: int) -> list[str]:
+    combos = itertools.product(PEOPLE, VERBS, THINGS)
+    return [
+        f"{who} {verb} {thing} on a quiet afternoon."
+        for who, verb, thing in itertools.islice(combos, n)
+    ]
+
+
+@pytest.fixture
+def zephyr_workspace(alice):
+    renewal = memory_remember(agent=alice.agent, text=RENEWAL, stare_scores={"s": 0.9, "t": 0.4})
+    memory_remember(agent=alice.agent, text="Zephyr Logistics' main contact is Dana Whitfield.")
+    memory_remember(agent=alice.agent, text="Zephyr Logistics ships from a warehouse in Rotterdam.")
+    for text in unrelated_texts(200):
+        memory_remember(agent=alice.agent, text=text)
+    return renewal
+
+
+def search(actor, **body):
+    response = actor.client.post("/api/v1/search", body, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def test_renewal_memory_ranks_first(alice, zephyr_workspace):
+    assert Memory.objects.filter(workspace=alice.agent.workspace).count() == 203
+    body = search(alice, query=QUERY)
+    results = body["results"]
+    assert results[0]["mem_id"] == zephyr_workspace.mem_id
+    assert len(results) == 10
+    top = results[0]["explanation"]
+    assert top["score"] == pytest.approx(
+        top["relevance"] * top["significance"] * top["age_factor"], rel=1e-4
+    )
+    assert set(top) >= {
+        "similarity",
+        "keyword_rank",
+        "relevance",
+        "significance",
+        "age_factor",
+        "age_days",
+        "score",
+    }
+    table = body["table"].splitlines()
+    assert table[0] == "| # | mem_id | Sig | Eligible | Category | Date | Text |"
+    assert table[2].startswith(f"| 1 | {zephyr_workspace.mem_id} | 0.80 | yes | fact | ")
+    assert table[2].endswith("the renewal decides... |")
+    assert len(table) == 12
+
+
+def test_min_s_score_returns_only_the_scored_memory(alice, zephyr_workspace):
+    results = search(alice, query=QUERY, min_s_score=0.8)["results"]
+    assert [r["mem_id"] for r in results] == [zephyr_workspace.mem_id]
+    assert search(alice, query=QUERY, min_s_score=0.95)["results"] == []
+    assert (
+        search(alice, query=QUERY, min_t_score=0.4)["results"][0]["mem_id"]
+        == zephyr_workspace.mem_id
+    )
+    assert search(alice, query=QUERY, min_a_score=0.0)["results"] == []
+
+
+def test_significance_and_age_never_lift_off_topic_memories(alice, zephyr_workspace):
+    """The gate: a fresh, maximally significant but unrelated memory stays below an old,
+    unimportant relevant one."""
+    long_ago = timezone.now() - timedelta(days=720)
+    old = memory_remember(
+        agent=alice.agent,
+        text="Zephyr's contract renewal happens in March.",
+        significance=0.05,
+        created_at=long_ago,
+    )
+    Memory.objects.exclude(pk=old.pk).filter(text__contains="afternoon").update(significance=1.0)
+    ids = [r["mem_id"] for r in search(alice, query=QUERY, limit=5)["results"]]
+    assert old.mem_id in ids[:3]
+    texts = Memory.objects.filter(mem_id__in=ids[:3]).values_list("text", flat=True)
+    assert all("Zephyr" in t for t in texts)
+
+
+def test_half_life_changes_the_ranking_exactly_as_the_formula_says(alice, settings):
+    text = "The Orion launch checklist lives in the team wiki."
+    now = timezone.now()
+    recent = memory_remember(
+        agent=alice.agent, text=text, significance=0.5, created_at=now - timedelta(days=10)
+    )
+    old = memory_remember(
+        agent=alice.agent, text=text, significance=1.0, created_at=now - timedelta(days=200)
+    )
+
+    def ranked(half_life):
+        settings.MM_S1_HALF_LIFE_DAYS = half_life
+        hits = memory_search(agent=alice.agent, query="Where is the Orion checklist?", now=now)
+        for hit in hits:
+            age = (now - hit.memory.created_at).total_seconds() / 86400
+            assert hit.age_factor == pytest.approx(0.5 ** (age / half_life))
+            assert hit.score == pytest.approx(
+                hit.relevance * hit.memory.significance * 0.5 ** (age / half_life)
+            )
+        return [hit.memory.pk for hit in hits]
+
+    # 90 days: 0.5 × 0.5^(10/90) = 0.463  >  1.0 × 0.5^(200/90) = 0.214
+    assert ranked(90) == [recent.pk, old.pk]
+    # 1000 days: 0.5 × 0.5^(10/1000) = 0.497  <  1.0 × 0.5^(200/1000) = 0.871
+    assert ranked(1000) == [old.pk, recent.pk]
+    # 140 days is close to the crossover (0.5 × 0.952 = 0.476 vs 0.372): still recent first
+    assert ranked(140) == [recent.pk, old.pk]
+
+
+def test_as_of_and_currently_valid(alice):
+    now = timezone.now()
+    future = memory_remember(
+        agent=alice.agent,
+        text="The Berlin office opens its doors.",
+        valid_from=now + timedelta(days=30),
+    )
+    expired = memory_remember(
+        agent=alice.agent,
+        text="The Berlin office runs a pilot.",
+        valid_from=now - timedelta(days=60),
+        valid_until=now - timedelta(days=30),
+    )
+    always = memory_remember(agent=alice.agent, text="The Berlin office is on Torstrasse.")
+
+    def ids(**body):
+        return {r["mem_id"] for r in search(alice, query="Berlin office", **body)["results"]}
+
+    assert ids() == {always.mem_id}
+    assert ids(currently_valid=True) == {always.mem_id}
+    assert ids(currently_valid=False) == {expired.mem_id}
+    assert ids(as_of=(now - timedelta(days=45)).isoformat()) == {expired.mem_id, always.mem_id}
+    assert ids(as_of=(now + timedelta(days=40)).isoformat()) == {future.mem_id, always.mem_id}
+    assert ids(as_of=(now - timedelta(days=400)).isoformat()) == {always.mem_id}
+
+
+def test_category_type_and_source_filters(alice):
+    decision = memory_remember(
+        agent=alice.agent,
+        text="We chose Postgres for billing.",
+        category="decision",
+        source="architecture review",
+    )
+    memory_remember(
+        agent=alice.agent, text="Postgres billing tables are partitioned.", memory_type="procedural"
+    )
+
+    def ids(**body):
+        return [r["mem_id"] for r in search(alice, query="Postgres billing", **body)["results"]]
+
+    assert ids(category="decision") == [decision.mem_id]
+    assert ids(source="architecture review") == [decision.mem_id]
+    assert decision.mem_id not in ids(memory_type="procedural")
+    assert len(ids(memory_type="procedural")) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "rule"),
+    [
+        ({}, "query", "required"),
+        ({"query": "  "}, "query", "must not be empty"),
+        ({"query": "x", "limit": 0}, "limit", "between 1 and 100"),
+        ({"query": "x", "limit": 1000}, "limit", "between 1 and 100"),
+        ({"query": "x", "as_of": "yesterday"}, "as_of", "ISO 8601"),
+        ({"query": "x", "min_s_score": 1.5}, "min_s_score", "between 0 and 1"),
+        ({"query": "x", "category": "gossip"}, "category", "not one of"),
+        ({"query": "x", "currently_valid": "maybe"}, "currently_valid", "boolean"),
+        ({"query": "x", "colour": "red"}, "colour", "not a known field"),
+    ],
+)
+def test_bad_search_input(alice, body, field, rule):
+    response = alice.client.post("/api/v1/search", body, format="json")
+    assert response.status_code == 400
+    assert rule in " ".join(response.json()[field]), response.json()
+
+
+def test_search_runs_a_fixed_number_of_queries(alice, django_assert_max_num_queries):
+    for text in unrelated_texts(30):
+        memory_remember(agent=alice.agent, text=text)
+    with django_assert_max_num_queries(12):
+        search(alice, query="Maya cleaned the aquarium", limit=20)
