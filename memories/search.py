@@ -207,42 +207,38 @@ def _candidates(
     vec = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     order = "(embedding <=> %s::vector) + 0" if exact else "embedding <=> %s::vector"
-    with transaction.atomic(), connection.cursor() as cursor:
-        ef_search = int(max(settings.MM_HNSW_EF_SEARCH, n))
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(
-            f"SELECT id FROM memories_memory WHERE {base} AND embedding IS NOT NULL "
-            f"ORDER BY {order} LIMIT %s",
-            [*base_params, vec, n],
-        )
-        ids = [row[0] for row in cursor.fetchall()]
-        cursor.execute(
-            f"""
-            WITH q AS (SELECT {_OR_QUERY_SQL} AS tsq),
-            matching AS (
-                SELECT m.id, m.search_vector FROM memories_memory m, q
-                WHERE q.tsq IS NOT NULL AND m.search_vector @@ q.tsq AND {base}
-                LIMIT %s
-            )
-            SELECT matching.id FROM matching, q
-            ORDER BY ts_rank(matching.search_vector, q.tsq) DESC, matching.id
+    # One statement: both candidate lists, then both signals for each candidate. The vector
+    # list is its own CTE so the planner can use the HNSW index (or, for a small workspace, the
+    # btree and an exact sort: it chooses by cost).
+    sql = f"""
+        WITH q AS (SELECT {_OR_QUERY_SQL} AS tsq),
+        by_vector AS (
+            SELECT id FROM memories_memory
+            WHERE {base} AND embedding IS NOT NULL
+            ORDER BY {order} LIMIT %s
+        ),
+        matching AS (
+            SELECT m.id, m.search_vector FROM memories_memory m, q
+            WHERE q.tsq IS NOT NULL AND m.search_vector @@ q.tsq AND {base}
             LIMIT %s
-            """,
-            [query, *base_params, settings.MM_SEARCH_KEYWORD_SCAN_MAX, n],
-        )
-        ids += [row[0] for row in cursor.fetchall()]
-        if not ids:
-            return {}
+        ),
+        by_keyword AS (
+            SELECT matching.id FROM matching, q
+            ORDER BY ts_rank(matching.search_vector, q.tsq) DESC, matching.id LIMIT %s
+        ),
+        candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_keyword)
+        SELECT m.id, 1 - (m.embedding <=> %s::vector), COALESCE(ts_rank(m.search_vector, q.tsq), 0)
+        FROM memories_memory m JOIN candidates USING (id), q
+    """
+    cap = settings.MM_SEARCH_KEYWORD_SCAN_MAX
+    with transaction.atomic(), connection.cursor() as cursor:
+        ef_search = str(max(settings.MM_HNSW_EF_SEARCH, n))
         cursor.execute(
-            f"""
-            WITH q AS (SELECT {_OR_QUERY_SQL} AS tsq)
-            SELECT m.id, 1 - (m.embedding <=> %s::vector),
-                   COALESCE(ts_rank(m.search_vector, q.tsq), 0)
-            FROM memories_memory m, q WHERE m.id = ANY(%s)
-            """,
-            [query, vec, list(set(ids))],
+            "SELECT set_config('hnsw.ef_search', %s, true), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            [ef_search],
         )
+        cursor.execute(sql, [query, *base_params, vec, n, *base_params, cap, n, vec])
         return {row[0]: (float(row[1] or 0.0), float(row[2] or 0.0)) for row in cursor}
 
 
@@ -271,7 +267,13 @@ def rank(
     passed = {pk for pk in by_relevance[:gate_size] if relevance[pk] >= floor}
     shown = [pk for pk in by_relevance if pk in passed]
     shown += [pk for pk in by_relevance if pk not in passed][: max(limit - len(shown), 0)]
-    memories = Memory.objects.select_related("scope", "superseded_by").in_bulk(shown)
+    memories = (
+        Memory.objects.select_related("scope", "superseded_by")
+        .defer(
+            "embedding", "search_vector", "superseded_by__embedding", "superseded_by__search_vector"
+        )
+        .in_bulk(shown)
+    )
     half_life = settings.MM_S1_HALF_LIFE_DAYS
     hits = []
     for pk in shown:

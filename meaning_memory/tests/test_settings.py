@@ -48,3 +48,16 @@ def test_openapi_schema_lists_the_endpoints(client):
         paths
     )
     assert client.get("/api/v1/schema/swagger/").status_code == 200
+
+
+def test_readme_lists_every_variable_the_settings_read():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    settings_source = (root / "meaning_memory" / "settings.py").read_text()
+    names = set(re.findall(r'env\w*\(\s*"([A-Z0-9_]+)"', settings_source))
+    readme = (root / "README.md").read_text()
+    documented = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", readme, flags=re.MULTILINE))
+    assert names, "no variables found: the pattern is out of date"
+    assert names - documented == set()

@@ -1,0 +1,351 @@
+"""Search latency and HNSW recall of ``memory_search`` on synthetic data, through the service layer.
+
+    python benchmarks/search_latency.py --sizes 10000,100000,1000000 --queries 200
+
+Runs on its own embedded PostgreSQL (``--data-dir``, default ``benchmarks/out/data``), never on
+``DATABASE_URL`` or the developer's ``MM_DATA_DIR``. For each size × layout it empties the
+memory tables, creates the workspaces and agents with ``agent_create``, loads the rows with a
+binary COPY (indexes dropped, rebuilt afterwards), then times ``memory_search``:
+
+* excl. embedding: a given query vector (near a stored cluster) and query text;
+* incl. embedding: the query text only, embedded by the real local embedder;
+* exact: as excl. embedding with ``exact=True``; recall@10 compares the two top-10 lists.
+
+Vectors are synthetic: unit vectors around ``CENTROIDS`` random centroids (embedding a million
+real texts is out of reach here). Texts are 8-24 pseudo-words drawn from a Zipf distribution
+over ``VOCABULARY`` words, so full-text search sees both common and rare words. The distribution
+starts at rank ``STOPWORD_RANKS + 1``: the most frequent words of English are stop words, which
+PostgreSQL's ``english`` configuration drops from the index and the query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DIMENSIONS = 384
+CHUNK_ROWS = 50_000
+CENTROIDS = 1_000
+NOISE = 0.05  # per-dimension σ: cos(vector, its centroid) ≈ 0.71
+VOCABULARY = 5_000
+ZIPF_EXPONENT = 1.0
+STOPWORD_RANKS = 100
+SPREAD_WORKSPACES = 100
+TWO_YEARS_S = 2 * 365 * 86_400
+INDEXES = {  # as in memories/migrations/0001_initial.py
+    "memory_embedding_hnsw": "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw "
+    "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)",
+    "memory_search_vector_gin": "CREATE INDEX memory_search_vector_gin ON memories_memory "
+    "USING gin (search_vector)",
+}
+#: Columns COPY fills per row, then columns with one value for every row ('' = blank default).
+VARYING = "mem_id workspace_id scope_id text source significance created_at updated_at embedding"
+CONSTANT: dict[str, object] = {"category": "fact", "memory_type": "semantic", "pinned": False}
+CONSTANT |= {"status": "active", "session": "", "thread": "", "embedding_model": ""}
+CONSTANT |= {f"{dimension}_origin": "" for dimension in "stare"}
+COLUMNS = (*VARYING.split(), *CONSTANT, "metadata")
+KNOBS = "MM_SEARCH_CANDIDATES MM_SEARCH_GATE_K MM_HNSW_EF_SEARCH MM_SEARCH_KEYWORD_SCAN_MAX"
+
+
+class Corpus:
+    """The synthetic vocabulary and vector clusters (fixed by the seed)."""
+
+    def __init__(self, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+        words: set[str] = set()
+        while len(words) < VOCABULARY:
+            words.add("".join(rng.choice(syllables, size=int(rng.integers(2, 5)))))
+        self.vocabulary = sorted(words)
+        rng.shuffle(self.vocabulary)  # rank 1 (the most common word) is a random word
+        ranks = np.arange(STOPWORD_RANKS + 1, STOPWORD_RANKS + VOCABULARY + 1)
+        weights = 1.0 / ranks**ZIPF_EXPONENT
+        self.word_p = weights / weights.sum()
+        centroids = rng.standard_normal((CENTROIDS, DIMENSIONS), dtype=np.float32)
+        self.centroids = centroids / np.linalg.norm(centroids, axis=1, keepdims=True)
+
+    def vectors(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` float32 unit vectors, each a random centroid plus gaussian noise."""
+        vectors = rng.standard_normal((n, DIMENSIONS), dtype=np.float32)
+        vectors *= np.float32(NOISE)
+        vectors += self.centroids[rng.integers(0, CENTROIDS, n)]
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors
+
+    def texts(self, rng: np.random.Generator, n: int, shortest: int, longest: int) -> list[str]:
+        lengths = rng.integers(shortest, longest + 1, n)
+        words = rng.choice(VOCABULARY, size=int(lengths.sum()), p=self.word_p)
+        chunks = np.split(words, np.cumsum(lengths)[:-1])
+        return [" ".join(self.vocabulary[w] for w in chunk) for chunk in chunks]
+
+
+@dataclass
+class Query:
+    agent: Any  # memories.models.Agent
+    text: str
+    vector: np.ndarray
+
+
+def mem_id(n: int, key: int) -> str:
+    """16 hex chars, random-looking and unique: an odd multiplier and an xor are bijections."""
+    return f"{((n * 0x9E3779B97F4A7C15) ^ key) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
+def copy_types(raw: Any) -> list[str]:
+    """Database types of ``COLUMNS``; fails if a NOT NULL column without default is missing."""
+    rows = raw.execute(
+        "SELECT column_name, udt_name, is_nullable = 'NO' AND column_default IS NULL "
+        "AND is_generated = 'NEVER' AND is_identity = 'NO' FROM information_schema.columns "
+        "WHERE table_name = 'memories_memory'"
+    ).fetchall()
+    missing = {name for name, _, required in rows if required} - set(COLUMNS)
+    if missing:
+        raise SystemExit(f"memories_memory has NOT NULL columns not filled: {sorted(missing)}")
+    types = {name: udt for name, udt, _ in rows}
+    return [types[column] for column in COLUMNS]
+
+
+def reset(workspaces: int) -> list[Any]:
+    """Empty the memory tables, drop the two big indexes, create one agent per workspace."""
+    from django.db import connection
+
+    from memories.services import agent_create
+
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE memories_workspace, memories_memory CASCADE")
+        for name in INDEXES:
+            cursor.execute(f"DROP INDEX IF EXISTS {name}")
+    return [
+        agent_create(workspace_slug=f"bench-{k:03d}", name="bench")[0] for k in range(workspaces)
+    ]
+
+
+def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any]) -> float:
+    """Binary COPY of ``size`` rows, ``CHUNK_ROWS`` at a time; returns seconds."""
+    from django.db import connection
+    from pgvector.psycopg import register_vector
+    from psycopg.types.json import Jsonb
+
+    connection.ensure_connection()
+    raw = connection.connection
+    register_vector(raw)
+    types = copy_types(raw)
+    owners = [(a.workspace_id, a.private_scope_id, a.name) for a in agents]
+    key, now, tail = int(rng.integers(0, 2**63)), datetime.now(UTC), (*CONSTANT.values(), Jsonb({}))
+    sql = f"COPY memories_memory ({', '.join(COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+    started = time.perf_counter()
+    for first in range(0, size, CHUNK_ROWS):
+        n = min(CHUNK_ROWS, size - first)
+        vectors, texts = corpus.vectors(rng, n), corpus.texts(rng, n, 8, 24)
+        owner = rng.integers(0, len(owners), n).tolist()
+        significance = rng.uniform(0.3, 1.0, n).tolist()
+        ages = rng.uniform(0, TWO_YEARS_S, n).tolist()
+        with raw.cursor() as cursor, cursor.copy(sql) as copy:
+            copy.set_types(types)
+            for i in range(n):
+                workspace_id, scope_id, source = owners[owner[i]]
+                created = now - timedelta(seconds=ages[i])
+                head = (mem_id(first + i, key), workspace_id, scope_id, texts[i], source)
+                copy.write_row((*head, significance[i], created, created, vectors[i], *tail))
+        print(f"  loaded {first + n:,}/{size:,} rows", file=sys.stderr, flush=True)
+    seconds = time.perf_counter() - started
+    connection.close()  # searches run on a fresh connection, without the COPY's adapters
+    return seconds
+
+
+def build_indexes() -> dict[str, float]:
+    from django.db import connection
+
+    seconds: dict[str, float] = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '4GB'")
+        cursor.execute("SET max_parallel_maintenance_workers = 1")
+        for name, ddl in [*INDEXES.items(), ("vacuum_analyze", "VACUUM ANALYZE memories_memory")]:
+            started = time.perf_counter()
+            cursor.execute(ddl)
+            seconds[name] = time.perf_counter() - started
+    connection.close()
+    return seconds
+
+
+def explain(query: Query) -> None:
+    """EXPLAIN ANALYZE the hand-written SQL of one ``memory_search`` call (with its SETs)."""
+    from django.db import connection, transaction
+
+    from memories.search import memory_search
+
+    statements: list[tuple[str, Any]] = []
+
+    def capture(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        memory_search(agent=query.agent, query=query.text, query_vector=query.vector, limit=10)
+    with transaction.atomic(), connection.cursor() as cursor:
+        for sql, params in statements:
+            if sql.lstrip().upper().startswith("SET"):
+                cursor.execute(sql, params)
+            elif '"memories_' not in sql:  # not the ORM's queries
+                cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+                plan = [re.sub(r"'\[[^]]{60,}\]'", "'[…]'", row[0]) for row in cursor.fetchall()]
+                print(f"  -- {' '.join(sql.split())[:150]}", *plan, sep="\n    ", file=sys.stderr)
+
+
+def measure(queries: list[Query], warmup: list[Query], exact_queries: int) -> dict[str, float]:
+    from memories.search import memory_search
+
+    def run(q: Query, vector: bool, exact: bool = False) -> tuple[float, set[int]]:
+        started = time.perf_counter()
+        given = q.vector if vector else None
+        hits = memory_search(agent=q.agent, query=q.text, query_vector=given, exact=exact, limit=10)
+        return (time.perf_counter() - started) * 1000, {hit.memory.pk for hit in hits}
+
+    for q in warmup:
+        run(q, True)
+        run(q, False)
+    for q in warmup[:5]:
+        run(q, True, exact=True)
+    approximate = [run(q, True) for q in queries]
+    embedded = [run(q, False)[0] for q in queries]
+    exact = [run(q, True, exact=True) for q in queries[:exact_queries]]
+    recalls = [len(a & e) / len(e) for (_, a), (_, e) in zip(approximate, exact, strict=False) if e]
+    ms = [t for t, _ in approximate]
+    return {
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p95_ms": float(np.percentile(ms, 95)),
+        "p50_embedding_ms": float(np.percentile(embedded, 50)),
+        "p95_embedding_ms": float(np.percentile(embedded, 95)),
+        "recall_at_10": float(np.mean(recalls)) if recalls else float("nan"),
+        "exact_p50_ms": float(np.percentile([t for t, _ in exact], 50)),
+    }
+
+
+def run_case(corpus: Corpus, args: argparse.Namespace, size: int, layout: str) -> dict[str, Any]:
+    rng = np.random.default_rng([args.seed, size, 0 if layout == "one" else 1])
+    agents = reset(1 if layout == "one" else SPREAD_WORKSPACES)
+    load_s = load(corpus, rng, size, agents)
+    index_s = build_indexes()
+    timings = ", ".join(f"{name} {s:.1f} s" for name, s in index_s.items())
+    print(f"{size:,} × {layout}: load {load_s:.1f} s, {timings}", flush=True)
+
+    def query() -> Query:
+        agent = agents[int(rng.integers(len(agents)))]
+        return Query(agent, corpus.texts(rng, 1, 3, 6)[0], corpus.vectors(rng, 1)[0])
+
+    warmup = [query() for _ in range(args.warmup)]
+    queries = [query() for _ in range(args.queries)]
+    if args.explain:
+        explain(queries[0])
+    figures = measure(queries, warmup, args.exact_queries)
+    return {"memories": size, "layout": layout, "load_s": load_s, "index_s": index_s, **figures}
+
+
+def machine() -> dict[str, Any]:
+    from django.db import connection
+
+    def first(path: str, prefix: str) -> str:
+        lines = Path(path).read_text().splitlines() if Path(path).exists() else []
+        return next(
+            (line.split(":", 1)[1].strip() for line in lines if line.startswith(prefix)), ""
+        )
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT version(), (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+            "current_setting('shared_buffers')"
+        )
+        postgres, pgvector, shared_buffers = cursor.fetchone()
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu": first("/proc/cpuinfo", "model name") or platform.processor(),
+        "ram_gib": round(int((first("/proc/meminfo", "MemTotal") or "0").split()[0]) / 2**20, 1),
+        "postgresql": postgres,
+        "pgvector": pgvector,
+        "shared_buffers": shared_buffers,
+        "python": platform.python_version(),
+    }
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "| memories | layout | p50 ms (excl. embedding) | p95 ms (excl.) | "
+        "p50 ms (incl. embedding) | p95 ms (incl.) | recall@10 vs exact | exact p50 ms |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['memories']:,} | {r['layout']} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | "
+        f"{r['p50_embedding_ms']:.1f} | {r['p95_embedding_ms']:.1f} | "
+        f"{r['recall_at_10']:.3f} | {r['exact_p50_ms']:.1f} |"
+        for r in results
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--layouts", default="one,spread", help="one or 100 workspaces")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument(
+        "--exact-queries",
+        type=int,
+        default=50,
+        help="queries also run exactly, for recall (an exact scan of 1M is slow)",
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "data")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--explain", action="store_true", help="EXPLAIN one search per case")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    layouts = args.layouts.split(",")
+    if set(layouts) - {"one", "spread"} or args.queries < 1 or min(sizes) < 1:
+        parser.error("layouts are one and spread; --queries and --sizes must be positive")
+
+    os.environ.pop("DATABASE_URL", None)  # never the developer's database
+    os.environ["MM_DATA_DIR"] = str(args.data_dir.resolve())
+    os.environ["MM_EMBEDDER"] = "local"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "meaning_memory.settings"
+    sys.path.insert(0, str(ROOT))
+    import django
+    from django.conf import settings
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    corpus = Corpus(args.seed)
+    results = [run_case(corpus, args, size, layout) for size in sizes for layout in layouts]
+    info = machine()
+    knobs = {name: getattr(settings, name) for name in KNOBS.split()}
+    command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
+    print(f"\n`{command}`\n")
+    print(
+        f"Machine: {info['nproc']} CPUs ({info['cpu']}), {info['ram_gib']} GiB RAM; "
+        f"{info['postgresql']}; pgvector {info['pgvector']}; shared_buffers "
+        f"{info['shared_buffers']}; Python {info['python']}."
+    )
+    print("Settings: " + ", ".join(f"{k}={v}" for k, v in knobs.items()) + ".\n")
+    print(table(results))
+    if args.json:
+        payload = {"command": command, "machine": info, "settings": knobs, "results": results}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
