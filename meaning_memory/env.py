@@ -6,6 +6,7 @@ convention for secrets mounted as files.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -41,7 +42,9 @@ def envbool(name: str, default: bool) -> bool:
     raise EnvError(f"{name} must be a boolean (true/false, 1/0, yes/no, on/off), got {value!r}")
 
 
-def envint(name: str, default: int, *, minimum: int | None = None) -> int:
+def envint(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     value = _raw(name)
     if value is None:
         return default
@@ -51,6 +54,8 @@ def envint(name: str, default: int, *, minimum: int | None = None) -> int:
         raise EnvError(f"{name} must be an integer, got {value!r}") from None
     if minimum is not None and number < minimum:
         raise EnvError(f"{name} must be at least {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise EnvError(f"{name} must be at most {maximum}, got {number}")
     return number
 
 
@@ -69,6 +74,8 @@ def envfloat(
         number = float(value)
     except ValueError:
         raise EnvError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise EnvError(f"{name} must be a finite number, got {value!r}")
     if minimum is not None and (number <= minimum if exclusive_minimum else number < minimum):
         bound = "greater than" if exclusive_minimum else "at least"
         raise EnvError(f"{name} must be {bound} {minimum}, got {number}")

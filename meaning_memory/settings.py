@@ -84,8 +84,14 @@ DATABASE_URL = envstr("DATABASE_URL")
 DATABASES = {
     "default": parse_database_url(DATABASE_URL) if DATABASE_URL else embedded_database(MM_DATA_DIR)
 }
-DATABASES["default"]["CONN_MAX_AGE"] = envint("MM_DB_CONN_MAX_AGE", 60, minimum=0)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A connection pool per process (psycopg_pool): the ASGI server runs each request in its own
+# thread, where Django's persistent connections would pile up; the pool bounds and reuses them.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+DATABASES["default"]["OPTIONS"]["pool"] = {
+    "min_size": 1,
+    "max_size": envint("MM_DB_POOL_SIZE", 8, minimum=1),
+    "timeout": 30,
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -154,10 +160,10 @@ MM_EMBEDDER_TIMEOUT = envfloat("MM_EMBEDDER_TIMEOUT", 30.0, minimum=0, exclusive
 # --- Memories and search --------------------------------------------------------------------
 MM_MAX_TEXT_CHARS = envint("MM_MAX_TEXT_CHARS", 10_000, minimum=1)
 MM_S1_HALF_LIFE_DAYS = envfloat("MM_S1_HALF_LIFE_DAYS", 90.0, minimum=0, exclusive_minimum=True)
-MM_SEARCH_CANDIDATES = envint("MM_SEARCH_CANDIDATES", 50, minimum=1)
+MM_SEARCH_CANDIDATES = envint("MM_SEARCH_CANDIDATES", 50, minimum=1, maximum=1000)
 MM_SEARCH_GATE_K = envint("MM_SEARCH_GATE_K", 20, minimum=1)
 MM_SEARCH_GATE_RATIO = envfloat("MM_SEARCH_GATE_RATIO", 0.5, minimum=0, maximum=1)
 MM_SEARCH_KEYWORD_WEIGHT = envfloat("MM_SEARCH_KEYWORD_WEIGHT", 0.5, minimum=0, maximum=1)
-MM_SEARCH_MAX_LIMIT = envint("MM_SEARCH_MAX_LIMIT", 100, minimum=1)
+MM_SEARCH_MAX_LIMIT = envint("MM_SEARCH_MAX_LIMIT", 100, minimum=1, maximum=1000)
 MM_SEARCH_KEYWORD_SCAN_MAX = envint("MM_SEARCH_KEYWORD_SCAN_MAX", 2_000, minimum=1)
-MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1)
+MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)

@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.utils import OperationalError
 
 
-@register(Tags.database, deploy=True)
+@register(Tags.database)
 def check_pgvector(app_configs, **kwargs):  # type: ignore[no-untyped-def]
     try:
         with connection.cursor() as cursor:

@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from memories.errors import MemoryEngineError
 from memories.models import EMBEDDING_DIMENSIONS
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
@@ -32,8 +33,8 @@ MAX_TOKENS = 256
 BATCH_SIZE = 64
 
 
-class EmbedderError(RuntimeError):
-    pass
+class EmbedderError(MemoryEngineError):
+    code = "embedder_unavailable"
 
 
 class Embedder(Protocol):
@@ -41,6 +42,26 @@ class Embedder(Protocol):
     dimensions: int
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+class BatchingEmbedder:
+    """Splits any number of texts into batches of ``BATCH_SIZE`` for ``_embed_batch``."""
+
+    dimensions = EMBEDDING_DIMENSIONS
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        batches = range(0, len(texts), BATCH_SIZE)
+        return np.vstack([self._embed_batch(texts[i : i + BATCH_SIZE]) for i in batches])
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+def current_model_name() -> str:
+    """The model name the configured embedder stores with its vectors (without loading it)."""
+    return LOCAL_MODEL_NAME if settings.MM_EMBEDDER == "local" else settings.MM_EMBEDDER_MODEL
 
 
 def _sha256(path: Path) -> str:
@@ -74,11 +95,10 @@ def _local_files() -> tuple[Path, Path]:
     return model, tokenizer
 
 
-class LocalEmbedder:
+class LocalEmbedder(BatchingEmbedder):
     """all-MiniLM-L6-v2 (int8 ONNX): tokenize, run, mean-pool over the mask, L2-normalise."""
 
     model_name = LOCAL_MODEL_NAME
-    dimensions = EMBEDDING_DIMENSIONS
 
     def __init__(self, threads: int = 1) -> None:
         import onnxruntime
@@ -97,14 +117,6 @@ class LocalEmbedder:
         self._input_names = {i.name for i in self.session.get_inputs()}
         self._lock = threading.Lock()
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        chunks = [
-            self._embed_batch(texts[i : i + BATCH_SIZE]) for i in range(0, len(texts), BATCH_SIZE)
-        ]
-        return np.vstack(chunks)
-
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         encodings = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -120,10 +132,8 @@ class LocalEmbedder:
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(BatchingEmbedder):
     """Any OpenAI-compatible ``POST {url}/embeddings`` endpoint."""
-
-    dimensions = EMBEDDING_DIMENSIONS
 
     def __init__(self, url: str, model: str, api_key: str, timeout: float) -> None:
         if not url:
@@ -132,14 +142,6 @@ class OpenAIEmbedder:
         self.model_name = model
         self.api_key = api_key
         self.timeout = timeout
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        chunks = [
-            self._embed_batch(texts[i : i + BATCH_SIZE]) for i in range(0, len(texts), BATCH_SIZE)
-        ]
-        return np.vstack(chunks)
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         body = json.dumps(

@@ -12,7 +12,7 @@ from memories.search import SearchHit
 TABLE_TEXT_WIDTH = 80
 
 
-def _iso(value: datetime | None) -> str | None:
+def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
@@ -28,10 +28,10 @@ def memory_to_dict(memory: Memory) -> dict[str, Any]:
         "pinned": memory.pinned,
         "status": memory.status,
         "superseded_by": memory.superseded_by.mem_id if memory.superseded_by_id else None,
-        "created_at": _iso(memory.created_at),
-        "observed_at": _iso(memory.observed_at),
-        "valid_from": _iso(memory.valid_from),
-        "valid_until": _iso(memory.valid_until),
+        "created_at": iso(memory.created_at),
+        "observed_at": iso(memory.observed_at),
+        "valid_from": iso(memory.valid_from),
+        "valid_until": iso(memory.valid_until),
         "stare_scores": memory.stare_scores,
         "stare_origins": memory.stare_origins,
         "session": memory.session,
@@ -48,7 +48,7 @@ def provenance_to_dict(event: ProvenanceEvent) -> dict[str, Any]:
         "old": event.old_values,
         "new": event.new_values,
         "reason": event.reason,
-        "at": _iso(event.created_at),
+        "at": iso(event.created_at),
     }
 
 

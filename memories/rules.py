@@ -26,6 +26,38 @@ def memory_text(value: str | None) -> str | None:
         return "must not be empty."
     if len(text) > settings.MM_MAX_TEXT_CHARS:
         return f"must be at most {settings.MM_MAX_TEXT_CHARS} characters (got {len(text)})."
+    return storable_text(text)
+
+
+def storable_text(value: str | None) -> str | None:
+    """PostgreSQL text holds valid UTF-8 without NUL characters."""
+    if value is None:
+        return None
+    if "\x00" in value:
+        return "must not contain NUL (\\u0000) characters."
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must be valid Unicode (no lone surrogates)."
+    return None
+
+
+def storable_json(value: object) -> str | None:
+    """The same for every string inside a JSON value, keys included."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, dict):
+        parts: list[object] = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple):
+        parts = list(value)
+    else:
+        return None
+    return next((m for m in map(storable_json, parts) if m), None)
+
+
+def choice(value: str | None, choices: list[str]) -> str | None:
+    if value and value not in choices:
+        return f"{value!r} is not one of: {', '.join(choices)}."
     return None
 
 

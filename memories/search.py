@@ -32,7 +32,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import rules
-from memories.embeddings import get_embedder
+from memories.embeddings import current_model_name, get_embedder
 from memories.errors import Errors
 from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory
 from memories.selectors import visible_scope_ids
@@ -89,7 +89,6 @@ class SearchFilters:
             clauses.append("(valid_until IS NULL OR valid_until > %s)")
             params += [self.as_of, self.as_of]
         if self.currently_valid is True:
-            clauses.append("status = 'active'")
             clauses.append("(valid_from IS NULL OR valid_from <= %s)")
             clauses.append("(valid_until IS NULL OR valid_until > %s)")
             params += [now, now]
@@ -117,6 +116,7 @@ def _validate(
     min_scores: dict[str, float | None] | None,
     category: str | None,
     memory_type: str | None,
+    source: str | None,
 ) -> tuple[int, dict[str, float]]:
     errors = Errors()
     if not query or not query.strip():
@@ -126,12 +126,13 @@ def _validate(
     limit = DEFAULT_LIMIT if limit is None else limit
     if not 1 <= limit <= settings.MM_SEARCH_MAX_LIMIT:
         errors.add("limit", f"must be between 1 and {settings.MM_SEARCH_MAX_LIMIT} (got {limit}).")
-    if category and category not in Memory.Category.values:
-        errors.add("category", f"{category!r} is not one of: {', '.join(Memory.Category.values)}.")
-    if memory_type and memory_type not in Memory.MemoryType.values:
-        errors.add(
-            "memory_type", f"{memory_type!r} is not one of: {', '.join(Memory.MemoryType.values)}."
-        )
+    if message := rules.choice(category, Memory.Category.values):
+        errors.add("category", message)
+    if message := rules.choice(memory_type, Memory.MemoryType.values):
+        errors.add("memory_type", message)
+    for field, value in (("query", query), ("source", source)):
+        if message := rules.storable_text(value):
+            errors.add(field, message)
     minimums: dict[str, float] = {}
     for dim, value in (min_scores or {}).items():
         if value is None:
@@ -168,7 +169,12 @@ def memory_search(
     benchmarks use it to measure the index's recall.
     """
     limit, minimums = _validate(
-        query=query, limit=limit, min_scores=min_scores, category=category, memory_type=memory_type
+        query=query,
+        limit=limit,
+        min_scores=min_scores,
+        category=category,
+        memory_type=memory_type,
+        source=source,
     )
     now = now or timezone.now()
     if as_of is None and currently_valid is None:
@@ -184,7 +190,13 @@ def memory_search(
     if query_vector is None:
         query_vector = get_embedder().embed([query])[0]
     rows = _candidates(
-        agent=agent, query=query, vector=query_vector, filters=filters, now=now, exact=exact
+        agent=agent,
+        query=query,
+        vector=query_vector,
+        filters=filters,
+        now=now,
+        exact=exact,
+        count=max(settings.MM_SEARCH_CANDIDATES, limit),
     )
     return rank(rows, limit=limit, reference=as_of or now, now=now)
 
@@ -197,13 +209,20 @@ def _candidates(
     filters: SearchFilters,
     now: datetime,
     exact: bool,
+    count: int,
 ) -> dict[int, tuple[float, float]]:
-    """{memory id: (cosine similarity, ts_rank)} for the union of both candidate lists."""
+    """{memory id: (cosine similarity, ts_rank)} for the union of both candidate lists.
+
+    Only vectors of the configured embedder's model are compared with the query's; a memory
+    embedded by another model (before a change of ``MM_EMBEDDER``) is found by keyword alone,
+    with similarity 0, until it is re-embedded.
+    """
     where, params = filters.sql(now)
     scope_ids = visible_scope_ids(agent)
     base = f"workspace_id = %s AND scope_id = ANY(%s) AND {where}"
     base_params = [agent.workspace_id, scope_ids, *params]
-    n = settings.MM_SEARCH_CANDIDATES
+    n = count
+    model = current_model_name()
     vec = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     order = "(embedding <=> %s::vector) + 0" if exact else "embedding <=> %s::vector"
@@ -214,7 +233,7 @@ def _candidates(
         WITH q AS (SELECT {_OR_QUERY_SQL} AS tsq),
         by_vector AS (
             SELECT id FROM memories_memory
-            WHERE {base} AND embedding IS NOT NULL
+            WHERE {base} AND embedding IS NOT NULL AND embedding_model = %s
             ORDER BY {order} LIMIT %s
         ),
         matching AS (
@@ -227,7 +246,9 @@ def _candidates(
             ORDER BY ts_rank(matching.search_vector, q.tsq) DESC, matching.id LIMIT %s
         ),
         candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_keyword)
-        SELECT m.id, 1 - (m.embedding <=> %s::vector), COALESCE(ts_rank(m.search_vector, q.tsq), 0)
+        SELECT m.id,
+               CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding <=> %s::vector) END,
+               COALESCE(ts_rank(m.search_vector, q.tsq), 0)
         FROM memories_memory m JOIN candidates USING (id), q
     """
     cap = settings.MM_SEARCH_KEYWORD_SCAN_MAX
@@ -238,7 +259,7 @@ def _candidates(
             "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
             [ef_search],
         )
-        cursor.execute(sql, [query, *base_params, vec, n, *base_params, cap, n, vec])
+        cursor.execute(sql, [query, *base_params, model, vec, n, *base_params, cap, n, model, vec])
         return {row[0]: (float(row[1] or 0.0), float(row[2] or 0.0)) for row in cursor}
 
 

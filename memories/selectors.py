@@ -6,6 +6,15 @@ from memories.errors import NotFound
 from memories.models import Agent, Memory
 
 
+def agent_by_name(*, workspace_slug: str, name: str) -> Agent | None:
+    """An active agent, for operators' commands that act as it."""
+    return (
+        Agent.objects.select_related("workspace", "private_scope")
+        .filter(workspace__slug=workspace_slug, name=name, is_active=True)
+        .first()
+    )
+
+
 def visible_scope_ids(agent: Agent) -> list[int]:
     """The agent's private scope plus every shared scope it belongs to."""
     ids = list(agent.scopes.values_list("id", flat=True))

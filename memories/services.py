@@ -27,6 +27,7 @@ from memories.models import (
     Scope,
     Workspace,
 )
+from memories.presenters import iso as _iso
 from memories.selectors import memory_get, visible_scope_ids
 
 Action = ProvenanceEvent.Action
@@ -159,13 +160,12 @@ def memory_remember(
     text = text.strip() if isinstance(text, str) else ""
     _check(errors, "text", rules.memory_text(text))
     category = category or Memory.Category.FACT
-    if category not in Memory.Category.values:
-        errors.add("category", f"{category!r} is not one of: {', '.join(Memory.Category.values)}.")
+    _check(errors, "category", rules.choice(category, Memory.Category.values))
     memory_type = memory_type or Memory.MemoryType.SEMANTIC
-    if memory_type not in Memory.MemoryType.values:
-        errors.add(
-            "memory_type", f"{memory_type!r} is not one of: {', '.join(Memory.MemoryType.values)}."
-        )
+    _check(errors, "memory_type", rules.choice(memory_type, Memory.MemoryType.values))
+    for field, value in (("source", source), ("session", session), ("thread", thread)):
+        _check(errors, field, rules.storable_text(value))
+    _check(errors, "metadata", rules.storable_json(metadata))
     significance = DEFAULT_SIGNIFICANCE if significance is None else significance
     _check(errors, "significance", rules.unit_interval(significance))
     scores = stare_scores or {}
@@ -175,9 +175,9 @@ def memory_remember(
         else:
             _check(errors, f"stare_scores.{key}", rules.unit_interval(value))
     _check(errors, "created_at", rules.not_in_future(created_at))
-    target_scope = _writable_scope(agent, scope, errors)
 
     old: Memory | None = None
+    target_scope: Scope | None = None
     if supersedes:
         try:
             old = memory_get(agent=agent, mem_id=supersedes)
@@ -188,6 +188,20 @@ def memory_remember(
                 errors.add("supersedes", f"memory {supersedes!r} is {old.status}, not active.")
             if valid_from is None:
                 valid_from = now
+            # The replacement lives where the original did, so everyone who saw the old
+            # memory sees the new one (and no one loses a shared memory to a private one).
+            target_scope = old.scope
+            if (
+                scope
+                and scope != old.scope.name
+                and not (scope == "private" and old.scope_id == agent.private_scope_id)
+            ):
+                errors.add(
+                    "scope",
+                    f"must be the superseded memory's scope ({old.scope.name!r}) or omitted.",
+                )
+    if target_scope is None:
+        target_scope = _writable_scope(agent, scope, errors)
     _check(errors, "valid_until", rules.window(valid_from, valid_until))
     if old is not None and valid_from is not None:
         if old.valid_from is not None and not old.valid_from < valid_from:
@@ -279,10 +293,6 @@ def _supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
         reason=f"supersedes {old.mem_id}",
         new_values={"supersedes": old.mem_id, "valid_from": _iso(new.valid_from)},
     )
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
 
 
 def _require_reason(reason: str | None) -> str:

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from meaning_memory.db import DatabaseConfigError, parse_database_url
@@ -61,3 +63,27 @@ def test_readme_lists_every_variable_the_settings_read():
     documented = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", readme, flags=re.MULTILINE))
     assert names, "no variables found: the pattern is out of date"
     assert names - documented == set()
+
+
+def test_dead_processes_are_dropped_from_the_embedded_servers_handles(settings):
+    """A process killed without detaching must not keep the embedded server alive forever."""
+    from pgserver.utils import DiskList
+
+    from meaning_memory.db import _forget_dead_handles
+
+    if settings.DATABASE_URL:
+        pytest.skip("runs on the embedded server only")
+    pgdata = settings.MM_DATA_DIR.resolve() / "pg"
+    handles = DiskList(pgdata / ".handle_pids.json")
+    dead_pid = 2**22 + 12345  # above the kernel's pid_max default: never a live process
+    handles.get_and_add(dead_pid)
+    assert dead_pid in handles.get()
+    _forget_dead_handles(pgdata)
+    assert dead_pid not in handles.get()
+    assert os.getpid() in handles.get()  # this live process keeps its handle
+
+
+def test_system_checks_pass(db):
+    from django.core.management import call_command
+
+    call_command("check", "--database", "default")

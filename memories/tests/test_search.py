@@ -227,3 +227,21 @@ def test_search_runs_a_fixed_number_of_queries(alice, django_assert_max_num_quer
         memory_remember(agent=alice.agent, text=text)
     with django_assert_max_num_queries(12):
         search(alice, query="Maya cleaned the aquarium", limit=20)
+
+
+def test_limit_above_the_candidate_count_still_fills_the_page(alice, settings):
+    settings.MM_SEARCH_CANDIDATES = 5
+    for text in unrelated_texts(30):
+        memory_remember(agent=alice.agent, text=text)
+    assert len(search(alice, query="Maya cleaned the aquarium", limit=25)["results"]) == 25
+
+
+def test_vectors_of_another_model_are_not_compared(alice):
+    """After a change of embedder, old vectors are not mixed with the new model's."""
+    memory = memory_remember(agent=alice.agent, text="Quarterly revenue grew by eight percent.")
+    Memory.objects.filter(pk=memory.pk).update(embedding_model="some-older-model")
+    hits = memory_search(agent=alice.agent, query="How much money came in?")
+    assert hits == []  # no keyword in common, and its vector is not comparable
+    hits = memory_search(agent=alice.agent, query="quarterly revenue")
+    assert [h.memory.pk for h in hits] == [memory.pk]
+    assert hits[0].similarity == 0.0 and hits[0].keyword == 1.0

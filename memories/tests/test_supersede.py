@@ -74,6 +74,7 @@ def test_new_window_must_start_after_the_old_one(alice):
     )
     assert response.status_code == 400
     assert "valid_from" in response.json()
+    assert Memory.objects.count() == 1
     old.refresh_from_db()
     assert old.status == Memory.Status.ACTIVE and old.valid_until is None
 
@@ -87,3 +88,52 @@ def test_cannot_supersede_another_workspaces_memory(alice, charlie):
     assert "no memory" in response.json()["supersedes"][0]
     theirs.refresh_from_db()
     assert theirs.status == Memory.Status.ACTIVE
+
+
+def test_replacement_of_a_shared_memory_stays_shared(alice, bob):
+    shared = memory_remember(
+        agent=alice.agent, text="Renewal owner is Alice.", scope="team:accounts"
+    )
+    response = bob.client.post(
+        "/api/v1/memories",
+        {"text": "Renewal owner is Bob.", "supersedes": shared.mem_id},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json()["scope"] == "team:accounts"
+    ids = search(alice, query="Who owns the renewal?")
+    assert response.json()["mem_id"] in ids and shared.mem_id not in ids
+
+
+def test_replacement_cannot_move_to_another_scope(alice, bob):
+    shared = memory_remember(
+        agent=alice.agent, text="Renewal owner is Alice.", scope="team:accounts"
+    )
+    count = Memory.objects.count()
+    response = bob.client.post(
+        "/api/v1/memories",
+        {"text": "Renewal owner is Bob.", "supersedes": shared.mem_id, "scope": "private"},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "team:accounts" in response.json()["scope"][0]
+    assert Memory.objects.count() == count
+    shared.refresh_from_db()
+    assert shared.status == Memory.Status.ACTIVE
+
+
+def test_future_cutover_keeps_the_old_memory_valid_until_then(alice):
+    old = memory_remember(agent=alice.agent, text="Support hotline is +1 555 0100.")
+    cutover = timezone.now() + timedelta(days=7)
+    new = memory_remember(
+        agent=alice.agent,
+        text="Support hotline is +1 555 0199.",
+        supersedes=old.mem_id,
+        valid_from=cutover,
+    )
+    now_ids = search(alice, query="support hotline number")
+    assert now_ids == [old.mem_id]
+    later = search(
+        alice, query="support hotline number", as_of=(cutover + timedelta(days=1)).isoformat()
+    )
+    assert later == [new.mem_id]

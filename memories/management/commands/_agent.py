@@ -9,6 +9,7 @@ from django.core.management.base import CommandError
 
 from memories.errors import MemoryEngineError, ValidationFailed
 from memories.models import Agent
+from memories.selectors import agent_by_name
 from memories.services import agent_authenticate
 
 
@@ -25,11 +26,7 @@ def add_agent_arguments(parser: ArgumentParser) -> None:
 
 def resolve_agent(options: dict) -> Agent:
     if options.get("workspace") and options.get("agent"):
-        agent = (
-            Agent.objects.select_related("workspace", "private_scope")
-            .filter(workspace__slug=options["workspace"], name=options["agent"], is_active=True)
-            .first()
-        )
+        agent = agent_by_name(workspace_slug=options["workspace"], name=options["agent"])
         if agent is None:
             raise CommandError(
                 f"no active agent {options['agent']!r} in workspace {options['workspace']!r}"
