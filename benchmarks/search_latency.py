@@ -45,12 +45,8 @@ ZIPF_EXPONENT = 1.0
 STOPWORD_RANKS = 100
 SPREAD_WORKSPACES = 100
 TWO_YEARS_S = 2 * 365 * 86_400
-INDEXES = {  # as in memories/migrations/0001_initial.py
-    "memory_embedding_hnsw": "CREATE INDEX memory_embedding_hnsw ON memories_memory USING hnsw "
-    "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)",
-    "memory_search_vector_gin": "CREATE INDEX memory_search_vector_gin ON memories_memory "
-    "USING gin (search_vector)",
-}
+#: Indexes dropped before a bulk load and rebuilt after it (the migrations' own definitions).
+INDEXES = ("memory_embedding_hnsw", "memory_search_vector_gin", "memory_scope_vectors")
 #: Columns COPY fills per row, then columns with one value for every row ('' = blank default).
 VARYING = "mem_id workspace_id scope_id text source significance created_at updated_at embedding"
 CONSTANT: dict[str, object] = {"category": "fact", "memory_type": "semantic", "pinned": False}
@@ -119,19 +115,31 @@ def copy_types(raw: Any) -> list[str]:
     return [types[column] for column in COLUMNS]
 
 
-def reset(workspaces: int) -> list[Any]:
-    """Empty the memory tables, drop the two big indexes, create one agent per workspace."""
+def reset(workspaces: int) -> tuple[list[Any], dict[str, str]]:
+    """Empty the memory tables, drop the big indexes (returning their DDL), create one agent
+    per workspace."""
+    from django.core.management import call_command
     from django.db import connection
 
     from memories.services import agent_create
 
+    query = "SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(%s)"
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE memories_workspace, memories_memory CASCADE")
+        cursor.execute(query, [list(INDEXES)])
+        ddl = dict(cursor.fetchall())
+    if set(ddl) != set(INDEXES):  # an interrupted run dropped them: rebuild the schema
+        call_command("migrate", "memories", "zero", verbosity=0)
+        call_command("migrate", verbosity=0)
+        with connection.cursor() as cursor:
+            cursor.execute(query, [list(INDEXES)])
+            ddl = dict(cursor.fetchall())
+    with connection.cursor() as cursor:
         for name in INDEXES:
-            cursor.execute(f"DROP INDEX IF EXISTS {name}")
+            cursor.execute(f"DROP INDEX {name}")
     return [
         agent_create(workspace_slug=f"bench-{k:03d}", name="bench")[0] for k in range(workspaces)
-    ]
+    ], ddl
 
 
 def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any]) -> float:
@@ -167,16 +175,16 @@ def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any])
     return seconds
 
 
-def build_indexes() -> dict[str, float]:
+def build_indexes(ddl: dict[str, str]) -> dict[str, float]:
     from django.db import connection
 
     seconds: dict[str, float] = {}
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '4GB'")
         cursor.execute("SET max_parallel_maintenance_workers = 1")
-        for name, ddl in [*INDEXES.items(), ("vacuum_analyze", "VACUUM ANALYZE memories_memory")]:
+        for name, statement in [*ddl.items(), ("vacuum_analyze", "VACUUM ANALYZE memories_memory")]:
             started = time.perf_counter()
-            cursor.execute(ddl)
+            cursor.execute(statement)
             seconds[name] = time.perf_counter() - started
     connection.close()
     return seconds
@@ -237,9 +245,9 @@ def measure(queries: list[Query], warmup: list[Query], exact_queries: int) -> di
 
 def run_case(corpus: Corpus, args: argparse.Namespace, size: int, layout: str) -> dict[str, Any]:
     rng = np.random.default_rng([args.seed, size, 0 if layout == "one" else 1])
-    agents = reset(1 if layout == "one" else SPREAD_WORKSPACES)
+    agents, ddl = reset(1 if layout == "one" else SPREAD_WORKSPACES)
     load_s = load(corpus, rng, size, agents)
-    index_s = build_indexes()
+    index_s = build_indexes(ddl)
     timings = ", ".join(f"{name} {s:.1f} s" for name, s in index_s.items())
     print(f"{size:,} × {layout}: load {load_s:.1f} s, {timings}", flush=True)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import warnings
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -72,7 +73,35 @@ def _forget_dead_handles(pgdata: Path) -> None:
             handles.put(alive)
 
 
-def embedded_database(data_dir: Path) -> dict[str, object]:
+def default_shared_buffers() -> str:
+    """A quarter of the machine's memory, at most 8 GB: PostgreSQL's usual advice. Search at
+    scale is bound by how much of the table and indexes stays in shared buffers."""
+    import psutil
+
+    quarter_mb = psutil.virtual_memory().total // 4 // 2**20
+    return f"{max(128, min(quarter_mb, 8192))}MB"
+
+
+def embedded_server_settings(shared_buffers: str) -> dict[str, str]:
+    """Server settings the engine applies to its embedded PostgreSQL at every start."""
+    return {
+        "shared_buffers": shared_buffers,
+        # Index and table pages live in memory or on SSD: random reads cost about as much as
+        # sequential ones, which lets the planner pick index scans where they win.
+        "random_page_cost": "1.1",
+        "effective_cache_size": f"{max(512, _total_mb() // 2)}MB",
+        # Building an HNSW index is far faster when its graph fits in memory.
+        "maintenance_work_mem": "1GB",
+    }
+
+
+def _total_mb() -> int:
+    import psutil
+
+    return psutil.virtual_memory().total // 2**20
+
+
+def embedded_database(data_dir: Path, *, shared_buffers: str | None = None) -> dict[str, object]:
     """Start (or attach to) the embedded server and return Django settings for it."""
     # pgserver's lock lives in the runtime directory; without XDG_RUNTIME_DIR platformdirs
     # falls back to /tmp/runtime-<uid>, which is fine, and warns on every start.
@@ -90,9 +119,9 @@ def embedded_database(data_dir: Path) -> dict[str, object]:
     if pgdata.exists():
         _forget_dead_handles(pgdata)
     server = pgserver.get_server(pgdata, cleanup_mode="stop")
+    _configure(server, embedded_server_settings(shared_buffers or default_shared_buffers()))
     info = server.get_postmaster_info()
-    host = str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1")
-    port = str(info.port or 5432)
+    host, port = _address(info)
     _ensure_database(host, port, EMBEDDED_DATABASE_NAME)
     return {
         "ENGINE": "django.db.backends.postgresql",
@@ -103,6 +132,54 @@ def embedded_database(data_dir: Path) -> dict[str, object]:
         "PORT": port,
         "OPTIONS": {},
     }
+
+
+def _address(info: object) -> tuple[str, str]:
+    socket_dir = getattr(info, "socket_dir", None)
+    host = str(socket_dir) if socket_dir else (getattr(info, "hostname", None) or "127.0.0.1")
+    return host, str(getattr(info, "port", None) or 5432)
+
+
+def _configure(server: object, wanted: dict[str, str]) -> None:
+    """Apply ``wanted`` with ALTER SYSTEM. Settings that need a restart (shared_buffers) take
+    effect at once only if no other process uses the server; otherwise at its next start."""
+    import psycopg
+    from pgserver._commands import pg_ctl
+    from pgserver.postgres_server import PostgresServer
+    from pgserver.utils import DiskList, PostmasterInfo
+    from psycopg import sql
+
+    pgdata: Path = server.pgdata  # type: ignore[attr-defined]
+    with PostgresServer._lock:
+        host, port = _address(server.get_postmaster_info())  # type: ignore[attr-defined]
+        with psycopg.connect(
+            host=host, port=port, user="postgres", dbname="postgres", autocommit=True
+        ) as conn:
+            for name, value in wanted.items():
+                conn.execute(
+                    sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        sql.Identifier(name), sql.Literal(value)
+                    )
+                )
+            conn.execute("SELECT pg_reload_conf()")
+            row = conn.execute(
+                "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)",
+                [wanted["shared_buffers"]],
+            ).fetchone()
+        if row and row[0]:
+            return
+        others = [p for p in DiskList(pgdata / ".handle_pids.json").get() if p != os.getpid()]
+        if others:
+            logger.warning(
+                "shared_buffers=%s takes effect when the embedded PostgreSQL next starts "
+                "(processes %s use it now)",
+                wanted["shared_buffers"],
+                others,
+            )
+            return
+        pg_ctl(["-w", "restart"], pgdata=pgdata, user=server.system_user)  # type: ignore[attr-defined]
+        # pgserver remembers the postmaster it started, to stop it at exit: tell it the new one.
+        server._postmaster_info = PostmasterInfo.read_from_pgdata(pgdata)  # type: ignore[attr-defined]
 
 
 def _ensure_database(host: str, port: str, name: str) -> None:

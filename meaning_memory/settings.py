@@ -81,8 +81,11 @@ TEMPLATES = [
 
 # --- Database: DATABASE_URL, or the embedded PostgreSQL + pgvector --------------------------
 DATABASE_URL = envstr("DATABASE_URL")
+MM_PG_SHARED_BUFFERS = envstr("MM_PG_SHARED_BUFFERS")  # embedded server only
 DATABASES = {
-    "default": parse_database_url(DATABASE_URL) if DATABASE_URL else embedded_database(MM_DATA_DIR)
+    "default": parse_database_url(DATABASE_URL)
+    if DATABASE_URL
+    else embedded_database(MM_DATA_DIR, shared_buffers=MM_PG_SHARED_BUFFERS or None)
 }
 # A connection pool per process (psycopg_pool): the ASGI server runs each request in its own
 # thread, where Django's persistent connections would pile up; the pool bounds and reuses them.
