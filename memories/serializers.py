@@ -41,13 +41,17 @@ class StrictSerializer(serializers.Serializer):
     """Refuses fields it does not know, so a misspelt argument is an error, not a no-op."""
 
     def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {name: ["is not a known field."] for name in unknown}
-                )
-        return super().to_internal_value(data)
+        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, dict) else []
+        errors = {name: ["is not a known field."] for name in unknown}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if not isinstance(exc.detail, dict):
+                raise
+            errors = {**exc.detail, **errors}
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
 
     def to_kwargs(self) -> dict[str, Any]:
         """The validated values as keyword arguments of the matching service."""

@@ -136,10 +136,10 @@ def test_a_body_that_is_not_json_is_refused(alice):
 
 def test_every_error_is_reported_at_once(alice):
     response = alice.client.post(
-        URL, {"text": "x", "significance": 3, "category": "nope"}, format="json"
+        URL, {"text": "x", "significance": 3, "category": "nope", "colour": "red"}, format="json"
     )
     assert response.status_code == 400
-    assert {"significance", "category"} <= set(response.json())
+    assert {"significance", "category", "colour"} <= set(response.json())
 
 
 def test_database_refuses_out_of_range_values_written_around_the_service(alice):
