@@ -46,7 +46,7 @@ STOPWORD_RANKS = 100
 SPREAD_WORKSPACES = 100
 TWO_YEARS_S = 2 * 365 * 86_400
 #: Indexes dropped before a bulk load and rebuilt after it (the migrations' own definitions).
-INDEXES = ("memory_embedding_hnsw", "memory_search_vector_gin", "memory_scope_vectors")
+INDEXES = ("memory_embedding_hnsw", "memory_search_vector_gin")
 #: Columns COPY fills per row, then columns with one value for every row ('' = blank default).
 VARYING = "mem_id workspace_id scope_id text source significance created_at updated_at embedding"
 CONSTANT: dict[str, object] = {"category": "fact", "memory_type": "semantic", "pinned": False}

@@ -181,21 +181,6 @@ class Memory(models.Model):
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
-            # A workspace's vectors side by side, with the columns every search filters on: an
-            # exact nearest-neighbour scan of one small or mid-sized workspace reads this
-            # index alone instead of one table page per memory.
-            models.Index(
-                fields=["workspace", "scope"],
-                include=[
-                    "id",
-                    "status",
-                    "valid_from",
-                    "valid_until",
-                    "embedding_model",
-                    "embedding",
-                ],
-                name="memory_scope_vectors",
-            ),
         ]
         constraints = [
             models.CheckConstraint(
