@@ -230,7 +230,7 @@ def _candidates(
     # list is its own CTE so the planner can use the HNSW index (or, for a small workspace, the
     # btree and an exact sort: it chooses by cost).
     sql = f"""
-        WITH q AS (SELECT {_OR_QUERY_SQL} AS tsq),
+        WITH {_QUERY_CTES},
         by_vector AS (
             SELECT id FROM memories_memory
             WHERE {base} AND embedding IS NOT NULL AND embedding_model = %s
@@ -238,7 +238,7 @@ def _candidates(
         ),
         matching AS (
             SELECT m.id, m.search_vector FROM memories_memory m, q
-            WHERE q.tsq IS NOT NULL AND m.search_vector @@ q.tsq AND {base}
+            WHERE q.match_tsq IS NOT NULL AND m.search_vector @@ q.match_tsq AND {base}
             LIMIT %s
         ),
         by_keyword AS (
@@ -259,15 +259,50 @@ def _candidates(
             "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
             [ef_search],
         )
-        cursor.execute(sql, [query, *base_params, model, vec, n, *base_params, cap, n, model, vec])
+        cursor.execute(
+            sql,
+            [
+                query,
+                settings.MM_SEARCH_COMMON_WORD_SHARE,
+                *base_params,
+                model,
+                vec,
+                n,
+                *base_params,
+                cap,
+                n,
+                model,
+                vec,
+            ],
+        )
         return {row[0]: (float(row[1] or 0.0), float(row[2] or 0.0)) for row in cursor}
 
 
-#: The query's words, stemmed and without stop words, OR-ed into a tsquery (NULL if none).
-_OR_QUERY_SQL = (
-    "(SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery "
-    f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)))"
-)
+#: ``q.tsq``: the query's words, stemmed and without stop words, OR-ed (NULL if none): what
+#: keyword rank is computed with. ``q.match_tsq``: the same without the words that PostgreSQL's
+#: statistics say occur in more than ``MM_SEARCH_COMMON_WORD_SHARE`` of all memories (all of
+#: them if every word is that common): what keyword candidates must contain. A near-universal
+#: word says little about relevance and would make the GIN index return most of the table.
+_QUERY_CTES = f"""
+        words AS (
+            SELECT DISTINCT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))
+        ),
+        common AS (
+            SELECT u.word FROM pg_stats s,
+                unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs)
+                    AS u(word, share)
+            WHERE s.schemaname = current_schema() AND s.tablename = 'memories_memory'
+                AND s.attname = 'search_vector' AND u.word IS NOT NULL AND u.share > %s
+        ),
+        q AS (
+            SELECT
+                (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM words) AS tsq,
+                COALESCE(
+                    (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM words
+                     WHERE lexeme NOT IN (SELECT word FROM common)),
+                    (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM words)
+                ) AS match_tsq
+        )"""
 
 
 def rank(
