@@ -264,6 +264,7 @@ def _candidates(
             [
                 query,
                 settings.MM_SEARCH_COMMON_WORD_SHARE,
+                cap,
                 *base_params,
                 model,
                 vec,
@@ -279,10 +280,12 @@ def _candidates(
 
 
 #: ``q.tsq``: the query's words, stemmed and without stop words, OR-ed (NULL if none): what
-#: keyword rank is computed with. ``q.match_tsq``: the same without the words that PostgreSQL's
-#: statistics say occur in more than ``MM_SEARCH_COMMON_WORD_SHARE`` of all memories (all of
-#: them if every word is that common): what keyword candidates must contain. A near-universal
-#: word says little about relevance and would make the GIN index return most of the table.
+#: keyword rank is computed with. ``q.match_tsq``: the same without the common words (all of
+#: them if every word is common): what keyword candidates must contain. A word is common when
+#: PostgreSQL's statistics say it occurs in more than ``MM_SEARCH_COMMON_WORD_SHARE`` of all
+#: memories *and* in more than ``MM_SEARCH_KEYWORD_SCAN_MAX`` of them: such a word says little
+#: about relevance, and its matches could not all be ranked anyway. Small tables have no
+#: common words.
 _QUERY_CTES = f"""
         words AS (
             SELECT DISTINCT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))
@@ -293,6 +296,8 @@ _QUERY_CTES = f"""
                     AS u(word, share)
             WHERE s.schemaname = current_schema() AND s.tablename = 'memories_memory'
                 AND s.attname = 'search_vector' AND u.word IS NOT NULL AND u.share > %s
+                AND u.share * (SELECT reltuples FROM pg_class
+                               WHERE oid = 'memories_memory'::regclass) > %s
         ),
         q AS (
             SELECT
@@ -303,6 +308,17 @@ _QUERY_CTES = f"""
                     (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM words)
                 ) AS match_tsq
         )"""
+
+
+def keyword_queries(query: str) -> tuple[str | None, str | None]:
+    """The two tsqueries a search for ``query`` uses: the one keyword rank is computed with and
+    the one keyword candidates must match (see ``_QUERY_CTES``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH {_QUERY_CTES} SELECT tsq::text, match_tsq::text FROM q",
+            [query, settings.MM_SEARCH_COMMON_WORD_SHARE, settings.MM_SEARCH_KEYWORD_SCAN_MAX],
+        )
+        return cursor.fetchone()
 
 
 def rank(

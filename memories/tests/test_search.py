@@ -245,3 +245,26 @@ def test_vectors_of_another_model_are_not_compared(alice):
     hits = memory_search(agent=alice.agent, query="quarterly revenue")
     assert [h.memory.pk for h in hits] == [memory.pk]
     assert hits[0].similarity == 0.0 and hits[0].keyword == 1.0
+
+
+def test_words_most_memories_contain_do_not_select_keyword_candidates(alice, settings):
+    from django.db import connection
+
+    from memories.search import keyword_queries
+
+    for i in range(120):
+        memory_remember(agent=alice.agent, text=f"Weekly status meeting number {i} went fine.")
+    rare = memory_remember(agent=alice.agent, text="The Zephyr status is green.")
+    settings.MM_SEARCH_KEYWORD_SCAN_MAX = 50  # a word in more rows than this is common
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    ranked, matched = keyword_queries("What is the Zephyr status?")
+    assert set(ranked.replace("'", "").split(" | ")) == {"zephyr", "status"}
+    assert matched == "'zephyr'"  # "status" is in nearly every memory
+    everyday = keyword_queries("status meeting")[1]  # every word common: all of them are kept
+    assert set(everyday.replace("'", "").split(" | ")) == {"status", "meet"}
+    settings.MM_SEARCH_KEYWORD_SCAN_MAX = 1000  # more than the table holds: no word is common
+    assert keyword_queries("What is the Zephyr status?")[1] == ranked
+    hits = memory_search(agent=alice.agent, query="What is the Zephyr status?", limit=3)
+    assert hits[0].memory == rare
+    assert hits[0].keyword_rank > 0  # ranked with every word of the query
