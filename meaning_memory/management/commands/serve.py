@@ -19,6 +19,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
+from memories.tasks import ensure_schedules
+
 STOP_TIMEOUT_SECONDS = 15
 
 
@@ -46,6 +48,7 @@ class Command(BaseCommand):
         if _port_in_use(host, port):
             raise CommandError(f"{host}:{port} is already in use; choose another --port")
         call_command("migrate", interactive=False, verbosity=0)
+        ensure_schedules()
         connections.close_all()
 
         children: dict[str, subprocess.Popen[bytes]] = {}

@@ -1,0 +1,81 @@
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from memories.indexing import existing_workspace_indexes, workspace_indexes_sync
+from memories.models import Memory
+from memories.search import memory_search
+from memories.services import memory_remember
+
+
+@pytest.fixture
+def shared_table(alice, charlie, settings):
+    """Workspace A with 6 memories, workspace B with 12: with a threshold of 5, only A holds
+    less than half of the table and needs its own index."""
+    settings.MM_WORKSPACE_INDEX_MIN_ROWS = 5
+    for i in range(6):
+        memory_remember(agent=alice.agent, text=f"Acme note {i} about the renewal.")
+    for i in range(12):
+        memory_remember(agent=charlie.agent, text=f"Globex note {i} about shipping.")
+    yield
+    Memory.objects.all().delete()  # indexes outlive the test's flush: an empty table drops them
+    workspace_indexes_sync()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_workspace_in_a_shared_table_gets_its_own_index(shared_table, alice, charlie):
+    out = StringIO()
+    call_command("index_workspaces", stdout=out)
+    assert "1 created, 0 dropped, 0 kept" in out.getvalue()
+    assert existing_workspace_indexes() == {alice.agent.workspace_id}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s",
+            [f"memory_hnsw_ws_{alice.agent.workspace_id}"],
+        )
+        (definition,) = cursor.fetchone()
+    assert "hnsw" in definition and f"(workspace_id = {alice.agent.workspace_id})" in definition
+
+    again = workspace_indexes_sync()  # idempotent
+    assert (again.created, again.dropped, again.kept) == ([], [], [alice.agent.workspace_id])
+
+    with connection.cursor() as cursor:  # the planner can use it for that workspace's search
+        cursor.execute("SET enable_bitmapscan = off")
+        cursor.execute("SET enable_seqscan = off")
+        cursor.execute(
+            "EXPLAIN SELECT id FROM memories_memory WHERE workspace_id = %s "
+            "ORDER BY embedding <=> (SELECT embedding FROM memories_memory LIMIT 1) LIMIT 5",
+            [alice.agent.workspace_id],
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("RESET enable_bitmapscan")
+        cursor.execute("RESET enable_seqscan")
+    assert f"memory_hnsw_ws_{alice.agent.workspace_id}" in plan
+    hits = memory_search(agent=alice.agent, query="renewal note")
+    assert hits and all(h.memory.workspace_id == alice.agent.workspace_id for h in hits)
+
+    for i in range(20):  # A now holds more than half of the table: the global index serves it
+        memory_remember(agent=alice.agent, text=f"More Acme {i}.")
+    changed = workspace_indexes_sync()  # ... and B (12 of 38) now needs one
+    assert changed.dropped == [alice.agent.workspace_id]
+    assert changed.created == [charlie.agent.workspace_id]
+    assert existing_workspace_indexes() == {charlie.agent.workspace_id}
+
+
+def test_index_sync_refuses_to_run_inside_a_transaction(db):
+    with pytest.raises(RuntimeError, match="no transaction"):
+        workspace_indexes_sync()
+
+
+def test_the_worker_schedule_is_created_once(db):
+    from django_q.models import Schedule
+
+    from memories.tasks import ensure_schedules
+
+    ensure_schedules()
+    ensure_schedules()
+    schedule = Schedule.objects.get()
+    assert schedule.func == "memories.tasks.sync_workspace_indexes"
+    assert schedule.schedule_type == Schedule.HOURLY
