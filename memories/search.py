@@ -3,11 +3,13 @@
     score = relevance × significance × 0.5 ^ (age_days / MM_S1_HALF_LIFE_DAYS)
 
 1. Candidates. Two index scans over the memories the caller may see that pass the filters:
-   the ``MM_SEARCH_CANDIDATES`` nearest by cosine distance (pgvector HNSW, iterative scan so
-   filters do not starve it) and the same number best by full-text rank (GIN index; the query's
-   words are OR-ed, so a memory needs only one of them to match). ``ts_rank`` is computed for
-   at most ``MM_SEARCH_KEYWORD_SCAN_MAX`` matching rows, which bounds its cost when a query
-   word is common in a very large workspace.
+   the ``max(MM_SEARCH_CANDIDATES, limit)`` nearest by cosine distance (pgvector HNSW with
+   iterative scan so filters do not starve it, or a large workspace's own partial HNSW index:
+   see ``memories.indexing``) and as many best by full-text rank (GIN index; the query's words
+   are OR-ed, so a memory needs only one of them to match, and common words do not select
+   candidates: see ``_QUERY_CTES``). ``ts_rank`` is computed for at most
+   ``MM_SEARCH_KEYWORD_SCAN_MAX`` matching rows, which bounds its cost in a very large
+   workspace.
 2. Relevance of each candidate, in [0, 1]:
    ``(1 − w) × max(cosine similarity, 0) + w × keyword``, where keyword is the candidate's
    ``ts_rank`` divided by the best ``ts_rank`` among the candidates and
@@ -37,8 +39,9 @@ from memories.errors import Errors
 from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory
 from memories.selectors import visible_scope_ids
 
-#: Statuses a search can return. Superseded memories keep their (closed) validity window and so
-#: are found only by ``as_of`` inside it or by ``currently_valid: false``.
+#: Statuses a search can return. A superseded memory's window closes where its replacement's
+#: begins, so it is found by ``as_of`` inside its window, by ``currently_valid: false`` once the
+#: window has ended, and as valid now only until a replacement that starts later takes over.
 SEARCHABLE_STATUSES = (Memory.Status.ACTIVE.value, Memory.Status.SUPERSEDED.value)
 DEFAULT_LIMIT = 10
 SECONDS_PER_DAY = 86_400.0
