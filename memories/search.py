@@ -122,20 +122,17 @@ def _validate(
     source: str | None,
 ) -> tuple[int, dict[str, float]]:
     errors = Errors()
-    if not query or not query.strip():
-        errors.add("query", "must not be empty.")
-    elif len(query) > settings.MM_MAX_TEXT_CHARS:
-        errors.add("query", f"must be at most {settings.MM_MAX_TEXT_CHARS} characters.")
+    if message := rules.search_query(query):
+        errors.add("query", message)
     limit = DEFAULT_LIMIT if limit is None else limit
-    if not 1 <= limit <= settings.MM_SEARCH_MAX_LIMIT:
-        errors.add("limit", f"must be between 1 and {settings.MM_SEARCH_MAX_LIMIT} (got {limit}).")
+    if message := rules.search_limit(limit):
+        errors.add("limit", message)
     if message := rules.choice(category, Memory.Category.values):
         errors.add("category", message)
     if message := rules.choice(memory_type, Memory.MemoryType.values):
         errors.add("memory_type", message)
-    for field, value in (("query", query), ("source", source)):
-        if message := rules.storable_text(value):
-            errors.add(field, message)
+    if message := rules.storable_text(source):
+        errors.add("source", message)
     minimums: dict[str, float] = {}
     for dim, value in (min_scores or {}).items():
         if value is None:

@@ -34,6 +34,7 @@ def _choice_message(choices: list[str]) -> dict[str, str]:
 
 
 DATETIME_MESSAGES = {"invalid": "must be an ISO 8601 timestamp, e.g. 2026-03-01T09:00:00Z."}
+BLANK_MESSAGES = {"blank": "must not be empty."}
 NUMBER_MESSAGES = {"invalid": "must be a number."}
 
 
@@ -79,7 +80,7 @@ class StareScoresInput(StrictSerializer):
 class RememberInput(StrictSerializer):
     text = serializers.CharField(
         trim_whitespace=False,
-        allow_blank=True,
+        error_messages=BLANK_MESSAGES,
         validators=[_rule(rules.memory_text)],
         help_text=f"What to remember (required; at most {settings.MM_MAX_TEXT_CHARS} characters).",
     )
@@ -137,10 +138,13 @@ class RememberInput(StrictSerializer):
 
 
 class SearchInput(StrictSerializer):
-    query = serializers.CharField(trim_whitespace=True, allow_blank=True)
+    query = serializers.CharField(
+        error_messages=BLANK_MESSAGES, validators=[_rule(rules.search_query)]
+    )
     limit = serializers.IntegerField(
         required=False,
         error_messages={"invalid": "must be an integer."},
+        validators=[_rule(rules.search_limit)],
         help_text=f"1 to {settings.MM_SEARCH_MAX_LIMIT}; default 10.",
     )
     as_of = serializers.DateTimeField(

@@ -106,6 +106,7 @@ BAD_INPUTS = [
     ({"text": "x", "supersedes": "0123456789abcdef"}, "supersedes", "no memory"),
     ({"text": "x", "scope": "team:secret"}, "scope", "not a scope this agent belongs to"),
     ({"text": "x", "signifcance": 0.5}, "signifcance", "not a known field"),
+    ({"text": "", "signifcance": 0.5}, "text", "must not be empty"),
     ({"text": "nul \u0000 byte"}, "text", "NUL"),
     ({"text": "x", "metadata": {"note": "a\u0000b"}}, "metadata", "NUL"),
     ({"text": "x", "source": "lone \ud800 surrogate"}, "source", "Surrogate"),

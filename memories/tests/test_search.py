@@ -214,6 +214,8 @@ def test_category_type_and_source_filters(alice):
         ({"query": "x", "category": "gossip"}, "category", "not one of"),
         ({"query": "x", "currently_valid": "maybe"}, "currently_valid", "boolean"),
         ({"query": "x", "colour": "red"}, "colour", "not a known field"),
+        ({"query": "x", "colour": "red", "limit": 0}, "limit", "between 1 and 100"),
+        ({"query": " ", "colour": "red"}, "query", "must not be empty"),
     ],
 )
 def test_bad_search_input(alice, body, field, rule):
