@@ -280,18 +280,18 @@ def _candidates(
 
 
 #: ``q.tsq``: the query's words, stemmed and without stop words, OR-ed (NULL if none): what
-#: keyword rank is computed with. ``q.match_tsq``: the same without the common words (all of
-#: them if every word is common): what keyword candidates must contain. A word is common when
-#: PostgreSQL's statistics say it occurs in more than ``MM_SEARCH_COMMON_WORD_SHARE`` of all
-#: memories *and* in more than ``MM_SEARCH_KEYWORD_SCAN_MAX`` of them: such a word says little
-#: about relevance, and its matches could not all be ranked anyway. Small tables have no
-#: common words.
+#: keyword rank is computed with. ``q.match_tsq``: the same without the common words (or, if
+#: every word is common, the least common one alone): what keyword candidates must contain.
+#: A word is common when PostgreSQL's statistics say it occurs in more than
+#: ``MM_SEARCH_COMMON_WORD_SHARE`` of all memories *and* in more than
+#: ``MM_SEARCH_KEYWORD_SCAN_MAX`` of them: such a word says little about relevance, and its
+#: matches could not all be ranked anyway. Small tables have no common words.
 _QUERY_CTES = f"""
         words AS (
             SELECT DISTINCT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))
         ),
         common AS (
-            SELECT u.word FROM pg_stats s,
+            SELECT u.word, u.share FROM pg_stats s,
                 unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs)
                     AS u(word, share)
             WHERE s.schemaname = current_schema() AND s.tablename = 'memories_memory'
@@ -305,7 +305,8 @@ _QUERY_CTES = f"""
                 COALESCE(
                     (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM words
                      WHERE lexeme NOT IN (SELECT word FROM common)),
-                    (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM words)
+                    (SELECT quote_literal(w.lexeme)::tsquery FROM words w
+                     JOIN common c ON c.word = w.lexeme ORDER BY c.share, w.lexeme LIMIT 1)
                 ) AS match_tsq
         )"""
 
