@@ -231,6 +231,52 @@ def explain(query: Query) -> None:
                 print(f"  -- {' '.join(sql.split())[:150]}", *plan, sep="\n    ", file=sys.stderr)
 
 
+def breakdown(queries: list[Query]) -> None:
+    """EXPLAIN ANALYZE the search statement of each query (right after the search itself ran)
+    and print percentiles of where its time goes."""
+    from django.db import connection, transaction
+
+    from memories.search import memory_search
+
+    def actual_ms(plan: str, node: str) -> float:
+        line = next((row for row in plan.splitlines() if node in row), "")
+        found = re.search(r"actual time=[\d.]+\.\.([\d.]+)", line)
+        return float(found.group(1)) if found else 0.0
+
+    figures: dict[str, list[float]] = {}
+    statements: list[tuple[str, Any]] = []
+
+    def capture(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    for query in queries:
+        statements.clear()
+        with connection.execute_wrapper(capture):
+            memory_search(agent=query.agent, query=query.text, query_vector=query.vector)
+        settings_sql, search_sql = (
+            next(s for s in statements if "set_config" in s[0]),
+            next(s for s in statements if "by_vector AS" in s[0]),
+        )
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(*settings_sql)
+            cursor.execute("EXPLAIN (ANALYZE) " + search_sql[0], search_sql[1])
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        gin = re.search(r"Bitmap Index Scan on memory_search_vector_gin.*?rows=([\d.]+) ", plan)
+        for name, value in {
+            "planning": float(re.search(r"Planning Time: ([\d.]+)", plan).group(1)),
+            "execution": float(re.search(r"Execution Time: ([\d.]+)", plan).group(1)),
+            "vector candidates": actual_ms(plan, "Subquery Scan on by_vector"),
+            "keyword candidates": actual_ms(plan, "Subquery Scan on by_keyword"),
+            "GIN matches (rows)": float(gin.group(1)) if gin else 0.0,
+        }.items():
+            figures.setdefault(name, []).append(value)
+    print(f"  search statement over {len(queries)} queries (EXPLAIN ANALYZE; ms unless rows):")
+    for name, values in figures.items():
+        p50, p95 = np.percentile(values, [50, 95])
+        print(f"    {name:<20} p50 {p50:8.1f}  p95 {p95:8.1f}  max {max(values):8.1f}")
+
+
 def measure(queries: list[Query], warmup: list[Query], exact_queries: int) -> dict[str, float]:
     from memories.search import memory_search
 
@@ -287,6 +333,8 @@ def run_case(corpus: Corpus, args: argparse.Namespace, size: int, layout: str) -
     if args.explain:
         explain(queries[0])
     figures = measure(queries, warmup, args.exact_queries)
+    if args.breakdown:
+        breakdown(queries[: args.breakdown])
     return {"memories": size, "layout": layout, "load_s": load_s, "index_s": index_s, **figures}
 
 
@@ -355,6 +403,9 @@ def main() -> None:
         "--reuse", action="store_true", help="keep data of the same size and layout if loaded"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--breakdown", type=int, default=0, help="EXPLAIN ANALYZE this many queries' statements"
+    )
     parser.add_argument("--explain", action="store_true", help="EXPLAIN one search per case")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
