@@ -262,7 +262,9 @@ def breakdown(queries: list[Query]) -> None:
             cursor.execute(*settings_sql)
             cursor.execute("EXPLAIN (ANALYZE) " + search_sql[0], search_sql[1])
             plan = "\n".join(row[0] for row in cursor.fetchall())
-        gin = re.search(r"Bitmap Index Scan on memory_search_vector_gin.*?rows=([\d.]+) ", plan)
+        gin = re.search(
+            r"Bitmap Index Scan on memory_search_vector_gin.*?actual time=\S+ rows=([\d.]+)", plan
+        )
         for name, value in {
             "planning": float(re.search(r"Planning Time: ([\d.]+)", plan).group(1)),
             "execution": float(re.search(r"Execution Time: ([\d.]+)", plan).group(1)),
