@@ -28,7 +28,7 @@ from memories.models import (
     Workspace,
 )
 from memories.presenters import iso as _iso
-from memories.selectors import memory_get, visible_scope_ids
+from memories.selectors import memory_get
 
 Action = ProvenanceEvent.Action
 
@@ -368,6 +368,5 @@ __all__ = [
     "memory_forget",
     "memory_remember",
     "scope_get_or_create",
-    "visible_scope_ids",
     "workspace_get_or_create",
 ]
