@@ -223,7 +223,7 @@ def explain(query: Query) -> None:
         memory_search(agent=query.agent, query=query.text, query_vector=query.vector, limit=10)
     with transaction.atomic(), connection.cursor() as cursor:
         for sql, params in statements:
-            if sql.lstrip().upper().startswith("SET"):
+            if "set_config" in sql:  # the search's own settings, for the plan below
                 cursor.execute(sql, params)
             elif '"memories_' not in sql:  # not the ORM's queries
                 cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)

@@ -72,6 +72,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+@cache  # hashing 22 MB once per process serves both the start-up check and the load
 def _local_files() -> tuple[Path, Path]:
     try:
         model = Path(
