@@ -3,6 +3,14 @@ import pytest
 from meaning_memory.testing import Actor, make_actor
 
 
+@pytest.fixture(autouse=True)
+def _fresh_statistics():
+    """Each test reads PostgreSQL's word statistics of its own data (see memories.search)."""
+    from memories.search import forget_statistics
+
+    forget_statistics()
+
+
 @pytest.fixture
 def alice(db) -> Actor:
     """An agent in workspace A, member of the shared scope team:accounts."""

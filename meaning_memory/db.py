@@ -55,6 +55,16 @@ def parse_database_url(url: str) -> dict[str, object]:
     }
 
 
+def search_options(ef_search: int) -> str:
+    """libpq ``options`` that start every connection with pgvector's search settings.
+
+    ``hnsw.ef_search`` is the HNSW search list (at least the candidates a search asks for) and
+    ``hnsw.iterative_scan`` lets a filtered index scan keep going until enough rows pass the
+    filters. Set at connection start, they cost a search neither a transaction nor a round trip.
+    """
+    return f"-c hnsw.ef_search={ef_search} -c hnsw.iterative_scan=relaxed_order"
+
+
 def _forget_dead_handles(pgdata: Path) -> None:
     """Drop pids of processes that died without detaching (killed, crashed).
 

@@ -6,7 +6,7 @@ import os
 import secrets
 from pathlib import Path
 
-from meaning_memory.db import embedded_database, parse_database_url
+from meaning_memory.db import embedded_database, parse_database_url, search_options
 from meaning_memory.env import envbool, envchoice, envfloat, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -167,8 +167,11 @@ MM_SEARCH_CANDIDATES = envint("MM_SEARCH_CANDIDATES", 50, minimum=1, maximum=100
 MM_SEARCH_GATE_K = envint("MM_SEARCH_GATE_K", 20, minimum=1)
 MM_SEARCH_GATE_RATIO = envfloat("MM_SEARCH_GATE_RATIO", 0.5, minimum=0, maximum=1)
 MM_SEARCH_KEYWORD_WEIGHT = envfloat("MM_SEARCH_KEYWORD_WEIGHT", 0.5, minimum=0, maximum=1)
-MM_SEARCH_COMMON_WORD_SHARE = envfloat("MM_SEARCH_COMMON_WORD_SHARE", 0.005, minimum=0, maximum=1)
 MM_SEARCH_MAX_LIMIT = envint("MM_SEARCH_MAX_LIMIT", 100, minimum=1, maximum=1000)
 MM_SEARCH_KEYWORD_SCAN_MAX = envint("MM_SEARCH_KEYWORD_SCAN_MAX", 1_000, minimum=1)
 MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minimum=1)
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 200, minimum=1, maximum=1000)
+_db_options = DATABASES["default"]["OPTIONS"]
+_db_options["options"] = " ".join(
+    filter(None, [_db_options.get("options", ""), search_options(MM_HNSW_EF_SEARCH)])
+)

@@ -7,7 +7,7 @@
    iterative scan so filters do not starve it, or a large workspace's own partial HNSW index:
    see ``memories.indexing``) and as many best by full-text rank (GIN index; the query's words
    are OR-ed, so a memory needs only one of them to match, and common words do not select
-   candidates: see ``_QUERY_CTES``). ``ts_rank`` is computed for at most
+   candidates: see ``common_words``). ``ts_rank`` is computed for at most
    ``MM_SEARCH_KEYWORD_SCAN_MAX`` matching rows, which bounds its cost in a very large
    workspace.
 2. Relevance of each candidate, in [0, 1]:
@@ -25,7 +25,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
@@ -36,8 +37,8 @@ from django.utils import timezone
 from memories import rules
 from memories.embeddings import current_model_name, get_embedder
 from memories.errors import Errors
-from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory
-from memories.selectors import visible_scope_ids
+from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory, Scope
+from memories.selectors import SHARED_SCOPE_IDS_SQL, with_private_scope
 
 #: Statuses a search can return. A superseded memory's window closes where its replacement's
 #: begins, so it is found by ``as_of`` inside its window, by ``currently_valid: false`` once the
@@ -218,7 +219,8 @@ def _candidates(
     with similarity 0, until it is re-embedded.
     """
     where, params = filters.sql(now)
-    scope_ids = visible_scope_ids(agent)
+    scope_ids, words = _scopes_and_words(agent, query)
+    ranked, matched = _keyword_lexemes(words, agent.workspace_id)
     base = f"workspace_id = %s AND scope_id = ANY(%s) AND {where}"
     base_params = [agent.workspace_id, scope_ids, *params]
     n = count
@@ -252,72 +254,151 @@ def _candidates(
         FROM memories_memory m JOIN candidates USING (id), q
     """
     cap = settings.MM_SEARCH_KEYWORD_SCAN_MAX
+    params = [
+        ranked,
+        matched,
+        *base_params,
+        model,
+        vec,
+        n,
+        *base_params,
+        cap,
+        n,
+        model,
+        vec,
+    ]
+    if n <= settings.MM_HNSW_EF_SEARCH:
+        # Every connection starts with hnsw.ef_search and hnsw.iterative_scan set (see
+        # ``meaning_memory.db.search_options``): no transaction, no extra round trip.
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return {row[0]: (float(row[1] or 0.0), float(row[2] or 0.0)) for row in cursor}
     with transaction.atomic(), connection.cursor() as cursor:
-        ef_search = str(max(settings.MM_HNSW_EF_SEARCH, n))
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            [ef_search],
-        )
-        cursor.execute(
-            sql,
-            [
-                query,
-                settings.MM_SEARCH_COMMON_WORD_SHARE,
-                cap,
-                *base_params,
-                model,
-                vec,
-                n,
-                *base_params,
-                cap,
-                n,
-                model,
-                vec,
-            ],
-        )
+        # More candidates than the index's search list holds: widen it for this query only.
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(n)])
+        cursor.execute(sql, params)
         return {row[0]: (float(row[1] or 0.0), float(row[2] or 0.0)) for row in cursor}
 
 
-#: ``q.tsq``: the query's words, stemmed and without stop words, OR-ed (NULL if none): what
-#: keyword rank is computed with. ``q.match_tsq``: the same without the common words (or, if
-#: every word is common, the least common one alone): what keyword candidates must contain.
-#: A word is common when PostgreSQL's statistics say it occurs in more than
-#: ``MM_SEARCH_COMMON_WORD_SHARE`` of all memories *and* in more than
-#: ``MM_SEARCH_KEYWORD_SCAN_MAX`` of them: such a word says little about relevance, and its
-#: matches could not all be ranked anyway. Small tables have no common words.
-_QUERY_CTES = f"""
-        words AS (
-            SELECT DISTINCT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s))
-        ),
-        common AS (
-            SELECT u.word, u.share FROM pg_stats s,
-                unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs)
-                    AS u(word, share)
-            WHERE s.schemaname = current_schema() AND s.tablename = 'memories_memory'
-                AND s.attname = 'search_vector' AND u.word IS NOT NULL AND u.share > %s
-                AND u.share * (SELECT reltuples FROM pg_class
-                               WHERE oid = 'memories_memory'::regclass) > %s
-        ),
+#: ``q.tsq``: the query's words, OR-ed (NULL if none): what keyword rank is computed with.
+#: ``q.match_tsq``: the words that select keyword candidates (see ``_keyword_lexemes``).
+_QUERY_CTES = """
         q AS (
-            SELECT
-                (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM words) AS tsq,
-                COALESCE(
-                    (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM words
-                     WHERE lexeme NOT IN (SELECT word FROM common)),
-                    (SELECT quote_literal(w.lexeme)::tsquery FROM words w
-                     JOIN common c ON c.word = w.lexeme ORDER BY c.share, w.lexeme LIMIT 1)
-                ) AS match_tsq
+            SELECT (SELECT string_agg(quote_literal(w), ' | ')::tsquery FROM unnest(%s::text[]) w)
+                       AS tsq,
+                   (SELECT string_agg(quote_literal(w), ' | ')::tsquery FROM unnest(%s::text[]) w)
+                       AS match_tsq
         )"""
 
 
-def keyword_queries(query: str) -> tuple[str | None, str | None]:
-    """The two tsqueries a search for ``query`` uses: the one keyword rank is computed with and
-    the one keyword candidates must match (see ``_QUERY_CTES``)."""
+def _scopes_and_words(agent: Agent, query: str) -> tuple[list[int], list[str]]:
+    """The agent's visible scope ids and the query's words (stemmed, without stop words), in
+    one round trip: every search needs both before its statement can be written."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT ARRAY({SHARED_SCOPE_IDS_SQL}), ARRAY(SELECT DISTINCT lexeme "
+            f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)) ORDER BY lexeme)",
+            [agent.pk, query],
+        )
+        shared, words = cursor.fetchone()
+    return with_private_scope(agent, shared), words
+
+
+def _keyword_lexemes(words: list[str], workspace_id: int) -> tuple[list[str], list[str]]:
+    """The words keyword rank is computed with (all of them) and the words keyword candidates
+    must contain: those not common in the workspace (see ``common_words``) or, if every word
+    is common, the least common one alone."""
+    common = common_words(workspace_id)
+    matched = [word for word in words if word not in common]
+    if not matched and words:
+        matched = [min(words, key=lambda word: (common[word], word))]
+    return words, matched
+
+
+#: How long a process keeps PostgreSQL's statistics before reading them again. They change only
+#: when the table is analyzed (autovacuum does it as the table grows), and a stale copy only
+#: delays the moment a word starts or stops counting as common: it never hides a memory.
+STATISTICS_TTL_S = 300.0
+
+
+@dataclass(frozen=True)
+class _Statistics:
+    read_at: float
+    rows: float  # memories in the table (pg_class.reltuples)
+    words: tuple[tuple[str, float], ...]  # most common lexemes, share of memories holding each
+    workspaces: dict[int, float]  # most common workspaces, share of memories in each
+    common: dict[tuple[int, int], dict[str, float]] = field(default_factory=dict)
+
+
+_statistics: dict[str, _Statistics] = {}
+
+
+def _read_statistics() -> _Statistics:
+    stats = (
+        "FROM pg_stats s, unnest(s.{values}::text::text[], s.{freqs}) AS u(value, share) "
+        "WHERE s.schemaname = current_schema() AND s.tablename = 'memories_memory' "
+        "AND s.attname = '{column}' AND u.value IS NOT NULL"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 'rows', NULL, reltuples::float8 FROM pg_class "
+            "WHERE oid = 'memories_memory'::regclass "
+            "UNION ALL SELECT 'word', u.value, u.share "
+            + stats.format(
+                values="most_common_elems", freqs="most_common_elem_freqs", column="search_vector"
+            )
+            + " UNION ALL SELECT 'workspace', u.value, u.share "
+            + stats.format(
+                values="most_common_vals", freqs="most_common_freqs", column="workspace_id"
+            )
+        )
+        found = cursor.fetchall()
+    return _Statistics(
+        read_at=time.monotonic(),
+        rows=max([share for kind, _, share in found if kind == "rows"] + [0.0]),
+        words=tuple((word, share) for kind, word, share in found if kind == "word"),
+        workspaces={int(pk): share for kind, pk, share in found if kind == "workspace"},
+    )
+
+
+def common_words(workspace_id: int) -> dict[str, float]:
+    """The words too common to select keyword candidates in a workspace, with the share of all
+    memories holding each.
+
+    A word is common when more than ``MM_SEARCH_KEYWORD_SCAN_MAX`` memories of the workspace
+    are expected to hold it: (its share of all memories) × (the workspace's share of all
+    memories) × (all memories), from PostgreSQL's statistics (the most common elements of the
+    ``search_vector`` column, up to 10,000 of them, and the most common values of
+    ``workspace_id``). Its matches could not all be ranked, so they would be an arbitrary
+    sample, and such a word says little about relevance anyway; it still counts in the keyword
+    rank. A workspace too small to be among the most common values has no common words. The
+    statistics are read once per ``STATISTICS_TTL_S`` per process, not per search.
+    """
+    statistics = _statistics.get(connection.alias)
+    if statistics is None or time.monotonic() - statistics.read_at > STATISTICS_TTL_S:
+        statistics = _statistics[connection.alias] = _read_statistics()
+    limit = settings.MM_SEARCH_KEYWORD_SCAN_MAX
+    common = statistics.common.get((workspace_id, limit))
+    if common is None:
+        workspace_rows = statistics.rows * statistics.workspaces.get(workspace_id, 0.0)
+        common = {word: share for word, share in statistics.words if share * workspace_rows > limit}
+        statistics.common[(workspace_id, limit)] = common
+    return common
+
+
+def forget_statistics() -> None:
+    """Read PostgreSQL's statistics again at the next search (after an ANALYZE, in tests)."""
+    _statistics.clear()
+
+
+def keyword_queries(query: str, agent: Agent) -> tuple[str | None, str | None]:
+    """The two tsqueries a search for ``query`` by ``agent`` uses: the one keyword rank is
+    computed with and the one keyword candidates must match (see ``_keyword_lexemes``)."""
+    _, words = _scopes_and_words(agent, query)
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH {_QUERY_CTES} SELECT tsq::text, match_tsq::text FROM q",
-            [query, settings.MM_SEARCH_COMMON_WORD_SHARE, settings.MM_SEARCH_KEYWORD_SCAN_MAX],
+            _keyword_lexemes(words, agent.workspace_id),
         )
         return cursor.fetchone()
 
@@ -340,13 +421,7 @@ def rank(
     passed = {pk for pk in by_relevance[:gate_size] if relevance[pk] >= floor}
     shown = [pk for pk in by_relevance if pk in passed]
     shown += [pk for pk in by_relevance if pk not in passed][: max(limit - len(shown), 0)]
-    memories = (
-        Memory.objects.select_related("scope", "superseded_by")
-        .defer(
-            "embedding", "search_vector", "superseded_by__embedding", "superseded_by__search_vector"
-        )
-        .in_bulk(shown)
-    )
+    memories = _shown_memories(shown)
     half_life = settings.MM_S1_HALF_LIFE_DAYS
     hits = []
     for pk in shown:
@@ -379,6 +454,47 @@ def rank(
         )
     )
     return hits[:limit]
+
+
+def _shown_memories(ids: list[int]) -> dict[int, Memory]:
+    """The memories a search shows, with their scope and replacement, by id.
+
+    One hand-written query: what ``select_related("scope", "superseded_by")`` would fetch, minus
+    the vectors, without the ORM's query compilation, which costs more than running the query
+    (about a millisecond per search).
+    """
+    if not ids:
+        return {}
+    memory_columns = ", ".join(f'm."{column}"' for column in _SHOWN_MEMORY_COLUMNS)
+    scope_columns = ", ".join(f's."{column}" AS "scope__{column}"' for column in _SCOPE_COLUMNS)
+    sql = f"""
+        SELECT {memory_columns}, {scope_columns}, r.mem_id AS replacement_mem_id
+        FROM memories_memory m
+        JOIN memories_scope s ON s.id = m.scope_id
+        LEFT JOIN memories_memory r ON r.id = m.superseded_by_id
+        WHERE m.id = ANY(%s)
+    """
+    memories = {}
+    for memory in Memory.objects.raw(sql, [ids]):
+        memory.scope = Scope.from_db(
+            "default",
+            list(_SCOPE_COLUMNS),
+            [getattr(memory, f"scope__{column}") for column in _SCOPE_COLUMNS],
+        )
+        if memory.superseded_by_id is not None:
+            memory.superseded_by = Memory.from_db(
+                "default", ["id", "mem_id"], [memory.superseded_by_id, memory.replacement_mem_id]
+            )
+        memories[memory.pk] = memory
+    return memories
+
+
+_SHOWN_MEMORY_COLUMNS = tuple(
+    model_field.column
+    for model_field in Memory._meta.concrete_fields
+    if model_field.name not in {"embedding", "search_vector"}
+)
+_SCOPE_COLUMNS = tuple(model_field.column for model_field in Scope._meta.concrete_fields)
 
 
 def eligibility(memory: Memory, now: datetime) -> str:

@@ -231,6 +231,42 @@ def test_search_runs_a_fixed_number_of_queries(alice, django_assert_max_num_quer
         search(alice, query="Maya cleaned the aquarium", limit=20)
 
 
+def test_a_search_is_three_queries_once_word_statistics_are_read(alice, django_assert_num_queries):
+    """Scopes, the search statement and the shown memories; no transaction, no SET."""
+    for text in unrelated_texts(30):
+        memory_remember(agent=alice.agent, text=text)
+    memory_search(agent=alice.agent, query="aquarium", limit=20)  # reads the statistics
+    with django_assert_num_queries(3) as captured:
+        hits = memory_search(agent=alice.agent, query="Maya cleaned the aquarium", limit=20)
+    assert len(hits) == 20
+    assert all(hit.memory.scope.name == "private:alice" for hit in hits)  # no query either
+    assert not any("set_config" in query["sql"] for query in captured.captured_queries)
+
+
+def test_connections_start_with_the_hnsw_search_settings(db, settings):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan')"
+        )
+        assert cursor.fetchone() == (str(settings.MM_HNSW_EF_SEARCH), "relaxed_order")
+
+
+def test_more_candidates_than_ef_search_widens_it_for_that_query(transactional_db, alice, settings):
+    for text in unrelated_texts(30):
+        memory_remember(agent=alice.agent, text=text)
+    expected = [h.memory.pk for h in memory_search(agent=alice.agent, query="aquarium", limit=25)]
+    settings.MM_HNSW_EF_SEARCH = 10  # below the 50 candidates: set_config for this query only
+    hits = memory_search(agent=alice.agent, query="aquarium", limit=25)
+    assert [h.memory.pk for h in hits] == expected
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('hnsw.ef_search')")
+        assert cursor.fetchone() == ("200",)  # the connection's own setting is back
+
+
 def test_limit_above_the_candidate_count_still_fills_the_page(alice, settings):
     settings.MM_SEARCH_CANDIDATES = 5
     for text in unrelated_texts(30):
@@ -249,24 +285,32 @@ def test_vectors_of_another_model_are_not_compared(alice):
     assert hits[0].similarity == 0.0 and hits[0].keyword == 1.0
 
 
-def test_words_most_memories_contain_do_not_select_keyword_candidates(alice, settings):
+def test_words_most_memories_contain_do_not_select_keyword_candidates(alice, charlie, settings):
     from django.db import connection
 
-    from memories.search import keyword_queries
+    from memories.search import forget_statistics, keyword_queries
 
     for i in range(120):
         memory_remember(agent=alice.agent, text=f"Weekly status meeting number {i} went fine.")
+    for i in range(30):
+        memory_remember(agent=charlie.agent, text=f"Status report {i}: all fine.")
     rare = memory_remember(agent=alice.agent, text="The Zephyr status is green.")
     settings.MM_SEARCH_KEYWORD_SCAN_MAX = 50  # a word in more rows than this is common
+    assert keyword_queries("What is the Zephyr status?", alice.agent)[1] == "'status' | 'zephyr'"
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")
-    ranked, matched = keyword_queries("What is the Zephyr status?")
+    # A process reads the statistics once per few minutes, not per search: still the old ones.
+    assert keyword_queries("What is the Zephyr status?", alice.agent)[1] == "'status' | 'zephyr'"
+    forget_statistics()
+    ranked, matched = keyword_queries("What is the Zephyr status?", alice.agent)
     assert set(ranked.replace("'", "").split(" | ")) == {"zephyr", "status"}
     assert matched == "'zephyr'"  # "status" is in nearly every memory
     # Every word common: the least common one alone ("meet" is in 120 memories, "status" in 121)
-    assert keyword_queries("status meeting")[1] == "'meet'"
+    assert keyword_queries("status meeting", alice.agent)[1] == "'meet'"
+    # In a workspace with 30 memories, no word can be in more than 50 of them.
+    assert keyword_queries("status", charlie.agent)[1] == "'status'"
     settings.MM_SEARCH_KEYWORD_SCAN_MAX = 1000  # more than the table holds: no word is common
-    assert keyword_queries("What is the Zephyr status?")[1] == ranked
+    assert keyword_queries("What is the Zephyr status?", alice.agent)[1] == ranked
     hits = memory_search(agent=alice.agent, query="What is the Zephyr status?", limit=3)
     assert hits[0].memory == rare
     assert hits[0].keyword_rank > 0  # ranked with every word of the query
