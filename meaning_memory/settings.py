@@ -170,7 +170,7 @@ MM_SEARCH_KEYWORD_WEIGHT = envfloat("MM_SEARCH_KEYWORD_WEIGHT", 0.5, minimum=0, 
 MM_SEARCH_MAX_LIMIT = envint("MM_SEARCH_MAX_LIMIT", 100, minimum=1, maximum=1000)
 MM_SEARCH_KEYWORD_SCAN_MAX = envint("MM_SEARCH_KEYWORD_SCAN_MAX", 1_000, minimum=1)
 MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minimum=1)
-MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 200, minimum=1, maximum=1000)
+MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 _db_options = DATABASES["default"]["OPTIONS"]
 _db_options["options"] = " ".join(
     filter(None, [_db_options.get("options", ""), search_options(MM_HNSW_EF_SEARCH)])

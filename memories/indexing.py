@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import connection
 
+from memories.models import HNSW_EF_CONSTRUCTION, HNSW_M
+
 INDEX_PREFIX = "memory_hnsw_ws_"
 _INDEX_NAME = re.compile(rf"^{INDEX_PREFIX}(\d+)$")
 
@@ -70,7 +72,8 @@ def workspace_indexes_sync() -> IndexSync:
             cursor.execute(
                 f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {workspace_index_name(workspace_id)} "
                 "ON memories_memory USING hnsw (embedding vector_cosine_ops) "
-                f"WITH (m = 16, ef_construction = 64) WHERE workspace_id = {int(workspace_id)}"
+                f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
+                f"WHERE workspace_id = {int(workspace_id)}"
             )
             result.created.append(workspace_id)
         for workspace_id in sorted(existing - wanted):

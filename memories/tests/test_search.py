@@ -257,6 +257,7 @@ def test_more_candidates_than_ef_search_widens_it_for_that_query(transactional_d
     for text in unrelated_texts(30):
         memory_remember(agent=alice.agent, text=text)
     expected = [h.memory.pk for h in memory_search(agent=alice.agent, query="aquarium", limit=25)]
+    connection_ef_search = str(settings.MM_HNSW_EF_SEARCH)
     settings.MM_HNSW_EF_SEARCH = 10  # below the 50 candidates: set_config for this query only
     hits = memory_search(agent=alice.agent, query="aquarium", limit=25)
     assert [h.memory.pk for h in hits] == expected
@@ -264,7 +265,7 @@ def test_more_candidates_than_ef_search_widens_it_for_that_query(transactional_d
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search')")
-        assert cursor.fetchone() == ("200",)  # the connection's own setting is back
+        assert cursor.fetchone() == (connection_ef_search,)  # the connection's own again
 
 
 def test_limit_above_the_candidate_count_still_fills_the_page(alice, settings):
