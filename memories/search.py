@@ -84,32 +84,32 @@ class SearchFilters:
     source: str | None
     min_scores: dict[str, float]
 
-    def sql(self, now: datetime) -> tuple[str, list[object]]:
-        """WHERE fragments (beyond workspace and scope) and their parameters."""
-        clauses = ["status = ANY(%s)"]
-        params: list[object] = [list(SEARCHABLE_STATUSES)]
-        if self.as_of is not None:
-            clauses.append("(valid_from IS NULL OR valid_from <= %s)")
-            clauses.append("(valid_until IS NULL OR valid_until > %s)")
-            params += [self.as_of, self.as_of]
-        if self.currently_valid is True:
-            clauses.append("(valid_from IS NULL OR valid_from <= %s)")
-            clauses.append("(valid_until IS NULL OR valid_until > %s)")
-            params += [now, now]
-        elif self.currently_valid is False:
-            clauses.append("valid_until <= %s")
-            params.append(now)
+    def sql(self, now: datetime) -> tuple[str, dict[str, object]]:
+        """WHERE fragments (beyond workspace and scope) and their named parameters."""
+        clauses = ["status = ANY(%(statuses)s)"]
+        params: dict[str, object] = {"statuses": list(SEARCHABLE_STATUSES)}
+        for instant, name in (
+            (self.as_of, "as_of"),
+            (now if self.currently_valid else None, "now"),
+        ):
+            if instant is not None:
+                clauses.append(f"(valid_from IS NULL OR valid_from <= %({name})s)")
+                clauses.append(f"(valid_until IS NULL OR valid_until > %({name})s)")
+                params[name] = instant
+        if self.currently_valid is False:
+            clauses.append("valid_until <= %(now)s")
+            params["now"] = now
         for column, value in (
             ("category", self.category),
             ("memory_type", self.memory_type),
             ("source", self.source),
         ):
             if value:
-                clauses.append(f"{column} = %s")
-                params.append(value)
+                clauses.append(f"{column} = %({column})s")
+                params[column] = value
         for dim, minimum in self.min_scores.items():
-            clauses.append(f"{dim}_score >= %s")  # NULL (no score) never passes
-            params.append(minimum)
+            clauses.append(f"{dim}_score >= %(min_{dim}_score)s")  # NULL (no score) never passes
+            params[f"min_{dim}_score"] = minimum
         return " AND ".join(clauses), params
 
 
@@ -190,104 +190,178 @@ def memory_search(
     )
     if query_vector is None:
         query_vector = get_embedder().embed([query])[0]
-    rows = _candidates(
+    return _ranked(
         agent=agent,
         query=query,
         vector=query_vector,
         filters=filters,
+        limit=limit,
+        reference=as_of or now,
         now=now,
         exact=exact,
-        count=max(settings.MM_SEARCH_CANDIDATES, limit),
     )
-    return rank(rows, limit=limit, reference=as_of or now, now=now)
 
 
-def _candidates(
+def _ranked(
     *,
     agent: Agent,
     query: str,
     vector: np.ndarray,
     filters: SearchFilters,
+    limit: int,
+    reference: datetime,
     now: datetime,
     exact: bool,
-    count: int,
-) -> dict[int, tuple[float, float]]:
-    """{memory id: (cosine similarity, ts_rank)} for the union of both candidate lists.
+) -> list[SearchHit]:
+    """The ranking of the module docstring, as one SQL statement: candidates, their signals,
+    relevance, the gate and the score, and the shown memories with their scope and replacement.
 
     Only vectors of the configured embedder's model are compared with the query's; a memory
     embedded by another model (before a change of ``MM_EMBEDDER``) is found by keyword alone,
     with similarity 0, until it is re-embedded.
     """
-    where, params = filters.sql(now)
     scope_ids, words = _scopes_and_words(agent, query)
-    ranked, matched = _keyword_lexemes(words, agent.workspace_id)
-    base = f"workspace_id = %s AND scope_id = ANY(%s) AND {where}"
-    base_params = [agent.workspace_id, scope_ids, *params]
-    n = count
-    model = current_model_name()
-    vec = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+    ranked_words, matched_words = _keyword_lexemes(words, agent.workspace_id)
+    where, params = filters.sql(now)
+    count = max(settings.MM_SEARCH_CANDIDATES, limit)
+    params |= {
+        "workspace": agent.workspace_id,
+        "scopes": scope_ids,
+        "ranked_words": ranked_words,
+        "matched_words": matched_words,
+        "model": current_model_name(),
+        "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
+        "count": count,
+        "scan_max": settings.MM_SEARCH_KEYWORD_SCAN_MAX,
+        "weight": settings.MM_SEARCH_KEYWORD_WEIGHT,
+        "gate_size": max(limit, settings.MM_SEARCH_GATE_K),
+        "gate_ratio": settings.MM_SEARCH_GATE_RATIO,
+        "reference": reference,
+        "half_life": settings.MM_S1_HALF_LIFE_DAYS,
+        "limit": limit,
+    }
+    base = f"workspace_id = %(workspace)s AND scope_id = ANY(%(scopes)s) AND {where}"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
-    order = "(embedding <=> %s::vector) + 0" if exact else "embedding <=> %s::vector"
-    # One statement: both candidate lists, then both signals for each candidate. The vector
-    # list is its own CTE so the planner can use the HNSW index (or, for a small workspace, the
-    # btree and an exact sort: it chooses by cost).
+    order = (
+        "(embedding <=> %(vector)s::vector) + 0" if exact else "embedding <=> %(vector)s::vector"
+    )
+    memory_columns = ", ".join(f'm."{column}"' for column in _SHOWN_MEMORY_COLUMNS)
+    scope_columns = ", ".join(f's."{column}" AS "scope__{column}"' for column in _SCOPE_COLUMNS)
+    # The vector list is its own CTE so the planner can use the HNSW index (or, for a small
+    # workspace, the btree and an exact sort: it chooses by cost).
     sql = f"""
         WITH {_QUERY_CTES},
         by_vector AS (
             SELECT id FROM memories_memory
-            WHERE {base} AND embedding IS NOT NULL AND embedding_model = %s
-            ORDER BY {order} LIMIT %s
+            WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
+            ORDER BY {order} LIMIT %(count)s
         ),
         matching AS (
             SELECT m.id, m.search_vector FROM memories_memory m, q
             WHERE q.match_tsq IS NOT NULL AND m.search_vector @@ q.match_tsq AND {base}
-            LIMIT %s
+            LIMIT %(scan_max)s
         ),
         by_keyword AS (
             SELECT matching.id FROM matching, q
-            ORDER BY ts_rank(matching.search_vector, q.tsq) DESC, matching.id LIMIT %s
+            ORDER BY ts_rank(matching.search_vector, q.tsq) DESC, matching.id LIMIT %(count)s
         ),
-        candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_keyword)
-        SELECT m.id,
-               CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding <=> %s::vector) END,
-               COALESCE(ts_rank(m.search_vector, q.tsq), 0)
-        FROM memories_memory m JOIN candidates USING (id), q
+        candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_keyword),
+        signals AS (
+            SELECT m.id, m.significance, m.created_at,
+                CASE WHEN m.embedding_model = %(model)s
+                    THEN 1 - (m.embedding <=> %(vector)s::vector) ELSE 0 END AS similarity,
+                COALESCE(ts_rank(m.search_vector, q.tsq), 0)::float8 AS keyword_rank,
+                greatest(date_part('epoch', %(reference)s - m.created_at) / {SECONDS_PER_DAY}, 0)
+                    AS age_days
+            FROM memories_memory m JOIN candidates USING (id), q
+        ),
+        normalized AS (
+            SELECT *, keyword_rank / COALESCE(NULLIF(max(keyword_rank) OVER (), 0), 1) AS keyword
+            FROM signals
+        ),
+        relevant AS (
+            SELECT *, (1 - %(weight)s) * greatest(similarity, 0) + %(weight)s * keyword
+                AS relevance
+            FROM normalized
+        ),
+        scored AS (
+            SELECT *, power(0.5, age_days / %(half_life)s) AS age_factor,
+                relevance * significance * power(0.5, age_days / %(half_life)s) AS score,
+                row_number() OVER (ORDER BY relevance DESC, id) <= %(gate_size)s
+                    AND relevance >= %(gate_ratio)s * max(relevance) OVER () AS passed_gate
+            FROM relevant
+        ),
+        ranked AS (
+            SELECT *, row_number() OVER (
+                ORDER BY passed_gate DESC, CASE WHEN passed_gate THEN score ELSE 0 END DESC,
+                    relevance DESC, created_at DESC, id
+            ) AS position
+            FROM scored
+        )
+        SELECT {memory_columns}, {scope_columns}, r.mem_id AS replacement_mem_id,
+            ranked.similarity, ranked.keyword_rank, ranked.keyword, ranked.relevance,
+            ranked.age_days, ranked.age_factor, ranked.score, ranked.passed_gate
+        FROM ranked
+        JOIN memories_memory m ON m.id = ranked.id
+        JOIN memories_scope s ON s.id = m.scope_id
+        LEFT JOIN memories_memory r ON r.id = m.superseded_by_id
+        WHERE ranked.position <= %(limit)s
+        ORDER BY ranked.position
     """
-    cap = settings.MM_SEARCH_KEYWORD_SCAN_MAX
-    params = [
-        ranked,
-        matched,
-        *base_params,
-        model,
-        vec,
-        n,
-        *base_params,
-        cap,
-        n,
-        model,
-        vec,
-    ]
-    if n <= settings.MM_HNSW_EF_SEARCH:
+    if count <= settings.MM_HNSW_EF_SEARCH:
         # Every connection starts with hnsw.ef_search and hnsw.iterative_scan set (see
         # ``meaning_memory.db.search_options``): no transaction, no extra round trip.
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return {row[0]: (float(row[1] or 0.0), float(row[2] or 0.0)) for row in cursor}
+        return [_hit(memory, now) for memory in Memory.objects.raw(sql, params)]
     with transaction.atomic(), connection.cursor() as cursor:
         # More candidates than the index's search list holds: widen it for this query only.
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(n)])
-        cursor.execute(sql, params)
-        return {row[0]: (float(row[1] or 0.0), float(row[2] or 0.0)) for row in cursor}
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(count)])
+        return [_hit(memory, now) for memory in Memory.objects.raw(sql, params)]
+
+
+def _hit(memory: Memory, now: datetime) -> SearchHit:
+    """A search hit from a row of ``_ranked``'s statement: the memory, its related objects and
+    the figures that explain its place."""
+    memory.scope = Scope.from_db(
+        "default",
+        list(_SCOPE_COLUMNS),
+        [getattr(memory, f"scope__{column}") for column in _SCOPE_COLUMNS],
+    )
+    if memory.superseded_by_id is not None:
+        memory.superseded_by = Memory.from_db(
+            "default", ["id", "mem_id"], [memory.superseded_by_id, memory.replacement_mem_id]
+        )
+    return SearchHit(
+        memory=memory,
+        similarity=memory.similarity,
+        keyword_rank=memory.keyword_rank,
+        keyword=memory.keyword,
+        relevance=memory.relevance,
+        age_days=memory.age_days,
+        age_factor=memory.age_factor,
+        score=memory.score,
+        gated=memory.passed_gate,
+        eligible=eligibility(memory, now),
+    )
+
+
+#: What a search loads of each memory it shows: everything but the vectors.
+_SHOWN_MEMORY_COLUMNS = tuple(
+    model_field.column
+    for model_field in Memory._meta.concrete_fields
+    if model_field.name not in {"embedding", "search_vector"}
+)
+_SCOPE_COLUMNS = tuple(model_field.column for model_field in Scope._meta.concrete_fields)
 
 
 #: ``q.tsq``: the query's words, OR-ed (NULL if none): what keyword rank is computed with.
 #: ``q.match_tsq``: the words that select keyword candidates (see ``_keyword_lexemes``).
 _QUERY_CTES = """
         q AS (
-            SELECT (SELECT string_agg(quote_literal(w), ' | ')::tsquery FROM unnest(%s::text[]) w)
-                       AS tsq,
-                   (SELECT string_agg(quote_literal(w), ' | ')::tsquery FROM unnest(%s::text[]) w)
-                       AS match_tsq
+            SELECT
+                (SELECT string_agg(quote_literal(w), ' | ')::tsquery
+                 FROM unnest(%(ranked_words)s::text[]) w) AS tsq,
+                (SELECT string_agg(quote_literal(w), ' | ')::tsquery
+                 FROM unnest(%(matched_words)s::text[]) w) AS match_tsq
         )"""
 
 
@@ -398,103 +472,15 @@ def keyword_queries(query: str, agent: Agent) -> tuple[str | None, str | None]:
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH {_QUERY_CTES} SELECT tsq::text, match_tsq::text FROM q",
-            _keyword_lexemes(words, agent.workspace_id),
+            dict(
+                zip(
+                    ("ranked_words", "matched_words"),
+                    _keyword_lexemes(words, agent.workspace_id),
+                    strict=True,
+                )
+            ),
         )
         return cursor.fetchone()
-
-
-def rank(
-    candidates: dict[int, tuple[float, float]], *, limit: int, reference: datetime, now: datetime
-) -> list[SearchHit]:
-    """Apply relevance, the gate and the formula to the candidates; the one ranking function."""
-    if not candidates:
-        return []
-    weight = settings.MM_SEARCH_KEYWORD_WEIGHT
-    best_rank = max(kw for _, kw in candidates.values()) or 1.0
-    relevance = {
-        pk: (1.0 - weight) * max(sim, 0.0) + weight * (kw / best_rank)
-        for pk, (sim, kw) in candidates.items()
-    }
-    by_relevance = sorted(relevance, key=lambda pk: (-relevance[pk], pk))
-    floor = settings.MM_SEARCH_GATE_RATIO * relevance[by_relevance[0]]
-    gate_size = max(limit, settings.MM_SEARCH_GATE_K)
-    passed = {pk for pk in by_relevance[:gate_size] if relevance[pk] >= floor}
-    shown = [pk for pk in by_relevance if pk in passed]
-    shown += [pk for pk in by_relevance if pk not in passed][: max(limit - len(shown), 0)]
-    memories = _shown_memories(shown)
-    half_life = settings.MM_S1_HALF_LIFE_DAYS
-    hits = []
-    for pk in shown:
-        memory = memories[pk]
-        similarity, keyword_rank = candidates[pk]
-        age_days = max((reference - memory.created_at).total_seconds() / SECONDS_PER_DAY, 0.0)
-        age_factor = 0.5 ** (age_days / half_life)
-        hits.append(
-            SearchHit(
-                memory=memory,
-                similarity=similarity,
-                keyword_rank=keyword_rank,
-                keyword=keyword_rank / best_rank,
-                relevance=relevance[pk],
-                age_days=age_days,
-                age_factor=age_factor,
-                score=relevance[pk] * memory.significance * age_factor,
-                gated=pk in passed,
-                eligible=eligibility(memory, now),
-            )
-        )
-    # Memories that passed the gate first, by score; the rest after them, by relevance.
-    hits.sort(
-        key=lambda h: (
-            not h.gated,
-            -h.score if h.gated else 0.0,
-            -h.relevance,
-            -h.memory.created_at.timestamp(),
-            h.memory.pk,
-        )
-    )
-    return hits[:limit]
-
-
-def _shown_memories(ids: list[int]) -> dict[int, Memory]:
-    """The memories a search shows, with their scope and replacement, by id.
-
-    One hand-written query: what ``select_related("scope", "superseded_by")`` would fetch, minus
-    the vectors, without the ORM's query compilation, which costs more than running the query
-    (about a millisecond per search).
-    """
-    if not ids:
-        return {}
-    memory_columns = ", ".join(f'm."{column}"' for column in _SHOWN_MEMORY_COLUMNS)
-    scope_columns = ", ".join(f's."{column}" AS "scope__{column}"' for column in _SCOPE_COLUMNS)
-    sql = f"""
-        SELECT {memory_columns}, {scope_columns}, r.mem_id AS replacement_mem_id
-        FROM memories_memory m
-        JOIN memories_scope s ON s.id = m.scope_id
-        LEFT JOIN memories_memory r ON r.id = m.superseded_by_id
-        WHERE m.id = ANY(%s)
-    """
-    memories = {}
-    for memory in Memory.objects.raw(sql, [ids]):
-        memory.scope = Scope.from_db(
-            "default",
-            list(_SCOPE_COLUMNS),
-            [getattr(memory, f"scope__{column}") for column in _SCOPE_COLUMNS],
-        )
-        if memory.superseded_by_id is not None:
-            memory.superseded_by = Memory.from_db(
-                "default", ["id", "mem_id"], [memory.superseded_by_id, memory.replacement_mem_id]
-            )
-        memories[memory.pk] = memory
-    return memories
-
-
-_SHOWN_MEMORY_COLUMNS = tuple(
-    model_field.column
-    for model_field in Memory._meta.concrete_fields
-    if model_field.name not in {"embedding", "search_vector"}
-)
-_SCOPE_COLUMNS = tuple(model_field.column for model_field in Scope._meta.concrete_fields)
 
 
 def eligibility(memory: Memory, now: datetime) -> str:
