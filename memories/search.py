@@ -401,6 +401,7 @@ class _Statistics:
     rows: float  # memories in the table (pg_class.reltuples)
     words: tuple[tuple[str, float], ...]  # most common lexemes, share of memories holding each
     workspaces: dict[int, float]  # most common workspaces, share of memories in each
+    other_workspace: float  # the average share of any other workspace
     common: dict[tuple[int, int], dict[str, float]] = field(default_factory=dict)
 
 
@@ -425,13 +426,24 @@ def _read_statistics() -> _Statistics:
             + stats.format(
                 values="most_common_vals", freqs="most_common_freqs", column="workspace_id"
             )
+            + " UNION ALL SELECT 'distinct', NULL, n_distinct::float8 FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = 'memories_memory' "
+            "AND attname = 'workspace_id'"
         )
         found = cursor.fetchall()
+    rows = max([value for kind, _, value in found if kind == "rows"] + [0.0])
+    workspaces = {int(pk): share for kind, pk, share in found if kind == "workspace"}
+    # As the planner estimates a value missing from the most common ones: the rest of the rows
+    # spread evenly over the rest of the distinct values (n_distinct < 0 is a share of rows).
+    distinct = next((value for kind, _, value in found if kind == "distinct"), 0.0)
+    distinct = -distinct * rows if distinct < 0 else distinct
+    others = distinct - len(workspaces)
     return _Statistics(
         read_at=time.monotonic(),
-        rows=max([share for kind, _, share in found if kind == "rows"] + [0.0]),
+        rows=rows,
         words=tuple((word, share) for kind, word, share in found if kind == "word"),
-        workspaces={int(pk): share for kind, pk, share in found if kind == "workspace"},
+        workspaces=workspaces,
+        other_workspace=max(1.0 - sum(workspaces.values()), 0.0) / others if others >= 1 else 0.0,
     )
 
 
@@ -443,10 +455,11 @@ def common_words(workspace_id: int) -> dict[str, float]:
     are expected to hold it: (its share of all memories) × (the workspace's share of all
     memories) × (all memories), from PostgreSQL's statistics (the most common elements of the
     ``search_vector`` column, up to 10,000 of them, and the most common values of
-    ``workspace_id``). Its matches could not all be ranked, so they would be an arbitrary
-    sample, and such a word says little about relevance anyway; it still counts in the keyword
-    rank. A workspace too small to be among the most common values has no common words. The
-    statistics are read once per ``STATISTICS_TTL_S`` per process, not per search.
+    ``workspace_id``; a workspace not among those gets the average share of the others). Its
+    matches could not all be ranked, so they would be an arbitrary sample, and such a word says
+    little about relevance anyway; it still counts in the keyword rank. A table not analyzed
+    yet has no common words. The statistics are read once per ``STATISTICS_TTL_S`` per
+    process, not per search.
     """
     statistics = _statistics.get(connection.alias)
     if statistics is None or time.monotonic() - statistics.read_at > STATISTICS_TTL_S:
@@ -454,7 +467,8 @@ def common_words(workspace_id: int) -> dict[str, float]:
     limit = settings.MM_SEARCH_KEYWORD_SCAN_MAX
     common = statistics.common.get((workspace_id, limit))
     if common is None:
-        workspace_rows = statistics.rows * statistics.workspaces.get(workspace_id, 0.0)
+        share = statistics.workspaces.get(workspace_id, statistics.other_workspace)
+        workspace_rows = statistics.rows * share
         common = {word: share for word, share in statistics.words if share * workspace_rows > limit}
         statistics.common[(workspace_id, limit)] = common
     return common

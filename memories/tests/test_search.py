@@ -335,3 +335,23 @@ def test_words_most_memories_contain_do_not_select_keyword_candidates(alice, cha
     hits = memory_search(agent=alice.agent, query="What is the Zephyr status?", limit=3)
     assert hits[0].memory == rare
     assert hits[0].keyword_rank > 0  # ranked with every word of the query
+
+
+def test_a_word_is_common_in_each_of_several_equal_workspaces(alice, charlie, settings):
+    """Equal workspaces may get no most-common-values list: each then counts as average."""
+    from django.db import connection
+
+    from memories.search import forget_statistics, keyword_queries
+
+    for i in range(60):
+        project = ("Orion", "Vega") if i < 5 else ("Atlas", "Lyra")
+        memory_remember(agent=alice.agent, text=f"Status of the {project[0]} project, week {i}.")
+        memory_remember(agent=charlie.agent, text=f"Status of the {project[1]} project, week {i}.")
+    settings.MM_SEARCH_KEYWORD_SCAN_MAX = 50
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    forget_statistics()
+    for agent, name in ((alice.agent, "orion"), (charlie.agent, "vega")):  # in 5 of 60
+        assert keyword_queries(f"{name} status", agent)[1] == f"'{name}'"  # "status": in 60
+    settings.MM_SEARCH_KEYWORD_SCAN_MAX = 70  # more than either workspace holds
+    assert keyword_queries("orion status", alice.agent)[1] == "'orion' | 'status'"
