@@ -397,7 +397,7 @@ def main() -> None:
     parser.add_argument(
         "--exact-queries",
         type=int,
-        default=50,
+        default=100,
         help="queries also run exactly, for recall (an exact scan of 1M is slow)",
     )
     parser.add_argument("--seed", type=int, default=1)
