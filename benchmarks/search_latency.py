@@ -187,11 +187,18 @@ def loaded_agents(size: int, workspaces: int) -> list[Any]:
     return []
 
 
-def build_indexes(ddl: dict[str, str]) -> dict[str, float]:
+def build_indexes(ddl: dict[str, str], ef_construction: int) -> dict[str, float]:
+    """Rebuild the dropped indexes, the vector ones with this ``ef_construction``."""
     from django.db import connection
 
+    from memories import indexing
     from memories.indexing import workspace_indexes_sync
 
+    indexing.HNSW_EF_CONSTRUCTION = ef_construction  # the per-workspace indexes' too
+    ddl = {
+        name: re.sub(r"ef_construction='?\d+'?", f"ef_construction='{ef_construction}'", sql)
+        for name, sql in ddl.items()
+    }
     seconds: dict[str, float] = {}
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '4GB'")
@@ -208,7 +215,8 @@ def build_indexes(ddl: dict[str, str]) -> dict[str, float]:
 
 
 def explain(query: Query) -> None:
-    """EXPLAIN ANALYZE the hand-written SQL of one ``memory_search`` call (with its SETs)."""
+    """EXPLAIN ANALYZE the hand-written SQL of one ``memory_search`` call (with its SETs, if
+    it asked for more candidates than the connection's ef_search)."""
     from django.db import connection, transaction
 
     from memories.search import memory_search
@@ -234,7 +242,7 @@ def explain(query: Query) -> None:
 def breakdown(queries: list[Query]) -> None:
     """EXPLAIN ANALYZE the search statement of each query (right after the search itself ran)
     and print percentiles of where its time goes."""
-    from django.db import connection, transaction
+    from django.db import connection
 
     from memories.search import memory_search
 
@@ -254,12 +262,8 @@ def breakdown(queries: list[Query]) -> None:
         statements.clear()
         with connection.execute_wrapper(capture):
             memory_search(agent=query.agent, query=query.text, query_vector=query.vector)
-        settings_sql, search_sql = (
-            next(s for s in statements if "set_config" in s[0]),
-            next(s for s in statements if "by_vector AS" in s[0]),
-        )
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(*settings_sql)
+        search_sql = next(s for s in statements if "by_vector AS" in s[0])
+        with connection.cursor() as cursor:
             cursor.execute("EXPLAIN (ANALYZE) " + search_sql[0], search_sql[1])
             plan = "\n".join(row[0] for row in cursor.fetchall())
         gin = re.search(
@@ -323,7 +327,7 @@ def run_case(corpus: Corpus, args: argparse.Namespace, size: int, layout: str) -
     else:
         agents, ddl = reset(workspaces)
         load_s = load(corpus, rng, size, agents)
-        index_s = build_indexes(ddl)
+        index_s = build_indexes(ddl, args.ef_construction)
         timings = ", ".join(f"{name} {s:.1f} s" for name, s in index_s.items())
         print(f"{size:,} × {layout}: load {load_s:.1f} s, {timings}", flush=True)
 
@@ -339,6 +343,19 @@ def run_case(corpus: Corpus, args: argparse.Namespace, size: int, layout: str) -
     if args.breakdown:
         breakdown(queries[: args.breakdown])
     return {"memories": size, "layout": layout, "load_s": load_s, "index_s": index_s, **figures}
+
+
+def hnsw_parameters() -> str:
+    """The vector index's build parameters as the database has them (with --reuse, those of
+    the run that built it)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [INDEXES[0]])
+        found = cursor.fetchone()
+    if found is None:
+        return "missing"
+    return ", ".join(f"{k} {v}" for k, v in re.findall(r"(m|ef_construction)='?(\d+)", found[0]))
 
 
 def machine() -> dict[str, Any]:
@@ -410,6 +427,11 @@ def main() -> None:
         "--breakdown", type=int, default=0, help="EXPLAIN ANALYZE this many queries' statements"
     )
     parser.add_argument("--explain", action="store_true", help="EXPLAIN one search per case")
+    parser.add_argument(
+        "--ef-construction",
+        type=int,
+        help="build the HNSW indexes with this ef_construction instead of the engine's own",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     layouts = args.layouts.split(",")
@@ -427,10 +449,14 @@ def main() -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    from memories.models import HNSW_EF_CONSTRUCTION
+
+    args.ef_construction = args.ef_construction or HNSW_EF_CONSTRUCTION
     corpus = Corpus(args.seed)
     results = [run_case(corpus, args, size, layout) for size in sizes for layout in layouts]
     info = machine()
     knobs = {name: getattr(settings, name) for name in KNOBS.split()}
+    knobs["HNSW index"] = hnsw_parameters()
     command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
     print(f"\n`{command}`\n")
     print(

@@ -16,9 +16,9 @@ TEXT_SEARCH_CONFIG = "english"
 DEFAULT_SIGNIFICANCE = 0.80
 STARE_DIMENSIONS = ("s", "t", "a", "r", "e")
 #: HNSW graph parameters of every vector index (the table's and each large workspace's own).
-#: ef_construction 128 rather than pgvector's default 64: on a million clustered vectors it
-#: lifts the top-10 recall of a 50-nearest scan at ef_search 100 from 0.75 to 0.98 for the same
-#: search time, and the build takes about 1.6 times as long (BENCHMARKS.md).
+#: ef_construction 128 rather than pgvector's default 64: a better graph lets searches use a
+#: short search list (``MM_HNSW_EF_SEARCH`` 100) and still find what an exact scan finds, for a
+#: slower build. Measured in BENCHMARKS.md.
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 
