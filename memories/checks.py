@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.checks import Error, Tags, register
+from django.core.checks import Error, Tags, Warning, register
 from django.db import connection
 from django.db.utils import OperationalError
 
@@ -31,7 +31,33 @@ def check_pgvector(app_configs, **kwargs):  # type: ignore[no-untyped-def]
                 "or unset DATABASE_URL to use the embedded server, which has it.",
             )
         ]
-    return []
+    return check_search_settings()
+
+
+def check_search_settings() -> list[Warning]:
+    """Searches rely on each connection starting with pgvector's search settings (libpq
+    ``options``, see ``meaning_memory.db.search_options``); a pooler may drop them."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('hnsw.ef_search', true), "
+            "current_setting('hnsw.iterative_scan', true)"
+        )
+        found = cursor.fetchone()
+    expected = (str(settings.MM_HNSW_EF_SEARCH), "relaxed_order")
+    if found == expected:
+        return []
+    return [
+        Warning(
+            f"database connections start with hnsw.ef_search={found[0]} and "
+            f"hnsw.iterative_scan={found[1]}, not {expected[0]} and {expected[1]}: "
+            "vector search will find fewer of the right memories",
+            id="memories.W001",
+            hint="A connection pooler between the engine and PostgreSQL must pass the libpq "
+            "'options' startup parameter through, or set both on the database: ALTER DATABASE "
+            f"... SET hnsw.ef_search = {expected[0]}; ... SET hnsw.iterative_scan = "
+            "relaxed_order.",
+        )
+    ]
 
 
 @register()

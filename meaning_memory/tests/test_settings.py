@@ -87,3 +87,13 @@ def test_system_checks_pass(db):
     from django.core.management import call_command
 
     call_command("check", "--database", "default")
+
+
+def test_a_connection_without_the_search_settings_is_reported(db, settings):
+    from memories.checks import check_search_settings
+
+    assert check_search_settings() == []
+    settings.MM_HNSW_EF_SEARCH = 64  # what this connection was not started with
+    [warning] = check_search_settings()
+    assert warning.id == "memories.W001"
+    assert "hnsw.ef_search=100" in warning.msg and "not 64" in warning.msg
