@@ -1,11 +1,14 @@
-"""Per-workspace vector indexes: one partial HNSW index for each large workspace.
+"""Per-workspace indexes: a partial HNSW and a partial GIN index for each large workspace.
 
 In a table shared by many workspaces a search filters on its workspace; for a workspace that
 holds a small share of the table neither plan of the global HNSW index is fast: a filtered HNSW
 scan rejects most of what it visits, and an exact scan reads one table page per memory of the
 workspace (its rows lie scattered among everyone else's). A partial HNSW index restricted to
 ``workspace_id = N`` holds only that workspace's vectors, so the planner can answer its nearest
-neighbours from a small index and read just the rows it returns.
+neighbours from a small index and read just the rows it returns. Full-text search has the same
+problem in another form: the global GIN index returns every memory of the table that holds a
+query word, and a word rare in one workspace may be in tens of thousands of the others'
+memories; a partial GIN index returns only the workspace's own.
 
 A workspace gets one when it holds at least ``MM_WORKSPACE_INDEX_MIN_ROWS`` memories and less
 than half of the table (above that, the global index serves it well). ``workspace_indexes_sync``
@@ -22,8 +25,16 @@ from django.db import connection
 
 from memories.models import HNSW_EF_CONSTRUCTION, HNSW_M
 
+#: Each large workspace's own indexes: name prefix and definition.
+WORKSPACE_INDEXES = {
+    "memory_hnsw_ws_": (
+        "USING hnsw (embedding vector_cosine_ops) "
+        f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+    ),
+    "memory_gin_ws_": "USING gin (search_vector)",
+}
 INDEX_PREFIX = "memory_hnsw_ws_"
-_INDEX_NAME = re.compile(rf"^{INDEX_PREFIX}(\d+)$")
+_INDEX_NAME = re.compile(r"^(memory_hnsw_ws_|memory_gin_ws_)(\d+)$")
 
 
 @dataclass
@@ -33,19 +44,28 @@ class IndexSync:
     kept: list[int] = field(default_factory=list)
 
 
-def workspace_index_name(workspace_id: int) -> str:
-    return f"{INDEX_PREFIX}{int(workspace_id)}"
+def workspace_index_name(workspace_id: int, prefix: str = INDEX_PREFIX) -> str:
+    return f"{prefix}{int(workspace_id)}"
 
 
-def existing_workspace_indexes() -> set[int]:
+def _workspace_indexes() -> dict[int, set[str]]:
+    """{workspace id: the prefixes of its own indexes that exist}."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'memories_memory' "
-            "AND indexname LIKE %s",
-            [f"{INDEX_PREFIX}%"],
+            "AND (indexname LIKE 'memory_hnsw_ws_%%' OR indexname LIKE 'memory_gin_ws_%%')"
         )
         names = [row[0] for row in cursor.fetchall()]
-    return {int(m.group(1)) for name in names if (m := _INDEX_NAME.match(name))}
+    found: dict[int, set[str]] = {}
+    for name in names:
+        if match := _INDEX_NAME.match(name):
+            found.setdefault(int(match.group(2)), set()).add(match.group(1))
+    return found
+
+
+def existing_workspace_indexes() -> set[int]:
+    """The workspaces that have indexes of their own."""
+    return set(_workspace_indexes())
 
 
 def workspaces_needing_an_index() -> set[int]:
@@ -61,24 +81,27 @@ def workspaces_needing_an_index() -> set[int]:
 
 
 def workspace_indexes_sync() -> IndexSync:
-    """Create the partial index of each workspace that needs one and drop those no longer
+    """Create the partial indexes of each workspace that needs them and drop those no longer
     needed. Indexes are built and dropped CONCURRENTLY: searches and writes go on meanwhile."""
     if connection.in_atomic_block:
         raise RuntimeError("workspace_indexes_sync builds indexes concurrently: no transaction")
-    wanted, existing = workspaces_needing_an_index(), existing_workspace_indexes()
-    result = IndexSync(kept=sorted(wanted & existing))
+    wanted, existing = workspaces_needing_an_index(), _workspace_indexes()
+    complete = {ws for ws, kinds in existing.items() if kinds == set(WORKSPACE_INDEXES)}
+    result = IndexSync(kept=sorted(wanted & complete))
     with connection.cursor() as cursor:
-        for workspace_id in sorted(wanted - existing):
-            cursor.execute(
-                f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {workspace_index_name(workspace_id)} "
-                "ON memories_memory USING hnsw (embedding vector_cosine_ops) "
-                f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
-                f"WHERE workspace_id = {int(workspace_id)}"
-            )
+        for workspace_id in sorted(wanted - complete):
+            for prefix, definition in WORKSPACE_INDEXES.items():
+                cursor.execute(
+                    "CREATE INDEX CONCURRENTLY IF NOT EXISTS "
+                    f"{workspace_index_name(workspace_id, prefix)} ON memories_memory "
+                    f"{definition} WHERE workspace_id = {int(workspace_id)}"
+                )
             result.created.append(workspace_id)
-        for workspace_id in sorted(existing - wanted):
-            cursor.execute(
-                f"DROP INDEX CONCURRENTLY IF EXISTS {workspace_index_name(workspace_id)}"
-            )
+        for workspace_id in sorted(set(existing) - wanted):
+            for prefix in WORKSPACE_INDEXES:
+                cursor.execute(
+                    "DROP INDEX CONCURRENTLY IF EXISTS "
+                    f"{workspace_index_name(workspace_id, prefix)}"
+                )
             result.dropped.append(workspace_id)
     return result

@@ -227,8 +227,8 @@ def _ranked(
     params |= {
         "workspace": agent.workspace_id,
         "scopes": scope_ids,
-        "ranked_words": ranked_words,
-        "matched_words": matched_words,
+        "tsq": _tsquery(ranked_words),
+        "match_tsq": _tsquery(matched_words),
         "model": current_model_name(),
         "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
         "count": count,
@@ -250,30 +250,30 @@ def _ranked(
     # The vector list is its own CTE so the planner can use the HNSW index (or, for a small
     # workspace, the btree and an exact sort: it chooses by cost).
     sql = f"""
-        WITH {_QUERY_CTES},
-        by_vector AS (
+        WITH by_vector AS (
             SELECT id FROM memories_memory
             WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
             ORDER BY {order} LIMIT %(count)s
         ),
         matching AS (
-            SELECT m.id, m.search_vector FROM memories_memory m, q
-            WHERE q.match_tsq IS NOT NULL AND m.search_vector @@ q.match_tsq AND {base}
+            SELECT m.id, m.search_vector FROM memories_memory m
+            WHERE m.search_vector @@ %(match_tsq)s::tsquery AND {base}
             LIMIT %(scan_max)s
         ),
         by_keyword AS (
-            SELECT matching.id FROM matching, q
-            ORDER BY ts_rank(matching.search_vector, q.tsq) DESC, matching.id LIMIT %(count)s
+            SELECT matching.id FROM matching
+            ORDER BY ts_rank(matching.search_vector, %(tsq)s::tsquery) DESC, matching.id
+            LIMIT %(count)s
         ),
         candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_keyword),
         signals AS (
             SELECT m.id, m.significance, m.created_at,
                 CASE WHEN m.embedding_model = %(model)s
                     THEN 1 - (m.embedding <=> %(vector)s::vector) ELSE 0 END AS similarity,
-                COALESCE(ts_rank(m.search_vector, q.tsq), 0)::float8 AS keyword_rank,
+                COALESCE(ts_rank(m.search_vector, %(tsq)s::tsquery), 0)::float8 AS keyword_rank,
                 greatest(date_part('epoch', %(reference)s - m.created_at) / {SECONDS_PER_DAY}, 0)
                     AS age_days
-            FROM memories_memory m JOIN candidates USING (id), q
+            FROM memories_memory m JOIN candidates USING (id)
         ),
         normalized AS (
             SELECT *, keyword_rank / COALESCE(NULLIF(max(keyword_rank) OVER (), 0), 1) AS keyword
@@ -353,16 +353,12 @@ _SHOWN_MEMORY_COLUMNS = tuple(
 _SCOPE_COLUMNS = tuple(model_field.column for model_field in Scope._meta.concrete_fields)
 
 
-#: ``q.tsq``: the query's words, OR-ed (NULL if none): what keyword rank is computed with.
-#: ``q.match_tsq``: the words that select keyword candidates (see ``_keyword_lexemes``).
-_QUERY_CTES = """
-        q AS (
-            SELECT
-                (SELECT string_agg(quote_literal(w), ' | ')::tsquery
-                 FROM unnest(%(ranked_words)s::text[]) w) AS tsq,
-                (SELECT string_agg(quote_literal(w), ' | ')::tsquery
-                 FROM unnest(%(matched_words)s::text[]) w) AS match_tsq
-        )"""
+def _tsquery(words: list[str]) -> str | None:
+    """The words OR-ed, as tsquery text (None for no words). Passed as a constant, not built in
+    SQL, so that the planner can estimate from its statistics how many memories match it."""
+    if not words:
+        return None
+    return " | ".join("'" + word.replace("\\", "\\\\").replace("'", "''") + "'" for word in words)
 
 
 def _scopes_and_words(agent: Agent, query: str) -> tuple[list[int], list[str]]:
@@ -485,14 +481,8 @@ def keyword_queries(query: str, agent: Agent) -> tuple[str | None, str | None]:
     _, words = _scopes_and_words(agent, query)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH {_QUERY_CTES} SELECT tsq::text, match_tsq::text FROM q",
-            dict(
-                zip(
-                    ("ranked_words", "matched_words"),
-                    _keyword_lexemes(words, agent.workspace_id),
-                    strict=True,
-                )
-            ),
+            "SELECT %s::tsquery::text, %s::tsquery::text",
+            [_tsquery(lexemes) for lexemes in _keyword_lexemes(words, agent.workspace_id)],
         )
         return cursor.fetchone()
 

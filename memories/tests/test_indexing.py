@@ -37,6 +37,14 @@ def test_a_large_workspace_in_a_shared_table_gets_its_own_index(shared_table, al
         )
         (definition,) = cursor.fetchone()
     assert "hnsw" in definition and f"(workspace_id = {alice.agent.workspace_id})" in definition
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s",
+            [f"memory_gin_ws_{alice.agent.workspace_id}"],
+        )
+        (definition,) = cursor.fetchone()
+    assert "gin (search_vector)" in definition
+    assert f"(workspace_id = {alice.agent.workspace_id})" in definition
 
     again = workspace_indexes_sync()  # idempotent
     assert (again.created, again.dropped, again.kept) == ([], [], [alice.agent.workspace_id])
@@ -62,6 +70,9 @@ def test_a_large_workspace_in_a_shared_table_gets_its_own_index(shared_table, al
     assert changed.dropped == [alice.agent.workspace_id]
     assert changed.created == [charlie.agent.workspace_id]
     assert existing_workspace_indexes() == {charlie.agent.workspace_id}
+    with connection.cursor() as cursor:  # both of A's indexes are gone
+        cursor.execute("SELECT count(*) FROM pg_indexes WHERE indexname ~ %s", ["_ws_[0-9]+$"])
+        assert cursor.fetchone() == (2,)
 
 
 def test_index_sync_refuses_to_run_inside_a_transaction(db):

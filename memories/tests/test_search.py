@@ -355,3 +355,22 @@ def test_a_word_is_common_in_each_of_several_equal_workspaces(alice, charlie, se
         assert keyword_queries(f"{name} status", agent)[1] == f"'{name}'"  # "status": in 60
     settings.MM_SEARCH_KEYWORD_SCAN_MAX = 70  # more than either workspace holds
     assert keyword_queries("orion status", alice.agent)[1] == "'orion' | 'status'"
+
+
+def test_words_with_quotes_and_backslashes_are_matched_literally(db):
+    from django.db import connection
+
+    from memories.search import _tsquery
+
+    for word in ("it's", "back\\slash", "'quoted'", "a|b&!c:*"):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT array_to_tsvector(ARRAY[%s]) @@ %s::tsquery", [word, _tsquery([word])]
+            )
+            assert cursor.fetchone() == (True,), word
+
+
+def test_punctuation_in_a_query_is_not_syntax(alice):
+    memory_remember(agent=alice.agent, text="O'Brien's backup path is C:\\temp\\backups.")
+    hits = memory_search(agent=alice.agent, query="O'Brien's \\ 'backup' & | ! :* path?")
+    assert hits and "O'Brien" in hits[0].memory.text

@@ -5,13 +5,13 @@ from memories.indexing import workspace_indexes_sync
 
 class Command(BaseCommand):
     help = (
-        "Give each large workspace of a shared table its own vector index (and drop those no "
-        "longer needed). Idempotent; run it after bulk imports."
+        "Give each large workspace of a shared table its own vector and full-text indexes (and "
+        "drop those no longer needed). Idempotent; run it after bulk imports."
     )
 
     def handle(self, *args, **options):
         result = workspace_indexes_sync()
         self.stdout.write(
-            f"workspace vector indexes: {len(result.created)} created, "
+            f"workspace indexes: {len(result.created)} created, "
             f"{len(result.dropped)} dropped, {len(result.kept)} kept"
         )
