@@ -251,29 +251,42 @@ def _ranked(
     # workspace, the btree and an exact sort: it chooses by cost).
     sql = f"""
         WITH by_vector AS (
-            SELECT id FROM memories_memory
+            SELECT id, significance, created_at,
+                1 - (embedding <=> %(vector)s::vector) AS similarity,
+                ts_rank(search_vector, %(tsq)s::tsquery) AS keyword_rank
+            FROM memories_memory
             WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
             ORDER BY {order} LIMIT %(count)s
         ),
         matching AS (
-            SELECT m.id, m.search_vector FROM memories_memory m
-            WHERE m.search_vector @@ %(match_tsq)s::tsquery AND {base}
+            SELECT id, significance, created_at, embedding, embedding_model, search_vector
+            FROM memories_memory
+            WHERE search_vector @@ %(match_tsq)s::tsquery AND {base}
             LIMIT %(scan_max)s
         ),
         by_keyword AS (
-            SELECT matching.id FROM matching
-            ORDER BY ts_rank(matching.search_vector, %(tsq)s::tsquery) DESC, matching.id
-            LIMIT %(count)s
+            SELECT id, significance, created_at, embedding, embedding_model,
+                ts_rank(search_vector, %(tsq)s::tsquery) AS keyword_rank
+            FROM matching ORDER BY keyword_rank DESC, id LIMIT %(count)s
         ),
-        candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_keyword),
+        -- Both signals of each candidate, computed where its row was read: the cosine of a
+        -- keyword candidate only for the few that made the list. A memory on both lists has
+        -- the same figures on both: DISTINCT ON keeps one.
         signals AS (
-            SELECT m.id, m.significance, m.created_at,
-                CASE WHEN m.embedding_model = %(model)s
-                    THEN 1 - (m.embedding <=> %(vector)s::vector) ELSE 0 END AS similarity,
-                COALESCE(ts_rank(m.search_vector, %(tsq)s::tsquery), 0)::float8 AS keyword_rank,
-                greatest(date_part('epoch', %(reference)s - m.created_at) / {SECONDS_PER_DAY}, 0)
+            SELECT DISTINCT ON (id) id, significance, created_at, similarity,
+                COALESCE(keyword_rank, 0)::float8 AS keyword_rank,
+                greatest(date_part('epoch', %(reference)s - created_at) / {SECONDS_PER_DAY}, 0)
                     AS age_days
-            FROM memories_memory m JOIN candidates USING (id)
+            FROM (
+                SELECT id, significance, created_at, similarity, keyword_rank FROM by_vector
+                UNION ALL
+                SELECT id, significance, created_at,
+                    CASE WHEN embedding_model = %(model)s
+                        THEN 1 - (embedding <=> %(vector)s::vector) ELSE 0 END,
+                    keyword_rank
+                FROM by_keyword
+            ) AS both_lists
+            ORDER BY id
         ),
         normalized AS (
             SELECT *, keyword_rank / COALESCE(NULLIF(max(keyword_rank) OVER (), 0), 1) AS keyword
