@@ -4,10 +4,10 @@
 
 1. Candidates. Two index scans over the memories the caller may see that pass the filters:
    the ``max(MM_SEARCH_CANDIDATES, limit)`` nearest by cosine distance (pgvector HNSW with
-   iterative scan so filters do not starve it, or a large workspace's own partial HNSW index:
-   see ``memories.indexing``) and as many best by full-text rank (GIN index; the query's words
-   are OR-ed, so a memory needs only one of them to match, and common words do not select
-   candidates: see ``common_words``). ``ts_rank`` is computed for at most
+   iterative scan so filters do not starve it) and as many best by full-text rank (GIN; the
+   query's words are OR-ed, so a memory needs only one of them to match, and common words do
+   not select candidates: see ``common_words``). A large workspace in a shared table has its
+   own partial index of each kind (``memories.indexing``). ``ts_rank`` is computed for at most
    ``MM_SEARCH_KEYWORD_SCAN_MAX`` matching rows, which bounds its cost in a very large
    workspace.
 2. Relevance of each candidate, in [0, 1]:
