@@ -242,21 +242,23 @@ def _ranked(
     }
     base = f"workspace_id = %(workspace)s AND scope_id = ANY(%(scopes)s) AND {where}"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
-    order = (
-        "(embedding <=> %(vector)s::vector) + 0" if exact else "embedding <=> %(vector)s::vector"
-    )
+    distance = "(embedding <=> %(vector)s::vector)" + (" + 0" if exact else "")
     memory_columns = ", ".join(f'm."{column}"' for column in _SHOWN_MEMORY_COLUMNS)
     scope_columns = ", ".join(f's."{column}" AS "scope__{column}"' for column in _SCOPE_COLUMNS)
     # The vector list is its own CTE so the planner can use the HNSW index (or, for a small
     # workspace, the btree and an exact sort: it chooses by cost).
     sql = f"""
         WITH by_vector AS (
-            SELECT id, significance, created_at,
-                1 - (embedding <=> %(vector)s::vector) AS similarity,
+            -- The rank is computed for the nearest rows only (above the LIMIT): an exact scan
+            -- of a small workspace computes nothing but the distance for each of its rows.
+            SELECT id, significance, created_at, 1 - distance AS similarity,
                 ts_rank(search_vector, %(tsq)s::tsquery) AS keyword_rank
-            FROM memories_memory
-            WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
-            ORDER BY {order} LIMIT %(count)s
+            FROM (
+                SELECT id, significance, created_at, search_vector, {distance} AS distance
+                FROM memories_memory
+                WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
+                ORDER BY distance LIMIT %(count)s
+            ) AS nearest
         ),
         matching AS (
             SELECT id, significance, created_at, embedding, embedding_model, search_vector
