@@ -61,15 +61,6 @@ def choice(value: str | None, choices: list[str]) -> str | None:
     return None
 
 
-def search_query(value: str | None) -> str | None:
-    query = (value or "").strip()
-    if not query:
-        return "must not be empty."
-    if len(query) > settings.MM_MAX_TEXT_CHARS:
-        return f"must be at most {settings.MM_MAX_TEXT_CHARS} characters."
-    return storable_text(query)
-
-
 def search_limit(value: int | None) -> str | None:
     if value is not None and not 1 <= value <= settings.MM_SEARCH_MAX_LIMIT:
         return f"must be between 1 and {settings.MM_SEARCH_MAX_LIMIT} (got {value})."

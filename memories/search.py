@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -123,7 +124,7 @@ def _validate(
     source: str | None,
 ) -> tuple[int, dict[str, float]]:
     errors = Errors()
-    if message := rules.search_query(query):
+    if message := rules.memory_text(query):
         errors.add("query", message)
     limit = DEFAULT_LIMIT if limit is None else limit
     if message := rules.search_limit(limit):
@@ -323,13 +324,14 @@ def _ranked(
         WHERE ranked.position <= %(limit)s
         ORDER BY ranked.position
     """
-    if count <= settings.MM_HNSW_EF_SEARCH:
-        # Every connection starts with hnsw.ef_search and hnsw.iterative_scan set (see
-        # ``meaning_memory.db.search_options``): no transaction, no extra round trip.
-        return [_hit(memory, now) for memory in Memory.objects.raw(sql, params)]
-    with transaction.atomic(), connection.cursor() as cursor:
-        # More candidates than the index's search list holds: widen it for this query only.
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(count)])
+    # Every connection starts with hnsw.ef_search and hnsw.iterative_scan set (see
+    # ``meaning_memory.db.search_options``): no transaction, no extra round trip, unless the
+    # search wants more candidates than the index's search list holds.
+    widen = count > settings.MM_HNSW_EF_SEARCH
+    with transaction.atomic() if widen else contextlib.nullcontext():
+        if widen:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(count)])
         return [_hit(memory, now) for memory in Memory.objects.raw(sql, params)]
 
 
@@ -337,13 +339,13 @@ def _hit(memory: Memory, now: datetime) -> SearchHit:
     """A search hit from a row of ``_ranked``'s statement: the memory, its related objects and
     the figures that explain its place."""
     memory.scope = Scope.from_db(
-        "default",
+        memory._state.db,
         list(_SCOPE_COLUMNS),
         [getattr(memory, f"scope__{column}") for column in _SCOPE_COLUMNS],
     )
     if memory.superseded_by_id is not None:
         memory.superseded_by = Memory.from_db(
-            "default", ["id", "mem_id"], [memory.superseded_by_id, memory.replacement_mem_id]
+            memory._state.db, ["id", "mem_id"], [memory.superseded_by_id, memory.replacement_mem_id]
         )
     return SearchHit(
         memory=memory,

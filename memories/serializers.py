@@ -139,7 +139,7 @@ class RememberInput(StrictSerializer):
 
 class SearchInput(StrictSerializer):
     query = serializers.CharField(
-        error_messages=BLANK_MESSAGES, validators=[_rule(rules.search_query)]
+        error_messages=BLANK_MESSAGES, validators=[_rule(rules.memory_text)]
     )
     limit = serializers.IntegerField(
         required=False,
