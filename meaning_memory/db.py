@@ -55,14 +55,25 @@ def parse_database_url(url: str) -> dict[str, object]:
     }
 
 
-def search_options(ef_search: int) -> str:
-    """libpq ``options`` that start every connection with pgvector's search settings.
+def search_options(ef_search: int, *, prepared: bool) -> str:
+    """libpq ``options`` that start every connection with the search's settings.
 
     ``hnsw.ef_search`` is the HNSW search list (at least the candidates a search asks for) and
     ``hnsw.iterative_scan`` lets a filtered index scan keep going until enough rows pass the
-    filters. Set at connection start, they cost a search neither a transaction nor a round trip.
+    filters. With ``prepared``, ``plan_cache_mode=force_generic_plan`` makes a prepared search
+    statement keep one plan from its first execution (see ``memories.prepared``). Set at
+    connection start, they cost a search neither a transaction nor a round trip.
     """
-    return f"-c hnsw.ef_search={ef_search} -c hnsw.iterative_scan=relaxed_order"
+    options = f"-c hnsw.ef_search={ef_search} -c hnsw.iterative_scan=relaxed_order"
+    return options + (" -c plan_cache_mode=force_generic_plan" if prepared else "")
+
+
+#: psycopg's ``prepare_threshold`` when search statements are prepared: psycopg prepares a
+#: statement after this many executions, or at once when ``execute(..., prepare=True)`` asks
+#: for it. Django disables preparing (``None``) to keep connection poolers working; this
+#: prepares only the statements that ask, which only ``memories.prepared.prepared_cursor``
+#: does.
+PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
 
 
 def _forget_dead_handles(pgdata: Path) -> None:

@@ -6,7 +6,12 @@ import os
 import secrets
 from pathlib import Path
 
-from meaning_memory.db import embedded_database, parse_database_url, search_options
+from meaning_memory.db import (
+    PREPARE_ONLY_WHEN_ASKED,
+    embedded_database,
+    parse_database_url,
+    search_options,
+)
 from meaning_memory.env import envbool, envchoice, envfloat, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -171,7 +176,16 @@ MM_SEARCH_MAX_LIMIT = envint("MM_SEARCH_MAX_LIMIT", 100, minimum=1, maximum=1000
 MM_SEARCH_KEYWORD_SCAN_MAX = envint("MM_SEARCH_KEYWORD_SCAN_MAX", 500, minimum=1)
 MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minimum=1)
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
+MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
 _db_options = DATABASES["default"]["OPTIONS"]
 _db_options["options"] = " ".join(
-    filter(None, [_db_options.get("options", ""), search_options(MM_HNSW_EF_SEARCH)])
+    filter(
+        None,
+        [
+            _db_options.get("options", ""),
+            search_options(MM_HNSW_EF_SEARCH, prepared=MM_SEARCH_PREPARED),
+        ],
+    )
 )
+if MM_SEARCH_PREPARED:
+    _db_options.setdefault("prepare_threshold", PREPARE_ONLY_WHEN_ASKED)

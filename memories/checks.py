@@ -35,27 +35,33 @@ def check_pgvector(app_configs, **kwargs):  # type: ignore[no-untyped-def]
 
 
 def check_search_settings() -> list[Warning]:
-    """Searches rely on each connection starting with pgvector's search settings (libpq
-    ``options``, see ``meaning_memory.db.search_options``); a pooler may drop them."""
+    """Searches rely on each connection starting with their settings (libpq ``options``, see
+    ``meaning_memory.db.search_options``); a pooler may drop them."""
+    names = ["hnsw.ef_search", "hnsw.iterative_scan"]
+    expected = [str(settings.MM_HNSW_EF_SEARCH), "relaxed_order"]
+    if settings.MM_SEARCH_PREPARED:
+        names.append("plan_cache_mode")
+        expected.append("force_generic_plan")
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT current_setting('hnsw.ef_search', true), "
-            "current_setting('hnsw.iterative_scan', true)"
-        )
-        found = cursor.fetchone()
-    expected = (str(settings.MM_HNSW_EF_SEARCH), "relaxed_order")
+        cursor.execute("SELECT " + ", ".join("current_setting(%s, true)" for _ in names), names)
+        found = list(cursor.fetchone())
     if found == expected:
         return []
+    wrong = [
+        (name, got, want)
+        for name, got, want in zip(names, found, expected, strict=True)
+        if got != want
+    ]
     return [
         Warning(
-            f"database connections start with hnsw.ef_search={found[0]} and "
-            f"hnsw.iterative_scan={found[1]}, not {expected[0]} and {expected[1]}: "
-            "vector search will find fewer of the right memories",
+            "database connections start with "
+            + ", ".join(f"{name}={got}, not {want}" for name, got, want in wrong)
+            + ": search will find fewer of the right memories or take longer",
             id="memories.W001",
             hint="A connection pooler between the engine and PostgreSQL must pass the libpq "
-            "'options' startup parameter through, or set both on the database: ALTER DATABASE "
-            f"... SET hnsw.ef_search = {expected[0]}; ... SET hnsw.iterative_scan = "
-            "relaxed_order.",
+            "'options' startup parameter through, or set these on the database: "
+            + "; ".join(f"ALTER DATABASE ... SET {name} = {want}" for name, _, want in wrong)
+            + ".",
         )
     ]
 

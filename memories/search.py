@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,12 +34,16 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Field, Model
+from django.db.models.expressions import Col
 from django.utils import timezone
+from psycopg.types.numeric import Int8
 
 from memories import rules
 from memories.embeddings import current_model_name, get_embedder
 from memories.errors import Errors
 from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory, Scope
+from memories.prepared import prepared_cursor
 from memories.selectors import SHARED_SCOPE_IDS_SQL, with_private_scope
 
 #: Statuses a search can return. A superseded memory's window closes where its replacement's
@@ -226,26 +231,28 @@ def _ranked(
     where, params = filters.sql(now)
     count = max(settings.MM_SEARCH_CANDIDATES, limit)
     params |= {
-        "workspace": agent.workspace_id,
-        "scopes": scope_ids,
+        "scopes": [Int8(scope_id) for scope_id in scope_ids],
         "tsq": _tsquery(ranked_words),
         "match_tsq": _tsquery(matched_words),
         "model": current_model_name(),
         "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
-        "count": count,
-        "scan_max": settings.MM_SEARCH_KEYWORD_SCAN_MAX,
-        "weight": settings.MM_SEARCH_KEYWORD_WEIGHT,
-        "gate_size": max(limit, settings.MM_SEARCH_GATE_K),
-        "gate_ratio": settings.MM_SEARCH_GATE_RATIO,
+        "weight": float(settings.MM_SEARCH_KEYWORD_WEIGHT),
+        "gate_ratio": float(settings.MM_SEARCH_GATE_RATIO),
         "reference": reference,
-        "half_life": settings.MM_S1_HALF_LIFE_DAYS,
-        "limit": limit,
+        "half_life": float(settings.MM_S1_HALF_LIFE_DAYS),
     }
-    base = f"workspace_id = %(workspace)s AND scope_id = ANY(%(scopes)s) AND {where}"
+    # The statement is prepared and keeps the plan of its first execution (``_fetch``), so
+    # what that plan depends on is in its text, not in its parameters: the workspace (a
+    # partial index serves a scan only if its predicate is proved from a constant) and the
+    # LIMITs (the planner costs an index scan by how many rows it must return).
+    count = int(count)
+    scan_max = int(settings.MM_SEARCH_KEYWORD_SCAN_MAX)
+    gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
+    base = f"workspace_id = {int(agent.workspace_id)} AND scope_id = ANY(%(scopes)s) AND {where}"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     distance = "(embedding <=> %(vector)s::vector)" + (" + 0" if exact else "")
-    memory_columns = ", ".join(f'm."{column}"' for column in _SHOWN_MEMORY_COLUMNS)
-    scope_columns = ", ".join(f's."{column}" AS "scope__{column}"' for column in _SCOPE_COLUMNS)
+    memory_columns = ", ".join(f'm."{model_field.column}"' for model_field in _SHOWN_MEMORY_FIELDS)
+    scope_columns = ", ".join(f's."{model_field.column}"' for model_field in _SCOPE_FIELDS)
     # The vector list is its own CTE so the planner can use the HNSW index (or, for a small
     # workspace, the btree and an exact sort: it chooses by cost).
     sql = f"""
@@ -258,19 +265,19 @@ def _ranked(
                 SELECT id, significance, created_at, search_vector, {distance} AS distance
                 FROM memories_memory
                 WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
-                ORDER BY distance LIMIT %(count)s
+                ORDER BY distance LIMIT {count}
             ) AS nearest
         ),
         matching AS (
             SELECT id, significance, created_at, embedding, embedding_model, search_vector
             FROM memories_memory
             WHERE search_vector @@ %(match_tsq)s::tsquery AND {base}
-            LIMIT %(scan_max)s
+            LIMIT {scan_max}
         ),
         by_keyword AS (
             SELECT id, significance, created_at, embedding, embedding_model,
                 ts_rank(search_vector, %(tsq)s::tsquery) AS keyword_rank
-            FROM matching ORDER BY keyword_rank DESC, id LIMIT %(count)s
+            FROM matching ORDER BY keyword_rank DESC, id LIMIT {count}
         ),
         -- Both signals of each candidate, computed where its row was read: the cosine of a
         -- keyword candidate only for the few that made the list. A memory on both lists has
@@ -303,7 +310,7 @@ def _ranked(
         scored AS (
             SELECT *, power(0.5, age_days / %(half_life)s) AS age_factor,
                 relevance * significance * power(0.5, age_days / %(half_life)s) AS score,
-                row_number() OVER (ORDER BY relevance DESC, id) <= %(gate_size)s
+                row_number() OVER (ORDER BY relevance DESC, id) <= {gate_size}
                     AND relevance >= %(gate_ratio)s * max(relevance) OVER () AS passed_gate
             FROM relevant
         ),
@@ -314,14 +321,14 @@ def _ranked(
             ) AS position
             FROM scored
         )
-        SELECT {memory_columns}, {scope_columns}, r.mem_id AS replacement_mem_id,
+        SELECT {memory_columns}, {scope_columns}, r.mem_id,
             ranked.similarity, ranked.keyword_rank, ranked.keyword, ranked.relevance,
             ranked.age_days, ranked.age_factor, ranked.score, ranked.passed_gate
         FROM ranked
         JOIN memories_memory m ON m.id = ranked.id
         JOIN memories_scope s ON s.id = m.scope_id
         LEFT JOIN memories_memory r ON r.id = m.superseded_by_id
-        WHERE ranked.position <= %(limit)s
+        WHERE ranked.position <= {int(limit)}
         ORDER BY ranked.position
     """
     # Every connection starts with hnsw.ef_search and hnsw.iterative_scan set (see
@@ -332,42 +339,71 @@ def _ranked(
         if widen:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(count)])
-        return [_hit(memory, now) for memory in Memory.objects.raw(sql, params)]
+        with prepared_cursor(connection) as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    return [_hit(row, now) for row in rows]
 
 
-def _hit(memory: Memory, now: datetime) -> SearchHit:
-    """A search hit from a row of ``_ranked``'s statement: the memory, its related objects and
-    the figures that explain its place."""
-    memory.scope = Scope.from_db(
-        memory._state.db,
-        list(_SCOPE_COLUMNS),
-        [getattr(memory, f"scope__{column}") for column in _SCOPE_COLUMNS],
-    )
+def _hit(row: tuple, now: datetime) -> SearchHit:
+    """A search hit from a row of ``_ranked``'s statement: the memory with its scope and
+    replacement, and the figures that explain its place."""
+    memory_end = len(_SHOWN_MEMORY_FIELDS)
+    scope_end = memory_end + len(_SCOPE_FIELDS)
+    memory = _instance(Memory, _SHOWN_MEMORY_FIELDS, row[:memory_end])
+    memory.scope = _instance(Scope, _SCOPE_FIELDS, row[memory_end:scope_end])
+    replacement_mem_id, *figures = row[scope_end:]
     if memory.superseded_by_id is not None:
         memory.superseded_by = Memory.from_db(
-            memory._state.db, ["id", "mem_id"], [memory.superseded_by_id, memory.replacement_mem_id]
+            connection.alias, ["id", "mem_id"], [memory.superseded_by_id, replacement_mem_id]
         )
+    similarity, keyword_rank, keyword, relevance, age_days, age_factor, score, gated = figures
     return SearchHit(
         memory=memory,
-        similarity=memory.similarity,
-        keyword_rank=memory.keyword_rank,
-        keyword=memory.keyword,
-        relevance=memory.relevance,
-        age_days=memory.age_days,
-        age_factor=memory.age_factor,
-        score=memory.score,
-        gated=memory.passed_gate,
+        similarity=similarity,
+        keyword_rank=keyword_rank,
+        keyword=keyword,
+        relevance=relevance,
+        age_days=age_days,
+        age_factor=age_factor,
+        score=score,
+        gated=gated,
         eligible=eligibility(memory, now),
     )
 
 
+def _instance(model: type[Model], fields: tuple[Field, ...], values: tuple) -> Model:
+    """A model instance from a row's values for ``fields`` (the others deferred), converted
+    from their database form as the ORM converts them (a JSON field's text, for one)."""
+    converted = list(values)
+    for index, column, converters in _converters(model, fields):
+        for converter in converters:
+            converted[index] = converter(converted[index], column, connection)
+    return model.from_db(
+        connection.alias, [model_field.attname for model_field in fields], converted
+    )
+
+
+@functools.cache
+def _converters(model: type[Model], fields: tuple[Field, ...]) -> list[tuple[int, Col, list]]:
+    """For each of ``fields`` that has any, the converters the ORM applies to its values."""
+    found = []
+    for index, model_field in enumerate(fields):
+        column = model_field.get_col(model._meta.db_table)
+        converters = connection.ops.get_db_converters(column)
+        converters += column.get_db_converters(connection)
+        if converters:
+            found.append((index, column, converters))
+    return found
+
+
 #: What a search loads of each memory it shows: everything but the vectors.
-_SHOWN_MEMORY_COLUMNS = tuple(
-    model_field.column
+_SHOWN_MEMORY_FIELDS = tuple(
+    model_field
     for model_field in Memory._meta.concrete_fields
     if model_field.name not in {"embedding", "search_vector"}
 )
-_SCOPE_COLUMNS = tuple(model_field.column for model_field in Scope._meta.concrete_fields)
+_SCOPE_FIELDS = tuple(Scope._meta.concrete_fields)
 
 
 def _tsquery(words: list[str]) -> str | None:
@@ -381,7 +417,7 @@ def _tsquery(words: list[str]) -> str | None:
 def _scopes_and_words(agent: Agent, query: str) -> tuple[list[int], list[str]]:
     """The agent's visible scope ids and the query's words (stemmed, without stop words), in
     one round trip: every search needs both before its statement can be written."""
-    with connection.cursor() as cursor:
+    with prepared_cursor(connection) as cursor:
         cursor.execute(
             f"SELECT ARRAY({SHARED_SCOPE_IDS_SQL}), ARRAY(SELECT DISTINCT lexeme "
             f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)) ORDER BY lexeme)",

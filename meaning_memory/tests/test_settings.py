@@ -96,4 +96,19 @@ def test_a_connection_without_the_search_settings_is_reported(db, settings):
     settings.MM_HNSW_EF_SEARCH = 64  # what this connection was not started with
     [warning] = check_search_settings()
     assert warning.id == "memories.W001"
-    assert "hnsw.ef_search=100" in warning.msg and "not 64" in warning.msg
+    assert "hnsw.ef_search=100, not 64" in warning.msg
+    assert "iterative_scan" not in warning.msg
+
+
+def test_a_connection_without_generic_plans_is_reported(db, settings):
+    from django.db import connection
+
+    from memories.checks import check_search_settings
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET plan_cache_mode = auto")  # undone when the test's transaction is
+    [warning] = check_search_settings()
+    assert "plan_cache_mode=auto, not force_generic_plan" in warning.msg
+    assert "ALTER DATABASE ... SET plan_cache_mode = force_generic_plan" in warning.hint
+    settings.MM_SEARCH_PREPARED = False  # then the plan cache mode does not matter
+    assert check_search_settings() == []

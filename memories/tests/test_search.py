@@ -2,6 +2,7 @@ import itertools
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from memories.models import Memory
@@ -271,6 +272,53 @@ def test_connections_start_with_the_hnsw_search_settings(db, settings):
             "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan')"
         )
         assert cursor.fetchone() == (str(settings.MM_HNSW_EF_SEARCH), "relaxed_order")
+
+
+def prepared_searches(workspace_id: int) -> list[tuple[int, int]]:
+    """(generic plans, custom plans) of each search statement prepared on this connection for
+    the workspace."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE %s AND statement LIKE %s",
+            ["%WITH by_vector AS%", f"%workspace_id = {workspace_id} AND%"],
+        )
+        return cursor.fetchall()
+
+
+def test_a_search_statement_is_planned_once_per_connection_and_workspace(alice, charlie):
+    memory_remember(agent=alice.agent, text="Maya cleaned the aquarium", metadata={"tank": 3})
+    memory_remember(agent=charlie.agent, text="Maya cleaned the aquarium")
+    for query in ("aquarium", "Maya", "who cleaned the aquarium?"):
+        [hit] = memory_search(agent=alice.agent, query=query)
+        assert hit.memory.metadata == {"tank": 3}  # converted from the database as the ORM does
+        assert hit.memory.scope == alice.agent.private_scope
+    [hit] = memory_search(agent=charlie.agent, query="aquarium")
+    assert hit.memory.workspace_id == charlie.agent.workspace_id
+    assert prepared_searches(alice.agent.workspace_id) == [(3, 0)]  # one plan, used three times
+    assert prepared_searches(charlie.agent.workspace_id) == [(1, 0)]
+
+
+def test_search_without_prepared_statements_finds_the_same(alice):
+    """``MM_SEARCH_PREPARED=false`` leaves psycopg's ``prepare_threshold`` at None."""
+    from django.db import connection
+
+    for text in unrelated_texts(30):
+        memory_remember(agent=alice.agent, text=text)
+    query = {"agent": alice.agent, "query": "Maya cleaned the aquarium", "limit": 20}
+    query["now"] = timezone.now()
+    prepared = memory_search(**query)
+    connection.connection.prepare_threshold = None
+    try:
+        planned = memory_search(**query)
+    finally:
+        connection.connection.prepare_threshold = settings.DATABASES["default"]["OPTIONS"][
+            "prepare_threshold"
+        ]
+    assert prepared_searches(alice.agent.workspace_id) == [(1, 0)]  # not run prepared again
+    assert [(h.memory.pk, h.score) for h in planned] == [(h.memory.pk, h.score) for h in prepared]
 
 
 def test_more_candidates_than_ef_search_widens_it_for_that_query(transactional_db, alice, settings):

@@ -1,0 +1,46 @@
+"""Prepared statements for the queries every search runs (see ``prepared_cursor``).."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from django.db.backends.utils import CursorDebugWrapper
+
+
+class _PreparingCursor(psycopg.Cursor):
+    """A cursor with server-side binding whose every statement is prepared."""
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[no-untyped-def, override]
+        return super().execute(query, params, prepare=prepare is not False, binary=binary)
+
+
+def prepared_cursor(connection: Any) -> Any:
+    """A cursor on Django's ``connection`` whose statements are prepared on the server and kept
+    (at most psycopg's ``prepared_max``, 100, per connection; least recently used go first).
+
+    A statement run a second time on the same connection skips parsing and planning: with
+    ``plan_cache_mode=force_generic_plan`` (``meaning_memory.db.search_options``) it runs the
+    plan made the first time, with the new parameter values. So a statement prepared this way
+    must carry in its text whatever its plan should depend on (for a search: the workspace,
+    whose partial indexes a plan can use only when its id is a constant, and the LIMITs).
+    Queries go through Django's cursor wrapper, so they are logged and seen by execute
+    wrappers like any other.
+    Without prepared statements (``MM_SEARCH_PREPARED`` off: psycopg's ``prepare_threshold``
+    is then ``None``) the statements are planned on every execution, as Django's are.
+    """
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    cursor = _PreparingCursor(connection.connection)
+    if connection.queries_logged:
+        return _PreparedDebugWrapper(cursor, connection)
+    return connection.make_cursor(cursor)
+
+
+class _PreparedDebugWrapper(CursorDebugWrapper):
+    """Django's query log for a prepared statement: its text with placeholders (psycopg keeps
+    no text with the values bound in for a prepared statement)."""
+
+    def execute(self, sql, params=None):  # type: ignore[no-untyped-def]
+        with self.debug_sql(sql, params):
+            return self._execute_with_wrappers(sql, params, many=False, executor=self._execute)
