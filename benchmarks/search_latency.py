@@ -55,6 +55,7 @@ CONSTANT |= {"embedding_model": "all-MiniLM-L6-v2-onnx-int8"}  # embeddings.LOCA
 CONSTANT |= {f"{dimension}_origin": "" for dimension in "stare"}
 COLUMNS = (*VARYING.split(), *CONSTANT, "metadata")
 KNOBS = "MM_SEARCH_CANDIDATES MM_SEARCH_GATE_K MM_HNSW_EF_SEARCH MM_SEARCH_KEYWORD_SCAN_MAX"
+KNOBS += " MM_SEARCH_PREPARED"
 
 
 class Corpus:
@@ -361,9 +362,30 @@ def run_case(corpus: Corpus, args: argparse.Namespace, size: int, layout: str) -
         explain(queries[0])
     print(f"  prewarm: table and TOAST read in {prewarm():.1f} s", flush=True)
     figures = measure(queries, warmup, args.exact_queries)
+    figures |= plan_cache()
+    print(
+        f"  prepared statements on the connection: {figures['prepared_statements']}, "
+        f"their plans {figures['plan_cache_mb']:.1f} MB of server memory",
+        flush=True,
+    )
     if args.breakdown:
         breakdown(queries[: args.breakdown])
     return {"memories": size, "layout": layout, "load_s": load_s, "index_s": index_s, **figures}
+
+
+def plan_cache() -> dict[str, float]:
+    """How many statements are prepared on the benchmark's connection, and the server memory
+    their plans hold (see ``memories.prepared``)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT count(*) FROM pg_prepared_statements), "
+            "(SELECT COALESCE(sum(total_bytes), 0) FROM pg_backend_memory_contexts "
+            "WHERE name IN ('CachedPlan', 'CachedPlanSource', 'CachedPlanQuery'))"
+        )
+        statements, plan_bytes = cursor.fetchone()
+    return {"prepared_statements": int(statements), "plan_cache_mb": float(plan_bytes) / 2**20}
 
 
 def hnsw_parameters() -> str:

@@ -177,6 +177,7 @@ MM_SEARCH_KEYWORD_SCAN_MAX = envint("MM_SEARCH_KEYWORD_SCAN_MAX", 500, minimum=1
 MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minimum=1)
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
+MM_SEARCH_PREPARED_MAX = envint("MM_SEARCH_PREPARED_MAX", 200, minimum=1)
 _db_options = DATABASES["default"]["OPTIONS"]
 _db_options["options"] = " ".join(
     filter(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from django.conf import settings
 from django.db.backends.utils import CursorDebugWrapper
 
 
@@ -17,7 +18,7 @@ class _PreparingCursor(psycopg.Cursor):
 
 def prepared_cursor(connection: Any) -> Any:
     """A cursor on Django's ``connection`` whose statements are prepared on the server and kept
-    (at most psycopg's ``prepared_max``, 100, per connection; least recently used go first).
+    (at most ``MM_SEARCH_PREPARED_MAX`` per connection; the least recently used go first).
 
     A statement run a second time on the same connection skips parsing and planning: with
     ``plan_cache_mode=force_generic_plan`` (``meaning_memory.db.search_options``) it runs the
@@ -31,6 +32,7 @@ def prepared_cursor(connection: Any) -> Any:
     """
     connection.ensure_connection()
     connection.validate_thread_sharing()
+    connection.connection.prepared_max = settings.MM_SEARCH_PREPARED_MAX
     cursor = _PreparingCursor(connection.connection)
     if connection.queries_logged:
         return _PreparedDebugWrapper(cursor, connection)

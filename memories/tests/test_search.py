@@ -301,6 +301,15 @@ def test_a_search_statement_is_planned_once_per_connection_and_workspace(alice, 
     assert prepared_searches(charlie.agent.workspace_id) == [(1, 0)]
 
 
+def test_a_connection_keeps_at_most_the_configured_number_of_statements(alice, charlie, settings):
+    settings.MM_SEARCH_PREPARED_MAX = 2  # the scopes query and one search statement
+    memory_search(agent=alice.agent, query="aquarium")
+    assert prepared_searches(alice.agent.workspace_id) == [(1, 0)]
+    memory_search(agent=charlie.agent, query="aquarium")
+    assert prepared_searches(alice.agent.workspace_id) == []  # dropped from the server too
+    assert prepared_searches(charlie.agent.workspace_id) == [(1, 0)]
+
+
 def test_search_without_prepared_statements_finds_the_same(alice):
     """``MM_SEARCH_PREPARED=false`` leaves psycopg's ``prepare_threshold`` at None."""
     from django.db import connection
