@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import re
 import shlex
 import sys
@@ -34,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import ROOT, describe, machine, setup_django
 
-ROOT = Path(__file__).resolve().parent.parent
 DIMENSIONS = 384
 CHUNK_ROWS = 50_000
 CENTROIDS = 1_000
@@ -401,32 +399,6 @@ def hnsw_parameters() -> str:
     return ", ".join(f"{k} {v}" for k, v in re.findall(r"(m|ef_construction)='?(\d+)", found[0]))
 
 
-def machine() -> dict[str, Any]:
-    from django.db import connection
-
-    def first(path: str, prefix: str) -> str:
-        lines = Path(path).read_text().splitlines() if Path(path).exists() else []
-        return next(
-            (line.split(":", 1)[1].strip() for line in lines if line.startswith(prefix)), ""
-        )
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT version(), (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
-            "current_setting('shared_buffers')"
-        )
-        postgres, pgvector, shared_buffers = cursor.fetchone()
-    return {
-        "nproc": len(os.sched_getaffinity(0)),
-        "cpu": first("/proc/cpuinfo", "model name") or platform.processor(),
-        "ram_gib": round(int((first("/proc/meminfo", "MemTotal") or "0").split()[0]) / 2**20, 1),
-        "postgresql": postgres,
-        "pgvector": pgvector,
-        "shared_buffers": shared_buffers,
-        "python": platform.python_version(),
-    }
-
-
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| memories | layout | p50 ms (excl. embedding) | p95 ms (excl.) | "
@@ -481,17 +453,9 @@ def main() -> None:
     if set(layouts) - {"one", "spread"} or args.queries < 1 or min(sizes) < 1:
         parser.error("layouts are one and spread; --queries and --sizes must be positive")
 
-    os.environ.pop("DATABASE_URL", None)  # never the developer's database
-    os.environ["MM_DATA_DIR"] = str(args.data_dir.resolve())
-    os.environ["MM_EMBEDDER"] = "local"
-    os.environ["DJANGO_SETTINGS_MODULE"] = "meaning_memory.settings"
-    sys.path.insert(0, str(ROOT))
-    import django
+    setup_django(args.data_dir)  # never the developer's database
     from django.conf import settings
-    from django.core.management import call_command
 
-    django.setup()
-    call_command("migrate", verbosity=0)
     from memories.models import HNSW_EF_CONSTRUCTION
 
     args.ef_construction = args.ef_construction or HNSW_EF_CONSTRUCTION
@@ -502,11 +466,7 @@ def main() -> None:
     knobs["HNSW index"] = hnsw_parameters()
     command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
     print(f"\n`{command}`\n")
-    print(
-        f"Machine: {info['nproc']} CPUs ({info['cpu']}), {info['ram_gib']} GiB RAM; "
-        f"{info['postgresql']}; pgvector {info['pgvector']}; shared_buffers "
-        f"{info['shared_buffers']}; Python {info['python']}."
-    )
+    print(describe(info))
     print("Settings: " + ", ".join(f"{k}={v}" for k, v in knobs.items()) + ".\n")
     print(table(results))
     if args.json:

@@ -1,0 +1,61 @@
+"""What every benchmark here shares: its own embedded database, and the machine it ran on."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_django(data_dir: Path) -> None:
+    """Django on the benchmark's own embedded PostgreSQL in ``data_dir`` (never
+    ``DATABASE_URL`` or the developer's ``MM_DATA_DIR``), migrated, with the local embedder."""
+    os.environ.pop("DATABASE_URL", None)
+    os.environ["MM_DATA_DIR"] = str(data_dir.resolve())
+    os.environ["MM_EMBEDDER"] = "local"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "meaning_memory.settings"
+    sys.path.insert(0, str(ROOT))
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def machine() -> dict[str, Any]:
+    """CPUs, memory, PostgreSQL, pgvector and Python versions (after ``setup_django``)."""
+    from django.db import connection
+
+    def first(path: str, prefix: str) -> str:
+        lines = Path(path).read_text().splitlines() if Path(path).exists() else []
+        return next(
+            (line.split(":", 1)[1].strip() for line in lines if line.startswith(prefix)), ""
+        )
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT version(), (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+            "current_setting('shared_buffers')"
+        )
+        postgres, pgvector, shared_buffers = cursor.fetchone()
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu": first("/proc/cpuinfo", "model name") or platform.processor(),
+        "ram_gib": round(int((first("/proc/meminfo", "MemTotal") or "0").split()[0]) / 2**20, 1),
+        "postgresql": postgres,
+        "pgvector": pgvector,
+        "shared_buffers": shared_buffers,
+        "python": platform.python_version(),
+    }
+
+
+def describe(info: dict[str, Any]) -> str:
+    return (
+        f"Machine: {info['nproc']} CPUs ({info['cpu']}), {info['ram_gib']} GiB RAM; "
+        f"{info['postgresql']}; pgvector {info['pgvector']}; shared_buffers "
+        f"{info['shared_buffers']}; Python {info['python']}."
+    )
