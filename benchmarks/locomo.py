@@ -1,0 +1,388 @@
+"""Retrieval on LoCoMo: the engine's search against the baselines a user would otherwise pick.
+
+    python benchmarks/locomo.py --json benchmarks/out/locomo.json
+
+Runs on its own embedded PostgreSQL (``--data-dir``, default ``benchmarks/out/locomo-db``),
+never on ``DATABASE_URL`` or the developer's ``MM_DATA_DIR``. Each conversation of the file
+(``--data``, LoCoMo's format; see ``../shared/data/README.md``) becomes its own workspace, each
+dialogue turn one memory written through ``memory_remember`` at its session's date (the turns of
+a session one second apart, in order), with the session as the memory's ``session``. The text
+is ``"<speaker>: <turn>"`` and, for a turn that shares a photo, ``" [shares a photo: <caption>]"``
+(``--speaker source`` keeps the speaker in ``source`` instead). Then every question with
+evidence is asked, and the top 20 of each method are scored against its evidence turns:
+recall@k (the share of the evidence turns in the top k) and hit@k (any of them), k = 5, 10, 20,
+per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial) and overall.
+
+Methods, all on the same memories:
+
+* ``engine``: ``memory_search`` with the default settings, as a user gets them;
+* ``engine-relevance``: the same with significance and age out of the score (relevance only);
+* ``bm25``: ``rank_bm25``'s BM25Okapi over the memory texts, lower-cased words without
+  PostgreSQL's English stop words;
+* ``cosine``: the engine's embedder alone, cosine of the stored memory vectors to the query's;
+* ``rrf``: reciprocal-rank fusion (k = 60) of ``bm25`` and ``cosine``, the naive hybrid.
+
+Evidence ids that are malformed (``"D8:6; D9:17"``, ``"D:11:26"``, ``"D30:05"``) are matched to
+a turn by their numbers when exactly one turn has those numbers; the others (and ids of turns
+that do not exist) are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shlex
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import ROOT, describe, machine, setup_django
+
+KS = (5, 10, 20)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+DATE_FORMAT = "%I:%M %p on %d %B, %Y"
+RRF_K = 60
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+    caption: str
+    session: int
+    written_at: datetime
+
+
+@dataclass
+class Question:
+    text: str
+    category: int
+    evidence: set[str]
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    turns: list[Turn]
+    questions: list[Question]
+    evidence_dropped: int = 0
+    memory_ids: dict[int, str] = field(default_factory=dict)  # memory pk -> dia_id
+
+
+def read(path: Path) -> list[Conversation]:
+    conversations = []
+    for item in json.loads(path.read_text()):
+        dialogue = item["conversation"]
+        turns = []
+        sessions = sorted(
+            int(match.group(1))
+            for key in dialogue
+            if (match := re.fullmatch(r"session_(\d+)", key))
+        )
+        for number in sessions:
+            text = dialogue[f"session_{number}_date_time"]
+            date = datetime.strptime(text, DATE_FORMAT).replace(tzinfo=UTC)
+            for index, turn in enumerate(dialogue[f"session_{number}"]):
+                turns.append(
+                    Turn(
+                        dia_id=turn["dia_id"],
+                        speaker=turn["speaker"],
+                        text=turn["text"],
+                        caption=turn.get("blip_caption", ""),
+                        session=number,
+                        written_at=date + timedelta(seconds=index),
+                    )
+                )
+        conversation = Conversation(item["sample_id"], turns, [])
+        known = {turn.dia_id for turn in turns}
+        by_numbers = defaultdict(list)
+        for dia_id in known:
+            by_numbers[_numbers(dia_id)].append(dia_id)
+        for qa in item["qa"]:
+            evidence = set()
+            for raw in qa.get("evidence", []):
+                for part in re.split(r"[;,]", raw):
+                    part = part.strip()
+                    matches = [part] if part in known else by_numbers.get(_numbers(part), [])
+                    if len(matches) == 1:
+                        evidence.add(matches[0])
+                    elif part:
+                        conversation.evidence_dropped += 1
+            if evidence:
+                conversation.questions.append(Question(qa["question"], qa["category"], evidence))
+        conversations.append(conversation)
+    return conversations
+
+
+def _numbers(dia_id: str) -> tuple[int, ...]:
+    return tuple(int(number) for number in re.findall(r"\d+", dia_id))
+
+
+def memory_text(turn: Turn, speaker_in_text: bool) -> str:
+    text = f"{turn.speaker}: {turn.text}" if speaker_in_text else turn.text
+    return text + (f" [shares a photo: {turn.caption}]" if turn.caption else "")
+
+
+def loaded(conversations: list[Conversation]) -> dict[str, Any]:
+    """The agents of a previous run's memories if every conversation is there (``--reuse``)."""
+    from memories.models import Agent, Memory
+
+    agents = {}
+    for conversation in conversations:
+        agent = Agent.objects.filter(workspace__slug=f"locomo-{conversation.sample_id}").first()
+        if agent is None:
+            return {}
+        rows = Memory.objects.filter(workspace=agent.workspace_id).values_list("pk", "metadata")
+        conversation.memory_ids = {pk: metadata["dia_id"] for pk, metadata in rows}
+        if len(conversation.memory_ids) != len(conversation.turns):
+            return {}
+        agents[conversation.sample_id] = agent
+    return agents
+
+
+def load(conversations: list[Conversation], speaker_in_text: bool) -> dict[str, Any]:
+    """Empty the memory tables, then write every turn through ``memory_remember``."""
+    from django.db import connection
+
+    from memories.services import agent_create, memory_remember
+
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE memories_workspace, memories_memory CASCADE")
+    agents = {}
+    for conversation in conversations:
+        agent, _ = agent_create(workspace_slug=f"locomo-{conversation.sample_id}", name="reader")
+        agents[conversation.sample_id] = agent
+        for turn in conversation.turns:
+            memory = memory_remember(
+                agent=agent,
+                text=memory_text(turn, speaker_in_text),
+                created_at=turn.written_at,
+                source=None if speaker_in_text else turn.speaker,
+                session=f"session_{turn.session}",
+                metadata={"dia_id": turn.dia_id},
+            )
+            conversation.memory_ids[memory.pk] = turn.dia_id
+        print(f"  {conversation.sample_id}: {len(conversation.turns)} turns", flush=True)
+    return agents
+
+
+class Baselines:
+    """BM25, cosine and their rank fusion over one conversation's memories."""
+
+    def __init__(self, conversation: Conversation, stop_words: set[str]) -> None:
+        from rank_bm25 import BM25Okapi
+
+        from memories.models import Memory
+
+        rows = list(
+            Memory.objects.filter(pk__in=conversation.memory_ids)
+            .order_by("pk")
+            .values_list("pk", "text", "embedding")
+        )
+        self.stop_words = stop_words
+        self.dia_ids = [conversation.memory_ids[pk] for pk, _, _ in rows]
+        self.bm25 = BM25Okapi([self.words(text) for _, text, _ in rows])
+        vectors = np.array([vector for _, _, vector in rows], dtype=np.float32)
+        self.vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def words(self, text: str) -> list[str]:
+        return [word for word in re.findall(r"\w+", text.lower()) if word not in self.stop_words]
+
+    def rankings(self, question: str, vector: np.ndarray) -> dict[str, list[str]]:
+        orders = {
+            "bm25": np.argsort(-self.bm25.get_scores(self.words(question)), kind="stable"),
+            "cosine": np.argsort(
+                -(self.vectors @ (vector / np.linalg.norm(vector))), kind="stable"
+            ),
+        }
+        fused = np.zeros(len(self.dia_ids))
+        for order in list(orders.values()):
+            fused[order] += 1.0 / (RRF_K + 1 + np.arange(len(order)))
+        orders["rrf"] = np.argsort(-fused, kind="stable")
+        return {
+            name: [self.dia_ids[index] for index in order[: max(KS)]]
+            for name, order in orders.items()
+        }
+
+
+def stop_words() -> set[str]:
+    """PostgreSQL's English stop words (the list its ``english`` configuration drops)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setting FROM pg_config WHERE name = 'SHAREDIR'")
+        (share,) = cursor.fetchone()
+    path = Path(share) / "tsearch_data" / "english.stop"
+    return {line.strip() for line in path.read_text().splitlines() if line.strip()}
+
+
+class Scores:
+    """recall@k and hit@k per method and category."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[tuple[int, dict[str, float]]]] = defaultdict(list)
+
+    def add(self, method: str, question: Question, ranking: list[str]) -> None:
+        figures = {}
+        for k in KS:
+            found = len(question.evidence & set(ranking[:k]))
+            figures[f"recall@{k}"] = found / len(question.evidence)
+            figures[f"hit@{k}"] = float(found > 0)
+        self.rows[method].append((question.category, figures))
+
+    @staticmethod
+    def mean(rows: list[tuple[int, dict[str, float]]]) -> dict[str, float]:
+        names = rows[0][1] if rows else {}
+        return {name: float(np.mean([f[name] for _, f in rows])) for name in names}
+
+    def summary(self) -> dict[str, Any]:
+        methods = {}
+        for method, rows in self.rows.items():
+            methods[method] = self.mean(rows) | {
+                "questions": len(rows),
+                "categories_1_4": self.mean([row for row in rows if row[0] != 5]),
+                "by_category": {
+                    str(category): self.mean([row for row in rows if row[0] == category])
+                    | {"questions": sum(1 for row in rows if row[0] == category)}
+                    for category in sorted({row[0] for row in rows})
+                },
+            }
+        return methods
+
+
+def table(methods: dict[str, Any]) -> str:
+    categories = sorted({c for m in methods.values() for c in m["by_category"]})
+    header = ["method", "R@5", "R@10", "R@20", "hit@10", "R@10 (1–4)"]
+    header += [f"R@10 {c} {CATEGORIES[int(c)]}" for c in categories]
+    lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
+    for name, m in methods.items():
+        cells = [f"`{name}`"] + [f"{m[key]:.3f}" for key in ("recall@5", "recall@10")]
+        cells += [f"{m['recall@20']:.3f}", f"{m['hit@10']:.3f}"]
+        cells += [f"{m['categories_1_4']['recall@10']:.3f}"]
+        cells += [f"{m['by_category'][c]['recall@10']:.3f}" for c in categories]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev7.json",
+        help="a file in LoCoMo's format",
+    )
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "locomo-db")
+    parser.add_argument(
+        "--speaker", choices=("text", "source"), default="text", help="where the speaker goes"
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="search the memories a previous run loaded (with the same --data and --speaker)",
+    )
+    args = parser.parse_args()
+    if not args.data.exists():
+        parser.error(f"--data {args.data} does not exist")
+    conversations = read(args.data)
+
+    setup_django(args.data_dir)
+    from django.test.utils import override_settings
+
+    from memories.embeddings import get_embedder
+    from memories.search import memory_search
+
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    agents = loaded(conversations) if args.reuse else {}
+    if agents:
+        print("reusing the memories already loaded", flush=True)
+    else:
+        agents = load(conversations, speaker_in_text=args.speaker == "text")
+    seconds["load"] = time.perf_counter() - started
+    words = stop_words()
+    scores = Scores()
+    search_ms, embed_ms = [], []
+    for method in ("engine", "engine-relevance", "baselines"):
+        seconds[method] = 0.0
+    embedder = get_embedder()
+    for conversation in conversations:
+        agent = agents[conversation.sample_id]
+        started = time.perf_counter()
+        baselines = Baselines(conversation, words)
+        seconds["baselines"] += time.perf_counter() - started
+        for question in conversation.questions:
+            started = time.perf_counter()
+            vector = embedder.embed([question.text])[0]
+            embed_ms.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            hits = memory_search(agent=agent, query=question.text, query_vector=vector, limit=20)
+            search_ms.append((time.perf_counter() - started) * 1000)
+            seconds["engine"] += search_ms[-1] / 1000
+            scores.add("engine", question, [hit.memory.metadata["dia_id"] for hit in hits])
+            started = time.perf_counter()
+            with override_settings(MM_S1_HALF_LIFE_DAYS=float("inf")):
+                hits = memory_search(
+                    agent=agent, query=question.text, query_vector=vector, limit=20
+                )
+            seconds["engine-relevance"] += time.perf_counter() - started
+            scores.add("engine-relevance", question, [h.memory.metadata["dia_id"] for h in hits])
+            started = time.perf_counter()
+            for name, ranking in baselines.rankings(question.text, vector).items():
+                scores.add(name, question, ranking)
+            seconds["baselines"] += time.perf_counter() - started
+
+    methods = scores.summary()
+    questions = methods["engine"]["questions"]
+    dropped = sum(c.evidence_dropped for c in conversations)
+    latency = {
+        "search_p50_ms": float(np.percentile(search_ms, 50)),
+        "search_p95_ms": float(np.percentile(search_ms, 95)),
+        "with_embedding_p50_ms": float(np.percentile(np.add(search_ms, embed_ms), 50)),
+        "with_embedding_p95_ms": float(np.percentile(np.add(search_ms, embed_ms), 95)),
+    }
+    command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
+    info = machine()
+    print(f"\n`{command}`\n")
+    print(describe(info))
+    print(
+        f"Data: {args.data.name}, {len(conversations)} conversations, "
+        f"{sum(len(c.turns) for c in conversations):,} turns, {questions:,} questions with "
+        f"evidence; {dropped} evidence ids dropped (malformed or naming no turn). "
+        f"Speaker in the {args.speaker}.\n"
+    )
+    print(table(methods))
+    print(
+        f"\nEngine search p50 {latency['search_p50_ms']:.1f} ms, p95 "
+        f"{latency['search_p95_ms']:.1f} ms (query embedded beforehand); with the query's "
+        f"embedding p50 {latency['with_embedding_p50_ms']:.1f} ms, p95 "
+        f"{latency['with_embedding_p95_ms']:.1f} ms. Load {seconds['load']:.1f} s."
+    )
+    if args.json:
+        payload = {
+            "dataset": args.data.name,
+            "dataset_sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
+            "questions": questions,
+            "evidence_dropped": dropped,
+            "speaker": args.speaker,
+            "methods": methods,
+            "seconds": seconds,
+            "latency": latency,
+            "command": command,
+            "machine": info,
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
