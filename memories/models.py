@@ -13,6 +13,9 @@ from pgvector.django import HnswIndex, VectorField
 EMBEDDING_DIMENSIONS = 384
 #: Text search configuration of the full-text index and of queries against it.
 TEXT_SEARCH_CONFIG = "english"
+#: Full-text weight labels: a memory's own words, and the words of its episode (``episode_text``).
+OWN_WEIGHT = "A"
+EPISODE_WEIGHT = "B"
 DEFAULT_SIGNIFICANCE = 0.80
 STARE_DIMENSIONS = ("s", "t", "a", "r", "e")
 #: HNSW graph parameters of every vector index (the table's and each large workspace's own).
@@ -165,10 +168,16 @@ class Memory(models.Model):
     session = models.CharField(max_length=200, blank=True)
     thread = models.CharField(max_length=200, blank=True)
 
+    #: The texts of the memories just before this one in its session and scope (at most
+    #: ``MM_EPISODE_WINDOW``, oldest first, one per line), as they stood when it was written.
+    #: Full-text search indexes them with this memory, at a lower weight (``EPISODE_WEIGHT``):
+    #: a reply is found by the words of what it replies to.
+    episode_text = models.TextField(blank=True, default="", db_default="")
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
     search_vector = models.GeneratedField(
-        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
+        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG, weight=OWN_WEIGHT)
+        + SearchVector("episode_text", config=TEXT_SEARCH_CONFIG, weight=EPISODE_WEIGHT),
         output_field=SearchVectorField(),
         db_persist=True,
     )

@@ -4,21 +4,23 @@
 
 1. Candidates. Two index scans over the memories the caller may see that pass the filters:
    the ``max(MM_SEARCH_CANDIDATES, limit)`` nearest by cosine distance (pgvector HNSW with
-   iterative scan so filters do not starve it) and as many best by full-text rank (GIN; the
-   query's words are OR-ed, so a memory needs only one of them to match, and common words do
-   not select candidates: see ``common_words``). A large workspace in a shared table has its
-   own partial index of each kind (``memories.indexing``). ``ts_rank`` is computed for at most
-   ``MM_SEARCH_KEYWORD_SCAN_MAX`` matching rows, which bounds its cost in a very large
-   workspace.
-2. Relevance of each candidate, in [0, 1]:
-   ``(1 − w) × max(cosine similarity, 0) + w × keyword``, where keyword is the candidate's
-   ``ts_rank`` divided by the best ``ts_rank`` among the candidates and
-   w = ``MM_SEARCH_KEYWORD_WEIGHT`` (default 0.5).
-3. The gate. A candidate passes when it is among the ``max(limit, MM_SEARCH_GATE_K)`` most
-   relevant and its relevance is at least ``MM_SEARCH_GATE_RATIO`` (default 0.5) × the best
-   candidate's relevance. Only the memories that pass are ordered by the score; the others
-   follow them, in order of relevance alone. So significance and age re-order the relevant
-   memories and can never lift an off-topic memory above a relevant one.
+   iterative scan so filters do not starve it) and as many best by keyword rank, read from the
+   GIN index: up to an equal share of ``MM_SEARCH_KEYWORD_SCAN_MAX`` memories for each query
+   word (common words select none: see ``common_words``), which bounds the cost in a very large
+   workspace. A large workspace in a shared table has its own partial index of each kind
+   (``memories.indexing``).
+2. Keyword rank. A memory's full-text index holds its own words (weight 1) and its episode's,
+   the memories just before it in its session (``Memory.episode_text``, weight
+   ``MM_SEARCH_EPISODE_WEIGHT``). For each query word: ``ts_rank`` of the word in the memory
+   times the word's idf among the memories read in step 1; the rank is the sum.
+3. Relevance of each candidate, in [0, 1]: similarity and keyword rank standardized over the
+   candidates (z-scores), fused as ``(1 − w) × z(similarity) + w × z(keyword rank)`` with
+   w = ``MM_SEARCH_KEYWORD_WEIGHT``, then scaled so the most relevant candidate has 1 and the
+   least 0. The gate: a candidate passes when it is among the ``max(limit, MM_SEARCH_GATE_K)``
+   most relevant and its relevance is at least ``MM_SEARCH_GATE_RATIO``. Only the memories
+   that pass are ordered by the score; the others follow them, in order of relevance alone.
+   So significance and age re-order the memories about as relevant as the best and can never
+   lift a less relevant memory above them.
 4. Score by the formula. ``age_days`` counts from ``created_at`` to ``as_of`` (or now) and is
    never negative. Ties go to the more relevant, then the newer memory.
 """
@@ -59,7 +61,8 @@ class SearchHit:
     memory: Memory
     similarity: float
     keyword_rank: float
-    keyword: float
+    similarity_z: float
+    keyword_z: float
     relevance: float
     age_days: float
     age_factor: float
@@ -71,7 +74,8 @@ class SearchHit:
         return {
             "similarity": round(self.similarity, 6),
             "keyword_rank": round(self.keyword_rank, 6),
-            "keyword": round(self.keyword, 6),
+            "similarity_z": round(self.similarity_z, 6),
+            "keyword_z": round(self.keyword_z, 6),
             "relevance": round(self.relevance, 6),
             "significance": self.memory.significance,
             "age_days": round(self.age_days, 3),
@@ -232,8 +236,10 @@ def _ranked(
     count = max(settings.MM_SEARCH_CANDIDATES, limit)
     params |= {
         "scopes": [Int8(scope_id) for scope_id in scope_ids],
-        "tsq": _tsquery(ranked_words),
-        "match_tsq": _tsquery(matched_words),
+        "words": [_tsquery([word]) for word in ranked_words],
+        "match_words": [_tsquery([word]) for word in matched_words],
+        "per_word": -(-int(settings.MM_SEARCH_KEYWORD_SCAN_MAX) // max(len(matched_words), 1)),
+        "rank_weights": [0.0, 0.0, float(settings.MM_SEARCH_EPISODE_WEIGHT), 1.0],
         "model": current_model_name(),
         "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
         "weight": float(settings.MM_SEARCH_KEYWORD_WEIGHT),
@@ -246,7 +252,6 @@ def _ranked(
     # partial index serves a scan only if its predicate is proved from a constant) and the
     # LIMITs (the planner costs an index scan by how many rows it must return).
     count = int(count)
-    scan_max = int(settings.MM_SEARCH_KEYWORD_SCAN_MAX)
     gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
     base = f"workspace_id = {int(agent.workspace_id)} AND scope_id = ANY(%(scopes)s) AND {where}"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
@@ -256,32 +261,65 @@ def _ranked(
     # The vector list is its own CTE so the planner can use the HNSW index (or, for a small
     # workspace, the btree and an exact sort: it chooses by cost).
     sql = f"""
-        WITH by_vector AS (
-            -- The rank is computed for the nearest rows only (above the LIMIT): an exact scan
-            -- of a small workspace computes nothing but the distance for each of its rows.
-            SELECT id, significance, created_at, 1 - distance AS similarity,
-                ts_rank(search_vector, %(tsq)s::tsquery) AS keyword_rank
-            FROM (
-                SELECT id, significance, created_at, search_vector, {distance} AS distance
-                FROM memories_memory
-                WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
-                ORDER BY distance LIMIT {count}
-            ) AS nearest
-        ),
-        matching AS (
-            SELECT id, significance, created_at, embedding, embedding_model, search_vector
+        WITH nearest AS (
+            SELECT id, significance, created_at, search_vector, {distance} AS distance
             FROM memories_memory
-            WHERE search_vector @@ %(match_tsq)s::tsquery AND {base}
-            LIMIT {scan_max}
+            WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
+            ORDER BY distance LIMIT {count}
+        ),
+        -- Up to an equal share of MM_SEARCH_KEYWORD_SCAN_MAX rows for each word that selects
+        -- keyword candidates: all the matches of a rare word, a sample of a frequent one's.
+        matching AS (
+            SELECT DISTINCT ON (id) id, significance, created_at, embedding, embedding_model,
+                search_vector
+            FROM unnest(%(match_words)s::tsquery[]) AS w(word),
+            LATERAL (
+                SELECT id, significance, created_at, embedding, embedding_model, search_vector
+                FROM memories_memory
+                WHERE search_vector @@ w.word AND {base}
+                LIMIT %(per_word)s
+            ) AS matches
+            ORDER BY id
+        ),
+        -- Every row read so far gets a keyword rank: for each query word it holds, the word's
+        -- ts_rank in it (its episode's words weighted lower) times how rare the word is among
+        -- those rows (idf).
+        pool AS (
+            SELECT id, search_vector FROM nearest
+            UNION
+            SELECT id, search_vector FROM matching
+        ),
+        words AS (
+            SELECT word, ln(1 + (pool_size - df + 0.5) / (df + 0.5)) AS idf
+            FROM (
+                SELECT w.word, count(*)::float8 AS df,
+                    (SELECT count(*) FROM pool)::float8 AS pool_size
+                FROM unnest(%(words)s::tsquery[]) AS w(word)
+                JOIN pool p ON p.search_vector @@ w.word
+                GROUP BY w.word
+            ) AS counted
+        ),
+        ranks AS (
+            SELECT p.id,
+                sum(w.idf * ts_rank(%(rank_weights)s::float4[], p.search_vector, w.word))
+                    AS keyword_rank
+            FROM pool p JOIN words w ON p.search_vector @@ w.word
+            GROUP BY p.id
+        ),
+        by_vector AS (
+            SELECT n.id, n.significance, n.created_at, 1 - n.distance AS similarity,
+                r.keyword_rank
+            FROM nearest n LEFT JOIN ranks r ON r.id = n.id
         ),
         by_keyword AS (
-            SELECT id, significance, created_at, embedding, embedding_model,
-                ts_rank(search_vector, %(tsq)s::tsquery) AS keyword_rank
-            FROM matching ORDER BY keyword_rank DESC, id LIMIT {count}
+            SELECT m.id, m.significance, m.created_at, m.embedding, m.embedding_model,
+                r.keyword_rank
+            FROM matching m JOIN ranks r ON r.id = m.id
+            ORDER BY r.keyword_rank DESC, m.id LIMIT {count}
         ),
-        -- Both signals of each candidate, computed where its row was read: the cosine of a
-        -- keyword candidate only for the few that made the list. A memory on both lists has
-        -- the same figures on both: DISTINCT ON keeps one.
+        -- Both signals of each candidate: the cosine of a keyword candidate is computed for
+        -- the few that made the list. A memory on both lists has the same figures on both:
+        -- DISTINCT ON keeps one.
         signals AS (
             SELECT DISTINCT ON (id) id, significance, created_at, similarity,
                 COALESCE(keyword_rank, 0)::float8 AS keyword_rank,
@@ -298,14 +336,24 @@ def _ranked(
             ) AS both_lists
             ORDER BY id
         ),
+        -- Each signal standardized over the candidates (z-scores), fused, and mapped to
+        -- [0, 1]: the most relevant candidate 1, the least 0.
         normalized AS (
-            SELECT *, keyword_rank / COALESCE(NULLIF(max(keyword_rank) OVER (), 0), 1) AS keyword
+            SELECT *,
+                COALESCE((similarity - avg(similarity) OVER ())
+                    / NULLIF(stddev_pop(similarity) OVER (), 0), 0) AS similarity_z,
+                COALESCE((keyword_rank - avg(keyword_rank) OVER ())
+                    / NULLIF(stddev_pop(keyword_rank) OVER (), 0), 0) AS keyword_z
             FROM signals
         ),
-        relevant AS (
-            SELECT *, (1 - %(weight)s) * greatest(similarity, 0) + %(weight)s * keyword
-                AS relevance
+        fused AS (
+            SELECT *, (1 - %(weight)s) * similarity_z + %(weight)s * keyword_z AS fused
             FROM normalized
+        ),
+        relevant AS (
+            SELECT *, COALESCE((fused - min(fused) OVER ())
+                / NULLIF(max(fused) OVER () - min(fused) OVER (), 0), 1) AS relevance
+            FROM fused
         ),
         scored AS (
             SELECT *, power(0.5, age_days / %(half_life)s) AS age_factor,
@@ -322,7 +370,8 @@ def _ranked(
             FROM scored
         )
         SELECT {memory_columns}, {scope_columns}, r.mem_id,
-            ranked.similarity, ranked.keyword_rank, ranked.keyword, ranked.relevance,
+            ranked.similarity, ranked.keyword_rank, ranked.similarity_z, ranked.keyword_z,
+            ranked.relevance,
             ranked.age_days, ranked.age_factor, ranked.score, ranked.passed_gate
         FROM ranked
         JOIN memories_memory m ON m.id = ranked.id
@@ -357,12 +406,14 @@ def _hit(row: tuple, now: datetime) -> SearchHit:
         memory.superseded_by = Memory.from_db(
             connection.alias, ["id", "mem_id"], [memory.superseded_by_id, replacement_mem_id]
         )
-    similarity, keyword_rank, keyword, relevance, age_days, age_factor, score, gated = figures
+    (similarity, keyword_rank, similarity_z, keyword_z, relevance, *rest) = figures
+    age_days, age_factor, score, gated = rest
     return SearchHit(
         memory=memory,
         similarity=similarity,
         keyword_rank=keyword_rank,
-        keyword=keyword,
+        similarity_z=similarity_z,
+        keyword_z=keyword_z,
         relevance=relevance,
         age_days=age_days,
         age_factor=age_factor,

@@ -12,6 +12,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -235,6 +236,12 @@ def memory_remember(
             valid_until=valid_until,
             session=session or "",
             thread=thread or "",
+            episode_text=episode_text(
+                workspace_id=agent.workspace_id,
+                scope_id=target_scope.pk,
+                session=session or "",
+                before=created_at or now,
+            ),
             embedding=vector,
             embedding_model=embedder.model_name,
             metadata=metadata or {},
@@ -258,6 +265,24 @@ def memory_remember(
         if old is not None:
             _supersede(old=old, new=memory, agent=agent)
     return memory
+
+
+def episode_text(*, workspace_id: int, scope_id: int, session: str, before: datetime) -> str:
+    """The texts of the last ``MM_EPISODE_WINDOW`` memories of ``session`` in the scope written
+    up to ``before``, oldest first, one per line (forgotten ones left out); empty without a
+    session. A new memory's full-text index holds them too, at a lower weight (see
+    ``Memory.episode_text``)."""
+    if not session or not settings.MM_EPISODE_WINDOW:
+        return ""
+    texts = (
+        Memory.objects.filter(
+            workspace_id=workspace_id, scope_id=scope_id, session=session, created_at__lte=before
+        )
+        .exclude(status=Memory.Status.FORGOTTEN)
+        .order_by("-created_at", "-id")
+        .values_list("text", flat=True)[: settings.MM_EPISODE_WINDOW]
+    )
+    return "\n".join(reversed(texts))
 
 
 def _supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
