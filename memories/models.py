@@ -173,7 +173,14 @@ class Memory(models.Model):
     #: Full-text search indexes them with this memory, at a lower weight (``EPISODE_WEIGHT``):
     #: a reply is found by the words of what it replies to.
     episode_text = models.TextField(blank=True, default="", db_default="")
+    #: The memory just before this one in its session and scope, when it was written.
+    follows = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    #: The vector of the episode and the memory's own text together (``episode_text`` then
+    #: ``text``); null when the episode is empty (then ``embedding`` stands for both).
+    episode_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("text", config=TEXT_SEARCH_CONFIG, weight=OWN_WEIGHT)

@@ -61,8 +61,12 @@ class SearchHit:
     memory: Memory
     similarity: float
     keyword_rank: float
+    episode_similarity: float
     similarity_z: float
     keyword_z: float
+    episode_z: float
+    fused: float
+    neighbour: float
     relevance: float
     age_days: float
     age_factor: float
@@ -74,8 +78,12 @@ class SearchHit:
         return {
             "similarity": round(self.similarity, 6),
             "keyword_rank": round(self.keyword_rank, 6),
+            "episode_similarity": round(self.episode_similarity, 6),
             "similarity_z": round(self.similarity_z, 6),
             "keyword_z": round(self.keyword_z, 6),
+            "episode_z": round(self.episode_z, 6),
+            "fused": round(self.fused, 6),
+            "neighbour": round(self.neighbour, 6),
             "relevance": round(self.relevance, 6),
             "significance": self.memory.significance,
             "age_days": round(self.age_days, 3),
@@ -240,6 +248,8 @@ def _ranked(
         "match_words": [_tsquery([word]) for word in matched_words],
         "per_word": -(-int(settings.MM_SEARCH_KEYWORD_SCAN_MAX) // max(len(matched_words), 1)),
         "rank_weights": [0.0, 0.0, float(settings.MM_SEARCH_EPISODE_WEIGHT), 1.0],
+        "episode_vector_weight": float(settings.MM_SEARCH_EPISODE_VECTOR_WEIGHT),
+        "neighbour_weight": float(settings.MM_SEARCH_NEIGHBOUR_WEIGHT),
         "model": current_model_name(),
         "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
         "weight": float(settings.MM_SEARCH_KEYWORD_WEIGHT),
@@ -336,24 +346,45 @@ def _ranked(
             ) AS both_lists
             ORDER BY id
         ),
-        -- Each signal standardized over the candidates (z-scores), fused, and mapped to
+        -- The vector of each candidate's episode with its own text (its own vector if it has
+        -- no episode), and the memory it follows in its session.
+        episodes AS (
+            SELECT signals.*, e.follows_id,
+                CASE WHEN e.episode_embedding IS NOT NULL AND e.embedding_model = %(model)s
+                    THEN 1 - (e.episode_embedding <=> %(vector)s::vector)
+                    ELSE signals.similarity END AS episode_similarity
+            FROM signals JOIN memories_memory e ON e.id = signals.id
+        ),
+        -- Each signal standardized over the candidates (z-scores), fused; then a share of the
+        -- best fused figure among the candidates next to it in its session; then mapped to
         -- [0, 1]: the most relevant candidate 1, the least 0.
         normalized AS (
             SELECT *,
                 COALESCE((similarity - avg(similarity) OVER ())
                     / NULLIF(stddev_pop(similarity) OVER (), 0), 0) AS similarity_z,
                 COALESCE((keyword_rank - avg(keyword_rank) OVER ())
-                    / NULLIF(stddev_pop(keyword_rank) OVER (), 0), 0) AS keyword_z
-            FROM signals
+                    / NULLIF(stddev_pop(keyword_rank) OVER (), 0), 0) AS keyword_z,
+                COALESCE((episode_similarity - avg(episode_similarity) OVER ())
+                    / NULLIF(stddev_pop(episode_similarity) OVER (), 0), 0) AS episode_z
+            FROM episodes
         ),
         fused AS (
-            SELECT *, (1 - %(weight)s) * similarity_z + %(weight)s * keyword_z AS fused
+            SELECT *, (1 - %(weight)s) * similarity_z + %(weight)s * keyword_z
+                + %(episode_vector_weight)s * episode_z AS fused
             FROM normalized
         ),
-        relevant AS (
-            SELECT *, COALESCE((fused - min(fused) OVER ())
-                / NULLIF(max(fused) OVER () - min(fused) OVER (), 0), 1) AS relevance
+        neighboured AS (
+            SELECT fused.*, %(neighbour_weight)s * COALESCE((
+                SELECT max(next_to.fused) FROM fused AS next_to
+                WHERE next_to.id = fused.follows_id OR next_to.follows_id = fused.id
+            ), 0) AS neighbour
             FROM fused
+        ),
+        relevant AS (
+            SELECT *, COALESCE((fused + neighbour - min(fused + neighbour) OVER ())
+                / NULLIF(max(fused + neighbour) OVER () - min(fused + neighbour) OVER (), 0), 1)
+                AS relevance
+            FROM neighboured
         ),
         scored AS (
             SELECT *, power(0.5, age_days / %(half_life)s) AS age_factor,
@@ -370,8 +401,9 @@ def _ranked(
             FROM scored
         )
         SELECT {memory_columns}, {scope_columns}, r.mem_id,
-            ranked.similarity, ranked.keyword_rank, ranked.similarity_z, ranked.keyword_z,
-            ranked.relevance,
+            ranked.similarity, ranked.keyword_rank, ranked.episode_similarity,
+            ranked.similarity_z, ranked.keyword_z, ranked.episode_z, ranked.fused,
+            ranked.neighbour, ranked.relevance,
             ranked.age_days, ranked.age_factor, ranked.score, ranked.passed_gate
         FROM ranked
         JOIN memories_memory m ON m.id = ranked.id
@@ -406,14 +438,19 @@ def _hit(row: tuple, now: datetime) -> SearchHit:
         memory.superseded_by = Memory.from_db(
             connection.alias, ["id", "mem_id"], [memory.superseded_by_id, replacement_mem_id]
         )
-    (similarity, keyword_rank, similarity_z, keyword_z, relevance, *rest) = figures
+    (similarity, keyword_rank, episode_similarity, *rest) = figures
+    similarity_z, keyword_z, episode_z, fused, neighbour, relevance, *rest = rest
     age_days, age_factor, score, gated = rest
     return SearchHit(
         memory=memory,
         similarity=similarity,
         keyword_rank=keyword_rank,
+        episode_similarity=episode_similarity,
         similarity_z=similarity_z,
         keyword_z=keyword_z,
+        episode_z=episode_z,
+        fused=fused,
+        neighbour=neighbour,
         relevance=relevance,
         age_days=age_days,
         age_factor=age_factor,
@@ -452,7 +489,7 @@ def _converters(model: type[Model], fields: tuple[Field, ...]) -> list[tuple[int
 _SHOWN_MEMORY_FIELDS = tuple(
     model_field
     for model_field in Memory._meta.concrete_fields
-    if model_field.name not in {"embedding", "search_vector"}
+    if model_field.name not in {"embedding", "episode_embedding", "search_vector"}
 )
 _SCOPE_FIELDS = tuple(Scope._meta.concrete_fields)
 

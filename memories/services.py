@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -218,8 +219,17 @@ def memory_remember(
             )
     errors.raise_if_any()
 
+    episode = episode_before(
+        workspace_id=agent.workspace_id,
+        scope_id=target_scope.pk,
+        session=session or "",
+        before=created_at or now,
+    )
     embedder = get_embedder()
-    vector = embedder.embed([text])[0]
+    if episode.text:
+        vector, episode_vector = embedder.embed([text, episode.text + "\n" + text])
+    else:
+        vector, episode_vector = embedder.embed([text])[0], None
 
     with transaction.atomic():
         memory = Memory(
@@ -236,13 +246,10 @@ def memory_remember(
             valid_until=valid_until,
             session=session or "",
             thread=thread or "",
-            episode_text=episode_text(
-                workspace_id=agent.workspace_id,
-                scope_id=target_scope.pk,
-                session=session or "",
-                before=created_at or now,
-            ),
+            episode_text=episode.text,
+            follows_id=episode.follows_id,
             embedding=vector,
+            episode_embedding=episode_vector,
             embedding_model=embedder.model_name,
             metadata=metadata or {},
         )
@@ -267,22 +274,28 @@ def memory_remember(
     return memory
 
 
-def episode_text(*, workspace_id: int, scope_id: int, session: str, before: datetime) -> str:
-    """The texts of the last ``MM_EPISODE_WINDOW`` memories of ``session`` in the scope written
-    up to ``before``, oldest first, one per line (forgotten ones left out); empty without a
-    session. A new memory's full-text index holds them too, at a lower weight (see
-    ``Memory.episode_text``)."""
+@dataclass(frozen=True)
+class Episode:
+    text: str  # the texts before the memory, oldest first, one per line
+    follows_id: int | None  # the memory just before it
+
+
+def episode_before(*, workspace_id: int, scope_id: int, session: str, before: datetime) -> Episode:
+    """The last ``MM_EPISODE_WINDOW`` memories of ``session`` in the scope written up to
+    ``before`` (forgotten ones left out); empty without a session. A new memory's full-text
+    index holds their texts too, at a lower weight, and its episode vector is that of their
+    texts and its own (see ``Memory.episode_text``)."""
     if not session or not settings.MM_EPISODE_WINDOW:
-        return ""
-    texts = (
+        return Episode("", None)
+    rows = list(
         Memory.objects.filter(
             workspace_id=workspace_id, scope_id=scope_id, session=session, created_at__lte=before
         )
         .exclude(status=Memory.Status.FORGOTTEN)
         .order_by("-created_at", "-id")
-        .values_list("text", flat=True)[: settings.MM_EPISODE_WINDOW]
+        .values_list("pk", "text")[: settings.MM_EPISODE_WINDOW]
     )
-    return "\n".join(reversed(texts))
+    return Episode("\n".join(text for _, text in reversed(rows)), rows[0][0] if rows else None)
 
 
 def _supersede(*, old: Memory, new: Memory, agent: Agent) -> None:

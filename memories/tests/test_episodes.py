@@ -3,6 +3,7 @@
 import importlib
 from datetime import timedelta
 
+import pytest
 from django.db import connection
 from django.utils import timezone
 
@@ -35,8 +36,11 @@ def test_a_memory_holds_the_texts_just_before_it_in_its_session_and_scope(alice,
     late = say(alice, "Four.", 8)
     backdated = say(alice, "Written last, dated first.", 0)
 
-    assert first.episode_text == ""
+    assert first.episode_text == "" and first.follows_id is None
+    assert first.episode_embedding is None  # its own vector stands for its episode
     assert late.episode_text == "Two.\nThree."  # not other sessions, scopes, forgotten memories
+    assert late.follows_id == Memory.objects.get(text="Three.").pk
+    assert late.episode_embedding is not None
     assert backdated.episode_text == ""  # only what came before it
     team = Memory.objects.get(text="Bob's words, in the team scope.")
     assert team.episode_text == "Shared with the team."  # any writer, the same scope
@@ -60,13 +64,43 @@ def test_a_reply_is_found_by_the_words_it_replies_to(alice):
     assert list(hits)[0] == question.pk  # a memory's own words weigh more
 
 
+def test_a_memory_next_to_a_relevant_one_in_its_session_gets_a_share_of_its_relevance(
+    alice, settings
+):
+    question = say(alice, "Which city did you like best on the trip?", 1)
+    answer = say(alice, "Porto, without a doubt.", 2)
+    breakfast = say(alice, "The hotel breakfast was cold.", 3)
+    for minute, text in enumerate(["Pay the electricity bill.", "Water the plants."], 10):
+        say(alice, text, minute, session="chores")
+    hits = {h.memory.pk: h for h in memory_search(agent=alice.agent, query="favourite city")}
+    best_neighbour = max(hits[question.pk].fused, hits[breakfast.pk].fused)
+    assert hits[answer.pk].neighbour == pytest.approx(
+        settings.MM_SEARCH_NEIGHBOUR_WEIGHT * best_neighbour
+    )
+    assert hits[question.pk].neighbour == pytest.approx(
+        settings.MM_SEARCH_NEIGHBOUR_WEIGHT * hits[answer.pk].fused
+    )
+    chores = [h for h in hits.values() if h.memory.session == "chores"]
+    assert chores and all(
+        h.neighbour
+        == pytest.approx(
+            settings.MM_SEARCH_NEIGHBOUR_WEIGHT
+            * max(o.fused for o in chores if o.memory.pk != h.memory.pk)
+        )
+        for h in chores
+    )
+
+
 def test_the_migration_gives_existing_memories_the_same_episodes(alice):
     backfill = importlib.import_module("memories.migrations.0005_memory_episode_text")
     for minute, text in enumerate(["One.", "Two.", "Three.", "Four."]):
         say(alice, text, minute, session="s1" if minute != 2 else "s2")
-    expected = dict(Memory.objects.values_list("pk", "episode_text"))
-    Memory.objects.update(episode_text="")
+    follows = importlib.import_module("memories.migrations.0007_memory_episode_embedding_follows")
+    rows = Memory.objects.values_list("pk", "episode_text", "follows_id")
+    expected = {pk: (text, follows_id) for pk, text, follows_id in rows}
+    Memory.objects.update(episode_text="", follows=None)
     with connection.cursor() as cursor:
         cursor.execute(backfill.EPISODE_BACKFILL)
-    assert dict(Memory.objects.values_list("pk", "episode_text")) == expected
-    assert sorted(expected.values()) == ["", "", "One.", "One.\nTwo."]
+        cursor.execute(follows.FOLLOWS_BACKFILL)
+    assert {pk: (text, follows_id) for pk, text, follows_id in rows.all()} == expected
+    assert sorted(text for text, _ in expected.values()) == ["", "", "One.", "One.\nTwo."]

@@ -148,13 +148,14 @@ def test_every_hit_explains_its_place_by_the_formula(alice, settings):
 
     similarity_z = z([hit.similarity for hit in hits])
     keyword_z = z([hit.keyword_rank for hit in hits])
+    episode_z = z([hit.episode_similarity for hit in hits])
     fused = (1 - w) * similarity_z + w * keyword_z
-    relevance = (fused - fused.min()) / (fused.max() - fused.min())
-    for hit, expected_sz, expected_kz, expected in zip(
-        hits, similarity_z, keyword_z, relevance, strict=True
-    ):
-        assert hit.similarity_z == pytest.approx(expected_sz)
-        assert hit.keyword_z == pytest.approx(expected_kz)
+    fused += settings.MM_SEARCH_EPISODE_VECTOR_WEIGHT * episode_z
+    relevance = (fused - fused.min()) / (fused.max() - fused.min())  # no episodes: no neighbours
+    for hit, expected_fused, expected in zip(hits, fused, relevance, strict=True):
+        assert hit.episode_similarity == hit.similarity  # no episode: its own vector
+        assert hit.neighbour == 0
+        assert hit.fused == pytest.approx(expected_fused)
         assert hit.relevance == pytest.approx(expected)
         assert hit.score == pytest.approx(hit.relevance * hit.memory.significance * hit.age_factor)
     passed = [hit for hit in hits if hit.gated]
