@@ -373,7 +373,8 @@ def _ranked(
                 + %(episode_vector_weight)s * episode_z AS fused
             FROM normalized
         ),
-        neighboured AS (
+        -- MATERIALIZED: computed once, not once for each use of "neighbour" below.
+        neighboured AS MATERIALIZED (
             SELECT fused.*, %(neighbour_weight)s * COALESCE((
                 SELECT max(next_to.fused) FROM fused AS next_to
                 WHERE next_to.id = fused.follows_id OR next_to.follows_id = fused.id
