@@ -195,6 +195,12 @@ class Memory(models.Model):
         verbose_name_plural = "memories"
         indexes = [
             models.Index(fields=["workspace", "status", "created_at"], name="memory_ws_status"),
+            # A new memory's episode: the last memories of its session in its scope.
+            models.Index(
+                fields=["scope", "session", "created_at"],
+                name="memory_episode",
+                condition=~Q(session=""),
+            ),
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],

@@ -1,4 +1,4 @@
-"""Prepared statements for the queries every search runs (see ``prepared_cursor``).."""
+"""Prepared statements for the queries every search runs (see ``prepared_cursor``)."""
 
 from __future__ import annotations
 

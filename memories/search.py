@@ -257,11 +257,12 @@ def _ranked(
         "reference": reference,
         "half_life": float(settings.MM_S1_HALF_LIFE_DAYS),
     }
-    # The statement is prepared and keeps the plan of its first execution (``_fetch``), so
-    # what that plan depends on is in its text, not in its parameters: the workspace (a
-    # partial index serves a scan only if its predicate is proved from a constant) and the
-    # LIMITs (the planner costs an index scan by how many rows it must return).
-    count = int(count)
+    # The statement is prepared and keeps the plan of its first execution (see
+    # ``memories.prepared``), so what that plan depends on is in its text, not in its
+    # parameters: the workspace (a partial index serves a scan only if its predicate is proved
+    # from a constant) and the candidate LIMITs (the planner costs the HNSW scan by how many
+    # rows it must return). The per-word LIMIT stays a parameter: it changes with the number
+    # of query words, and a GIN bitmap scan's plan does not depend on it.
     gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
     base = f"workspace_id = {int(agent.workspace_id)} AND scope_id = ANY(%(scopes)s) AND {where}"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
