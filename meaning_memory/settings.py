@@ -12,7 +12,8 @@ from meaning_memory.db import (
     parse_database_url,
     search_options,
 )
-from meaning_memory.env import envbool, envchoice, envfloat, envint, envlist, envstr
+from meaning_memory.env import EnvError, envbool, envchoice, envfloat, envint, envlist, envstr
+from memories.decay import DEFAULT_PRESET, PRESET_NAMES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -184,6 +185,22 @@ MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minim
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
 MM_SEARCH_PREPARED_MAX = envint("MM_SEARCH_PREPARED_MAX", 200, minimum=1)
+
+# --- The compiled memory file ---------------------------------------------------------------
+MM_COMPILE_BUDGET_TOKENS = envint("MM_COMPILE_BUDGET_TOKENS", 4_000, minimum=1)
+MM_COMPILE_MAX_BUDGET_TOKENS = envint("MM_COMPILE_MAX_BUDGET_TOKENS", 200_000, minimum=1)
+MM_STARE_DISPLAY_MODE = envchoice("MM_STARE_DISPLAY_MODE", "marks", ("marks", "verbose", "off"))
+MM_COMPILE_SHOW_IDS = envbool("MM_COMPILE_SHOW_IDS", False)
+MM_DECAY_PRESET = envchoice("MM_DECAY_PRESET", DEFAULT_PRESET, PRESET_NAMES)
+#: ``category:preset`` pairs, checked by the system check memories.E004.
+MM_DECAY_CATEGORIES = envstr("MM_DECAY_CATEGORIES")
+MM_COMPILE_ELIGIBLE_TTL = envfloat("MM_COMPILE_ELIGIBLE_TTL", 30.0, minimum=0)
+if MM_COMPILE_BUDGET_TOKENS > MM_COMPILE_MAX_BUDGET_TOKENS:
+    raise EnvError(
+        f"MM_COMPILE_BUDGET_TOKENS ({MM_COMPILE_BUDGET_TOKENS}) must be at most "
+        f"MM_COMPILE_MAX_BUDGET_TOKENS ({MM_COMPILE_MAX_BUDGET_TOKENS})"
+    )
+
 _db_options = DATABASES["default"]["OPTIONS"]
 _db_options["options"] = " ".join(
     filter(

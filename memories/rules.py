@@ -78,3 +78,16 @@ def window(valid_from: datetime | None, valid_until: datetime | None) -> str | N
     if valid_from and valid_until and not valid_from < valid_until:
         return "must be after valid_from."
     return None
+
+
+#: The smallest budget of a compiled memory file: room for its header and a few lines.
+MIN_COMPILE_BUDGET = 200
+
+
+def compile_budget(value: int) -> str | None:
+    top = settings.MM_COMPILE_MAX_BUDGET_TOKENS
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "must be an integer."
+    if not MIN_COMPILE_BUDGET <= value <= top:
+        return f"must be between {MIN_COMPILE_BUDGET} and {top} tokens (got {value})."
+    return None

@@ -42,6 +42,7 @@ from django.utils import timezone
 from psycopg.types.numeric import Int8
 
 from memories import rules
+from memories.compile import EligibilityBoundary, eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
 from memories.errors import Errors
 from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory, Scope
@@ -425,10 +426,11 @@ def _ranked(
         with prepared_cursor(connection) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
-    return [_hit(row, now) for row in rows]
+    boundary = eligibility_boundary(agent, now)
+    return [_hit(row, boundary, now) for row in rows]
 
 
-def _hit(row: tuple, now: datetime) -> SearchHit:
+def _hit(row: tuple, boundary: EligibilityBoundary, now: datetime) -> SearchHit:
     """A search hit from a row of ``_ranked``'s statement: the memory with its scope and
     replacement, and the figures that explain its place."""
     memory_end = len(_SHOWN_MEMORY_FIELDS)
@@ -458,7 +460,7 @@ def _hit(row: tuple, now: datetime) -> SearchHit:
         age_factor=age_factor,
         score=score,
         gated=gated,
-        eligible=eligibility(memory, now),
+        eligible=boundary.eligibility(memory, now),
     )
 
 
@@ -628,12 +630,3 @@ def keyword_queries(query: str, agent: Agent) -> tuple[str | None, str | None]:
             [_tsquery(lexemes) for lexemes in _keyword_lexemes(words, agent.workspace_id)],
         )
         return cursor.fetchone()
-
-
-def eligibility(memory: Memory, now: datetime) -> str:
-    """Whether the memory goes into the compiled memory file now: ``yes`` for an active memory
-    valid now, ``-`` otherwise. (The compiled file's budget is not applied yet.)"""
-    valid_now = (memory.valid_from is None or memory.valid_from <= now) and (
-        memory.valid_until is None or now < memory.valid_until
-    )
-    return "yes" if memory.status == Memory.Status.ACTIVE and valid_now else "-"
