@@ -5,10 +5,13 @@ from meaning_memory.testing import Actor, make_actor
 
 @pytest.fixture(autouse=True)
 def _fresh_statistics():
-    """Each test reads PostgreSQL's word statistics of its own data (see memories.search)."""
+    """Each test reads PostgreSQL's word statistics of its own data (see memories.search) and
+    compiles its own Eligible boundaries (see memories.compile)."""
+    from memories.compile import forget_boundaries
     from memories.search import forget_statistics
 
     forget_statistics()
+    forget_boundaries()
 
 
 @pytest.fixture

@@ -6,8 +6,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from memories.compile import CUT_LIST_MAX, CompiledEntry, CompiledFile
 from memories.models import Memory, ProvenanceEvent
 from memories.search import SearchHit
+from memories.tokens import COUNTER_NAME
 
 TABLE_TEXT_WIDTH = 80
 
@@ -84,3 +86,40 @@ def results_table(hits: Iterable[SearchHit]) -> str:
             f"{text} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _entry_to_dict(entry: CompiledEntry) -> dict[str, object]:
+    data: dict[str, object] = {
+        "mem_id": entry.mem_id,
+        "category": entry.category,
+        "significance": entry.significance,
+        "weight": entry.weight,
+        "protected": entry.protected,
+    }
+    if entry.tokens is not None:
+        data["tokens"] = entry.tokens
+    if entry.reason:
+        data["reason"] = entry.reason
+    return data
+
+
+def compiled_to_dict(compiled: CompiledFile) -> dict[str, object]:
+    """The compiled memory file with what went in, what was cut and why."""
+    options = compiled.options
+    return {
+        "as_of": iso(compiled.as_of),
+        "budget": options.budget,
+        "tokens": compiled.tokens,
+        "token_counter": COUNTER_NAME,
+        "display_mode": options.display_mode,
+        "decay": options.decay.describe(),
+        "show_ids": options.show_ids,
+        "candidates": compiled.candidates,
+        "included_count": len(compiled.included),
+        "cut_count": compiled.cut_count,
+        "cut_protected_count": compiled.cut_protected,
+        "included": [_entry_to_dict(entry) for entry in compiled.included],
+        "cut": [_entry_to_dict(entry) for entry in compiled.cut],
+        "cut_listed_max": CUT_LIST_MAX,
+        "markdown": compiled.markdown,
+    }

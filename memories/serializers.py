@@ -13,6 +13,8 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memories import rules
+from memories.compile import DISPLAY_MODES
+from memories.decay import PRESET_NAMES
 from memories.errors import ValidationFailed
 from memories.models import STARE_DIMENSIONS, Memory
 from memories.services import FEEDBACK_ACTIONS
@@ -191,6 +193,42 @@ class FeedbackInput(StrictSerializer):
 class ForgetInput(StrictSerializer):
     reason = serializers.CharField(
         allow_blank=True, trim_whitespace=True, help_text="Why; required."
+    )
+
+
+class CompileInput(StrictSerializer):
+    budget = serializers.IntegerField(
+        required=False,
+        error_messages={"invalid": "must be an integer."},
+        validators=[_rule(rules.compile_budget)],
+        help_text=f"Tokens ({rules.MIN_COMPILE_BUDGET} to {settings.MM_COMPILE_MAX_BUDGET_TOKENS});"
+        f" default {settings.MM_COMPILE_BUDGET_TOKENS}.",
+    )
+    as_of = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        error_messages=DATETIME_MESSAGES,
+        help_text="Compile the file as it was (or will be) at this instant; default now.",
+    )
+    display_mode = serializers.ChoiceField(
+        choices=DISPLAY_MODES,
+        required=False,
+        error_messages=_choice_message(list(DISPLAY_MODES)),
+        help_text="marks (●○—), verbose (the numbers) or off; default MM_STARE_DISPLAY_MODE.",
+    )
+    decay = serializers.ChoiceField(
+        choices=PRESET_NAMES,
+        required=False,
+        error_messages=_choice_message(list(PRESET_NAMES)),
+        help_text="A decay preset for every category; default MM_DECAY_PRESET and "
+        "MM_DECAY_CATEGORIES.",
+    )
+    show_ids = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        error_messages={"invalid": "must be true or false."},
+        help_text="End each line with its mem_id; default MM_COMPILE_SHOW_IDS.",
     )
 
 

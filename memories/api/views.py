@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
-from memories.presenters import hit_to_dict, memory_detail, results_table
+from memories.compile import compile_options, compiled_memory_file
+from memories.errors import ValidationFailed
+from memories.presenters import compiled_to_dict, hit_to_dict, memory_detail, results_table
 from memories.search import memory_search
 from memories.selectors import memory_get
 from memories.serializers import (
+    CompileInput,
     FeedbackInput,
     ForgetInput,
     RememberInput,
@@ -65,6 +70,58 @@ class MemoryForgetApi(APIView):
             agent=request.user, mem_id=mem_id, **parse(ForgetInput, request.data)
         )
         return Response(memory_detail(memory))
+
+
+class _ErrorsAsJson(BaseContentNegotiation):
+    """Errors are JSON whatever the client accepts; a success picks its own representation."""
+
+    def select_parser(self, request: Request, parsers: list) -> object:
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request: Request, renderers: list, format_suffix=None):  # type: ignore[no-untyped-def]
+        return renderers[0], renderers[0].media_type
+
+
+class CompiledFileApi(APIView):
+    """The compiled memory file of the scopes the agent sees: markdown by default, JSON (with
+    what was cut and why) for ``format=json`` or ``Accept: application/json``."""
+
+    content_negotiation_class = _ErrorsAsJson
+
+    @extend_schema(
+        parameters=[
+            CompileInput,
+            OpenApiParameter(
+                "format", str, enum=["markdown", "json"], description="Default markdown."
+            ),
+        ],
+        responses={
+            (200, "text/markdown"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+        },
+        summary="The compiled memory file, built to a token budget",
+    )
+    def get(self, request: Request) -> HttpResponse:
+        params = request.query_params.dict()
+        representation = params.pop("format", None)
+        if representation is None:
+            accepts = request.headers.get("Accept", "")
+            representation = "json" if "application/json" in accepts else "markdown"
+        if representation not in ("markdown", "json"):
+            raise ValidationFailed.single(
+                "format", f"{representation!r} is not one of: markdown, json."
+            )
+        arguments = parse(CompileInput, params)
+        agent = request.user
+        compiled = compiled_memory_file(
+            workspace=agent.workspace,
+            agent=agent,
+            as_of=arguments.pop("as_of", None),
+            options=compile_options(**arguments),
+        )
+        if representation == "json":
+            return Response(compiled_to_dict(compiled))
+        return HttpResponse(compiled.markdown, content_type="text/markdown; charset=utf-8")
 
 
 class SearchApi(APIView):

@@ -279,7 +279,9 @@ def test_a_search_is_two_queries_once_statistics_are_read(alice, django_assert_n
     """The scopes and the query's words, then the search statement; no transaction, no SET."""
     for text in unrelated_texts(30):
         memory_remember(agent=alice.agent, text=text)
-    memory_search(agent=alice.agent, query="aquarium", limit=20)  # reads the statistics
+    # The first search reads the statistics and the Eligible column's boundary (kept for
+    # MM_COMPILE_ELIGIBLE_TTL seconds).
+    memory_search(agent=alice.agent, query="aquarium", limit=20)
     with django_assert_num_queries(2) as captured:
         hits = memory_search(agent=alice.agent, query="Maya cleaned the aquarium", limit=20)
     assert len(hits) == 20
