@@ -80,3 +80,23 @@ def check_embedder(app_configs, **kwargs):  # type: ignore[no-untyped-def]
         )
         return [Error(f"embedder not loadable: {exc}", id="memories.E003", hint=hint)]
     return []
+
+
+@register()
+def check_decay(app_configs, **kwargs):  # type: ignore[no-untyped-def]
+    from django.core.exceptions import ImproperlyConfigured
+
+    from memories.compile import decay_policy
+
+    try:
+        decay_policy()
+    except ImproperlyConfigured as exc:
+        return [
+            Error(
+                str(exc),
+                id="memories.E004",
+                hint="Write category:preset pairs separated by commas, e.g. "
+                "MM_DECAY_CATEGORIES=event:fast,decision:never.",
+            )
+        ]
+    return []

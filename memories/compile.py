@@ -255,7 +255,8 @@ def _header(
     lines = [
         f"# Memory: {title}",
         "",
-        f"As of {_utc(as_of)}: {included} memories in, {cut} cut to fit "
+        f"As of {_utc(as_of)}: {included} {'memory' if included == 1 else 'memories'} in, "
+        f"{cut} cut to fit "
         f"{options.budget} tokens ({COUNTER_NAME}).",
     ]
     if options.display_mode == "marks":

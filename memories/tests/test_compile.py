@@ -1,5 +1,5 @@
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -386,3 +386,37 @@ def test_eligible_follows_a_demotion_with_the_same_boundary(alice, settings):
     memory_feedback(agent=alice.agent, mem_id=top.mem_id, action="demote", reason="stale")
 
     assert eligible_by_mem_id(alice, "quarterly report warehouse")[top.mem_id] == "cut"
+
+
+def test_bad_decay_categories_fail_the_system_check(settings):
+    from memories.checks import check_decay
+
+    settings.MM_DECAY_CATEGORIES = "gossip:fast"
+
+    [error] = check_decay(None)
+
+    assert error.id == "memories.E004"
+    assert "MM_DECAY_CATEGORIES: 'gossip' is not a category" in error.msg
+
+
+def test_the_readme_example_is_what_the_compiler_writes(db):
+    from pathlib import Path
+
+    from meaning_memory.testing import make_actor
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = readme.split("```\n# Memory: acme (agent assistant)\n", 1)[1].split("```", 1)[0]
+    assistant = make_actor("acme", "assistant")
+    memory_remember(
+        agent=assistant.agent,
+        text=RENEWAL,
+        category="commitment",
+        stare_scores={"s": 0.9, "t": 0.4},
+    )
+    as_of = datetime(2026, 11, 29, 20, tzinfo=UTC)
+
+    compiled = compiled_memory_file(
+        workspace=assistant.agent.workspace, agent=assistant.agent, as_of=as_of
+    )
+
+    assert compiled.markdown == "# Memory: acme (agent assistant)\n" + example

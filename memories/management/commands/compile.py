@@ -1,0 +1,96 @@
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memories.compile import compile_options, compiled_memory_file
+from memories.errors import MemoryEngineError
+from memories.management.commands._agent import command_error, resolve_agent
+from memories.models import Workspace
+from memories.presenters import compiled_to_dict
+from memories.serializers import CompileInput, parse
+
+
+class Command(BaseCommand):
+    help = (
+        "Compile the memory file of a workspace (every scope) or of one agent (the scopes it "
+        "sees) to stdout or, atomically, to --out FILE."
+    )
+
+    def add_arguments(self, parser):
+        group = parser.add_argument_group("whose file (a workspace, or one agent)")
+        group.add_argument("--workspace", help="Workspace slug: the whole workspace.")
+        group.add_argument("--agent", help="With --workspace: only the scopes this agent sees.")
+        group.add_argument("--token", help="An agent's token: the scopes it sees.")
+        parser.add_argument("--out", help="Write the file here (write, then rename).")
+        parser.add_argument("--budget", type=int, help="Tokens; default MM_COMPILE_BUDGET_TOKENS.")
+        parser.add_argument("--as-of", dest="as_of", help="ISO 8601 instant; default now.")
+        parser.add_argument("--display-mode", dest="display_mode", help="marks, verbose or off.")
+        parser.add_argument("--decay", help="A decay preset for every category.")
+        parser.add_argument(
+            "--show-ids",
+            dest="show_ids",
+            action="store_true",
+            default=None,
+            help="mem_id per line.",
+        )
+        parser.add_argument("--json", action="store_true", help="JSON with what was cut and why.")
+
+    def handle(self, *args, **options):
+        data = {
+            name: options[name] for name in CompileInput().fields if options.get(name) is not None
+        }
+        try:
+            arguments = parse(CompileInput, data)
+        except MemoryEngineError as exc:
+            raise command_error(exc) from exc
+        workspace, agent = self._whose(options)
+        compiled = compiled_memory_file(
+            workspace=workspace,
+            agent=agent,
+            as_of=arguments.pop("as_of", None),
+            options=compile_options(**arguments),
+        )
+        text = (
+            json.dumps(compiled_to_dict(compiled), indent=2, ensure_ascii=False) + "\n"
+            if options["json"]
+            else compiled.markdown
+        )
+        if options["out"]:
+            write_atomically(Path(options["out"]), text)
+            self.stderr.write(
+                f"wrote {options['out']}: {len(compiled.included)} memories in, "
+                f"{compiled.cut_count} cut, {compiled.tokens} of {compiled.options.budget} tokens"
+            )
+        else:
+            self.stdout.write(text, ending="")
+
+    def _whose(self, options):
+        if options.get("token") or options.get("agent"):
+            agent = resolve_agent(options)
+            return agent.workspace, agent
+        if not options.get("workspace"):
+            raise CommandError("say whose file: --workspace (with --agent), or --token")
+        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
+        if workspace is None:
+            raise CommandError(f"--workspace: no workspace {options['workspace']!r}")
+        return workspace, None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Readers of ``path`` see the old file or the new one, never a part of either."""
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise CommandError(f"--out: no directory {str(directory)!r}")
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
