@@ -407,13 +407,14 @@ def test_the_readme_example_is_what_the_compiler_writes(db):
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     example = readme.split("```\n# Memory: acme (agent assistant)\n", 1)[1].split("```", 1)[0]
     assistant = make_actor("acme", "assistant")
+    as_of = datetime(2026, 11, 29, 20, tzinfo=UTC)
     memory_remember(
         agent=assistant.agent,
         text=RENEWAL,
         category="commitment",
         stare_scores={"s": 0.9, "t": 0.4},
+        created_at=as_of - timedelta(days=1),
     )
-    as_of = datetime(2026, 11, 29, 20, tzinfo=UTC)
 
     compiled = compiled_memory_file(
         workspace=assistant.agent.workspace, agent=assistant.agent, as_of=as_of

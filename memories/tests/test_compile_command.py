@@ -47,7 +47,7 @@ def test_compile_writes_the_file_atomically(alice, tmp_path):
     out, err = run("--workspace", "acme", "--out", str(target), "--as-of", "2100-01-01T00:00:00Z")
 
     assert out == ""
-    assert "1 memories in, 0 cut" in err  # the summary line
+    assert "MEMORY.md: 1 in, 0 cut" in err
     assert RENEWAL in target.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]  # no temporary left
     again, _ = run("--workspace", "acme", "--as-of", "2100-01-01T00:00:00Z")

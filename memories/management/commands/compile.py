@@ -61,7 +61,7 @@ class Command(BaseCommand):
         if options["out"]:
             write_atomically(Path(options["out"]), text)
             self.stderr.write(
-                f"wrote {options['out']}: {len(compiled.included)} memories in, "
+                f"wrote {options['out']}: {len(compiled.included)} in, "
                 f"{compiled.cut_count} cut, {compiled.tokens} of {compiled.options.budget} tokens"
             )
         else:
