@@ -200,17 +200,18 @@ def _candidates(
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     count = len(rows)
-    ids, significance, pinned, created, categories = zip(*rows, strict=True) if rows else ((),) * 5
-    if policy.is_off:
-        half_life = np.full(count, math.inf)
-    else:
-        by_category = {c: policy.half_life_days(c) for c in Memory.Category.values}
-        half_life = np.fromiter((by_category[c] for c in categories), float, count)
+    # One object array, then a typed column each: much faster than transposing the tuples.
+    table = np.array(rows, dtype=object).reshape(count, 5)
+    half_life = np.full(count, math.inf)
+    if not policy.is_off:
+        for category in Memory.Category.values:
+            if math.isfinite(days := policy.half_life_days(category)):
+                half_life[table[:, 4] == category] = days
     return _ordered(
-        np.fromiter(ids, np.int64, count),
-        np.fromiter(significance, float, count),
-        np.fromiter(pinned, bool, count),
-        np.fromiter(created, float, count),
+        table[:, 0].astype(np.int64),
+        table[:, 1].astype(float),
+        table[:, 2].astype(bool),
+        table[:, 3].astype(float),
         half_life,
         as_of,
     )

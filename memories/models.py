@@ -201,6 +201,22 @@ class Memory(models.Model):
                 name="memory_episode",
                 condition=~Q(session=""),
             ),
+            # The compiled memory file reads every active memory of a workspace's scopes:
+            # an index-only scan of this instead of the wide rows (see memories.compile).
+            models.Index(
+                fields=["workspace", "scope"],
+                include=[
+                    "id",
+                    "significance",
+                    "pinned",
+                    "created_at",
+                    "category",
+                    "valid_from",
+                    "valid_until",
+                ],
+                name="memory_compile",
+                condition=Q(status="active"),
+            ),
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],
