@@ -123,6 +123,27 @@ def reset_and_load(corpus: Corpus, sizes: list[int], seed: int) -> tuple[list[An
     return agents, seconds
 
 
+def loaded_agents(sizes: list[int]) -> list[Any] | None:
+    """The agents of a previous run's data if it has these sizes (for --reuse)."""
+    from django.db import connection
+    from django.db.models import Count
+
+    from memories.models import Agent
+
+    agents = [
+        Agent.objects.select_related("workspace", "private_scope")
+        .filter(workspace__slug=f"compile-{size}", name="bench")
+        .annotate(count=Count("workspace__memories"))
+        .first()
+        for size in sizes
+    ]
+    if any(a is None or a.count != size for a, size in zip(agents, sizes, strict=True)):
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE memories_memory")
+    return agents
+
+
 def measure(agent: Any, budget: int, decay: str, runs: int) -> dict[str, Any]:
     from django.db import connection
 
@@ -218,6 +239,9 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks/out/compile-db")
     parser.add_argument("--json", type=Path, help="Also write the results here.")
     parser.add_argument(
+        "--reuse", action="store_true", help="Keep the data of a previous run with these sizes."
+    )
+    parser.add_argument(
         "--locomo", type=Path, default=ROOT.parent / "shared/data/locomo/locomo_dev7.json"
     )
     args = parser.parse_args()
@@ -225,7 +249,10 @@ def main() -> None:
 
     setup_django(args.data_dir)
     info = machine()
-    agents, load_s = reset_and_load(Corpus(args.seed), sizes, args.seed)
+    agents = loaded_agents(sizes) if args.reuse else None
+    load_s = None
+    if agents is None:
+        agents, load_s = reset_and_load(Corpus(args.seed), sizes, args.seed)
     results, by_result = [], {}
     for size, agent in zip(sizes, agents, strict=True):
         for decay in ("never", "standard"):
@@ -239,7 +266,8 @@ def main() -> None:
                 flush=True,
             )
     print(describe(info))
-    print(f"Loaded {sum(sizes):,} memories in {load_s:.1f} s; {args.runs} runs per case.\n")
+    loaded = "reused" if load_s is None else f"loaded in {load_s:.1f} s"
+    print(f"{sum(sizes):,} memories ({loaded}); {args.runs} runs per case.\n")
     print(table(results, by_result))
     print()
     print(counter_check(args.locomo))
