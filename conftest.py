@@ -6,8 +6,8 @@ from meaning_memory.testing import Actor, make_actor
 @pytest.fixture(autouse=True)
 def _fresh_statistics():
     """Each test reads PostgreSQL's word statistics of its own data (see memories.search) and
-    compiles its own Eligible boundaries (see memories.compile)."""
-    from memories.compile import forget_boundaries
+    compiles its own Eligible boundaries (see memories.eligibility)."""
+    from memories.eligibility import forget_boundaries
     from memories.search import forget_statistics
 
     forget_statistics()

@@ -36,8 +36,6 @@ The search table's ``Eligible`` column comes from the same selection (``Eligibil
 from __future__ import annotations
 
 import math
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -476,76 +474,29 @@ def _compiled(
     )
 
 
-# --- Eligible ------------------------------------------------------------------------------
+# --- Where the budget cuts ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EligibilityBoundary:
-    """Where the budget cut an agent's compiled file (default options), to tell for any memory
-    whether it is in the file: ``yes``, ``protected`` (in, and protected), ``cut`` by the
-    budget, or ``-`` (not active or not valid now)."""
-
-    last_in: tuple | None  # the key of the last memory in the file; None when none is in
-    everything_in: bool
-    policy: DecayPolicy
-
-    def eligibility(self, memory: Memory, now: datetime) -> str:
-        if not _active_and_valid(memory, now):
-            return "-"
-        one = _ordered(
-            np.array([memory.pk], dtype=np.int64),
-            np.array([memory.significance]),
-            np.array([memory.pinned]),
-            np.array([memory.created_at.timestamp()]),
-            np.array([self.policy.half_life_days(memory.category)]),
-            now,
-        )
-        key = one.key(0)
-        if self.everything_in or (self.last_in is not None and key <= self.last_in):
-            return "protected" if key[0] is False else "yes"
-        return "cut"
+def key_of(memory: Memory, as_of: datetime, policy: DecayPolicy) -> tuple:
+    """A memory's place in the compiled file's order (smaller comes first), as the selection
+    computes it."""
+    return _ordered(
+        np.array([memory.pk], dtype=np.int64),
+        np.array([memory.significance]),
+        np.array([memory.pinned]),
+        np.array([memory.created_at.timestamp()]),
+        np.array([policy.half_life_days(memory.category)]),
+        as_of,
+    ).key(0)
 
 
-def _active_and_valid(memory: Memory, now: datetime) -> bool:
-    return (
-        memory.status == Memory.Status.ACTIVE
-        and memory.created_at <= now
-        and (memory.valid_from is None or memory.valid_from <= now)
-        and (memory.valid_until is None or now < memory.valid_until)
-    )
-
-
-_boundaries: dict[tuple, tuple[float, EligibilityBoundary]] = {}
-_boundaries_lock = threading.Lock()
-_BOUNDARIES_MAX = 1_000
-
-
-def eligibility_boundary(agent: Agent, now: datetime) -> EligibilityBoundary:
-    """The boundary of ``agent``'s compiled file with the default options, kept for
-    ``MM_COMPILE_ELIGIBLE_TTL`` seconds in this process (0: computed on every call)."""
-    options = compile_options()
-    key = (agent.pk, options)
-    ttl = float(settings.MM_COMPILE_ELIGIBLE_TTL)
-    with _boundaries_lock:
-        cached = _boundaries.get(key)
-    if cached is not None and cached[0] > time.monotonic():
-        return cached[1]
-    candidates = _candidates(agent.workspace_id, visible_scope_ids(agent), now, options.decay)
+def budget_line(
+    agent: Agent, as_of: datetime, options: CompileOptions
+) -> tuple[tuple | None, bool]:
+    """Where the budget cuts ``agent``'s compiled file: the key of the last memory in it (None
+    when none is), and whether every candidate is in."""
+    candidates = _candidates(agent.workspace_id, visible_scope_ids(agent), as_of, options.decay)
     title = f"{agent.workspace.slug} (agent {agent.name})"
-    lines, _, _ = _selected(candidates, title=title, as_of=now, options=options)
-    boundary = EligibilityBoundary(
-        last_in=candidates.key(len(lines) - 1) if lines else None,
-        everything_in=len(lines) == len(candidates),
-        policy=options.decay,
-    )
-    if ttl > 0:
-        with _boundaries_lock:
-            if len(_boundaries) >= _BOUNDARIES_MAX:
-                _boundaries.clear()
-            _boundaries[key] = (time.monotonic() + ttl, boundary)
-    return boundary
-
-
-def forget_boundaries() -> None:
-    with _boundaries_lock:
-        _boundaries.clear()
+    lines, _, _ = _selected(candidates, title=title, as_of=as_of, options=options)
+    last_in = candidates.key(len(lines) - 1) if lines else None
+    return last_in, len(lines) == len(candidates)

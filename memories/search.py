@@ -42,7 +42,7 @@ from django.utils import timezone
 from psycopg.types.numeric import Int8
 
 from memories import rules
-from memories.compile import EligibilityBoundary, eligibility_boundary
+from memories.eligibility import EligibilityBoundary, eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
 from memories.errors import Errors
 from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory, Scope

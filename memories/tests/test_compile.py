@@ -14,7 +14,6 @@ from memories.compile import (
 )
 from memories.errors import ValidationFailed
 from memories.models import Memory
-from memories.search import memory_search
 from memories.services import memory_feedback, memory_forget, memory_remember
 from memories.tokens import count_tokens
 
@@ -334,58 +333,6 @@ def test_the_decay_table_matches_the_formula():
         policy = decay.DecayPolicy(preset=name)
         for days, shown in zip((30, 90, 365), figures, strict=True):
             assert float(shown) == round(0.5 ** (days / policy.half_life_days("fact")), 2)
-
-
-def eligible_by_mem_id(actor, query, **filters):
-    hits = memory_search(agent=actor.agent, query=query, limit=20, **filters)
-    return {hit.memory.mem_id: hit.eligible for hit in hits}
-
-
-def test_eligible_says_whether_the_compiled_file_holds_the_memory(alice, settings):
-    settings.MM_COMPILE_BUDGET_TOKENS = 200
-    memories = remember_fillers(alice, [0.5, 0.8, 0.3, 0.7, 0.4, 0.6])
-    pinned = memories[2]
-    memory_feedback(agent=alice.agent, mem_id=pinned.mem_id, action="pin", reason="keep it")
-    compiled = compile_for(alice)
-    included = {entry.mem_id for entry in compiled.included}
-
-    eligible = eligible_by_mem_id(alice, "quarterly report warehouse")
-
-    assert eligible[pinned.mem_id] == "protected"
-    for memory in memories:
-        if memory.mem_id != pinned.mem_id:
-            assert eligible[memory.mem_id] == ("yes" if memory.mem_id in included else "cut")
-    assert set(eligible.values()) == {"protected", "yes", "cut"}
-
-
-def test_eligible_is_a_dash_for_memories_not_valid_now(alice):
-    now = timezone.now()
-    old = memory_remember(
-        agent=alice.agent,
-        text="The old office is on Elm Street.",
-        valid_from=now - timedelta(days=30),
-        valid_until=now - timedelta(days=1),
-    )
-    current = memory_remember(agent=alice.agent, text="The new office is on Oak Street.")
-
-    eligible = eligible_by_mem_id(
-        alice, "office street", currently_valid=None, as_of=now - timedelta(days=2)
-    )
-    eligible |= eligible_by_mem_id(alice, "office street")
-
-    assert eligible == {old.mem_id: "-", current.mem_id: "yes"}
-
-
-def test_eligible_follows_a_demotion_with_the_same_boundary(alice, settings):
-    settings.MM_COMPILE_BUDGET_TOKENS = 200
-    memories = remember_fillers(alice, [0.8, 0.7, 0.6, 0.5, 0.4, 0.3])
-    eligible_by_mem_id(alice, "quarterly report warehouse")  # computes the boundary
-    top = memories[0]
-
-    memory_feedback(agent=alice.agent, mem_id=top.mem_id, action="demote", reason="stale")
-    memory_feedback(agent=alice.agent, mem_id=top.mem_id, action="demote", reason="stale")
-
-    assert eligible_by_mem_id(alice, "quarterly report warehouse")[top.mem_id] == "cut"
 
 
 def test_bad_decay_categories_fail_the_system_check(settings):

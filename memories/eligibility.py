@@ -1,0 +1,110 @@
+"""The search table's ``Eligible`` column: is this memory in the searching agent's compiled
+memory file now (default budget and settings)?
+
+``yes`` (in), ``protected`` (in, and protected), ``cut`` (active and valid, but the budget cut
+it), ``-`` (not active, or not valid now). The answer compares the memory's place in the
+compiler's order (``memories.compile.key_of``, computed from its current significance, pin and
+age) with where the budget cut the agent's file (``memories.compile.budget_line``): the
+compiler's own selection, never a second one.
+
+Where the budget cuts is kept per agent and process for ``MM_COMPILE_ELIGIBLE_TTL`` seconds.
+Past that, a search still answers from the kept line and a background thread computes a new
+one, so a search never waits for a compile except the first one of an agent in a process (and
+every one with a TTL of 0, which computes it on every search).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from memories.compile import CompileOptions, budget_line, compile_options, key_of
+from memories.models import Agent, Memory
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EligibilityBoundary:
+    last_in: tuple | None  # the key of the last memory in the file; None when none is in
+    everything_in: bool
+    options: CompileOptions
+
+    def eligibility(self, memory: Memory, now: datetime) -> str:
+        if not _active_and_valid(memory, now):
+            return "-"
+        key = key_of(memory, now, self.options.decay)
+        if self.everything_in or (self.last_in is not None and key <= self.last_in):
+            return "yes" if key[0] else "protected"  # key[0]: not protected
+        return "cut"
+
+
+def _active_and_valid(memory: Memory, now: datetime) -> bool:
+    return (
+        memory.status == Memory.Status.ACTIVE
+        and memory.created_at <= now
+        and (memory.valid_from is None or memory.valid_from <= now)
+        and (memory.valid_until is None or now < memory.valid_until)
+    )
+
+
+_kept: dict[tuple, tuple[float, EligibilityBoundary]] = {}
+_refreshing: set[tuple] = set()
+_lock = threading.Lock()
+_KEPT_MAX = 1_000
+
+
+def eligibility_boundary(agent: Agent, now: datetime) -> EligibilityBoundary:
+    """Where the budget cuts ``agent``'s compiled file (see the module docstring)."""
+    options = compile_options()
+    key = (agent.pk, options)
+    with _lock:
+        kept = _kept.get(key)
+        stale = kept is not None and kept[0] <= time.monotonic()
+        refresh = stale and key not in _refreshing
+        if refresh:
+            _refreshing.add(key)
+    if kept is None:
+        return _compute(agent, now, options, key)
+    if refresh:
+        threading.Thread(
+            target=_refresh, args=(agent, options, key), name="eligible-refresh", daemon=True
+        ).start()
+    return kept[1]
+
+
+def _compute(
+    agent: Agent, now: datetime, options: CompileOptions, key: tuple
+) -> EligibilityBoundary:
+    last_in, everything_in = budget_line(agent, now, options)
+    boundary = EligibilityBoundary(last_in=last_in, everything_in=everything_in, options=options)
+    ttl = float(settings.MM_COMPILE_ELIGIBLE_TTL)
+    if ttl > 0:
+        with _lock:
+            if len(_kept) >= _KEPT_MAX:
+                _kept.clear()
+            _kept[key] = (time.monotonic() + ttl, boundary)
+    return boundary
+
+
+def _refresh(agent: Agent, options: CompileOptions, key: tuple) -> None:
+    try:
+        _compute(agent, timezone.now(), options, key)
+    except Exception:  # the kept line stays; the next search past the TTL tries again
+        logger.exception("could not compute the Eligible line of agent %s", agent.pk)
+    finally:
+        with _lock:
+            _refreshing.discard(key)
+        connection.close()  # this thread's own connection
+
+
+def forget_boundaries() -> None:
+    with _lock:
+        _kept.clear()
