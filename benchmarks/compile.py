@@ -148,6 +148,7 @@ def measure(agent: Any, budget: int, decay: str, runs: int) -> dict[str, Any]:
     from django.db import connection
 
     from memories import compile as compiler
+    from memories.compile.selection import candidates_of
 
     options = compiler.compile_options(budget=budget, decay=decay)
     workspace = agent.workspace
@@ -155,9 +156,7 @@ def measure(agent: Any, budget: int, decay: str, runs: int) -> dict[str, Any]:
     def once() -> tuple[float, float, Any]:
         started = time.perf_counter()
         as_of = datetime.now(UTC)
-        candidates = compiler._candidates(
-            workspace.pk, [agent.private_scope_id], as_of, options.decay
-        )
+        candidates = candidates_of(workspace.pk, [agent.private_scope_id], as_of, options.decay)
         selected = time.perf_counter() - started
         started = time.perf_counter()
         compiled = compiler.compiled_memory_file(

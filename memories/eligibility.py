@@ -3,14 +3,14 @@ memory file now (default budget and settings)?
 
 ``yes`` (in), ``protected`` (in, and protected), ``cut`` (active and valid, but the budget cut
 it), ``-`` (not active, or not valid now). The answer compares the memory's place in the
-compiler's order (``memories.compile.key_of``, computed from its current significance, pin and
+compiler's order (``memories.compile.keys_of``, computed from its current significance, pin and
 age) with where the budget cut the agent's file (``memories.compile.budget_line``): the
 compiler's own selection, never a second one.
 
-Where the budget cuts is kept per agent and process for ``MM_COMPILE_ELIGIBLE_TTL`` seconds.
-Past that, a search still answers from the kept line and a background thread computes a new
-one, so a search never waits for a compile except the first one of an agent in a process (and
-every one with a TTL of 0, which computes it on every search).
+Where the budget cuts is kept per agent and process for ``MM_COMPILE_ELIGIBLE_TTL`` seconds
+(default 300). Past that, a search still answers from the kept line and a background thread
+computes a new one, so a search never waits for a compile except the first one of an agent in
+a process (and every one with a TTL of 0, which computes it on every search).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from memories.compile import CompileOptions, budget_line, compile_options, key_of
+from memories.compile import CompileOptions, budget_line, compile_options, keys_of
 from memories.models import Agent, Memory
 
 logger = logging.getLogger(__name__)
@@ -37,10 +37,14 @@ class EligibilityBoundary:
     everything_in: bool
     options: CompileOptions
 
-    def eligibility(self, memory: Memory, now: datetime) -> str:
+    def eligibility_of(self, memories: list[Memory], now: datetime) -> list[str]:
+        """The Eligible value of each memory, in order."""
+        keys = keys_of(memories, now, self.options.decay)
+        return [self._one(memory, key, now) for memory, key in zip(memories, keys, strict=True)]
+
+    def _one(self, memory: Memory, key: tuple, now: datetime) -> str:
         if not _active_and_valid(memory, now):
             return "-"
-        key = key_of(memory, now, self.options.decay)
         if self.everything_in or (self.last_in is not None and key <= self.last_in):
             return "yes" if key[0] else "protected"  # key[0]: not protected
         return "cut"

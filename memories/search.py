@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -42,7 +42,7 @@ from django.utils import timezone
 from psycopg.types.numeric import Int8
 
 from memories import rules
-from memories.eligibility import EligibilityBoundary, eligibility_boundary
+from memories.eligibility import eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
 from memories.errors import Errors
 from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory, Scope
@@ -426,11 +426,12 @@ def _ranked(
         with prepared_cursor(connection) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
-    boundary = eligibility_boundary(agent, now)
-    return [_hit(row, boundary, now) for row in rows]
+    hits = [_hit(row) for row in rows]
+    eligible = eligibility_boundary(agent, now).eligibility_of([h.memory for h in hits], now)
+    return [replace(hit, eligible=value) for hit, value in zip(hits, eligible, strict=True)]
 
 
-def _hit(row: tuple, boundary: EligibilityBoundary, now: datetime) -> SearchHit:
+def _hit(row: tuple) -> SearchHit:
     """A search hit from a row of ``_ranked``'s statement: the memory with its scope and
     replacement, and the figures that explain its place."""
     memory_end = len(_SHOWN_MEMORY_FIELDS)
@@ -460,7 +461,7 @@ def _hit(row: tuple, boundary: EligibilityBoundary, now: datetime) -> SearchHit:
         age_factor=age_factor,
         score=score,
         gated=gated,
-        eligible=boundary.eligibility(memory, now),
+        eligible="",  # set by _ranked for all hits at once
     )
 
 

@@ -1,0 +1,231 @@
+"""The compiled file: the longest head of the order that fits the budget, rendered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+from django.utils import timezone
+
+from memories.compile.options import CompileOptions, compile_options
+from memories.compile.render import SECTIONS, header, render_line, section_heading
+from memories.compile.selection import Candidates, candidates_of
+from memories.models import STARE_DIMENSIONS, Agent, Memory, Workspace
+from memories.selectors import visible_scope_ids
+from memories.tokens import count_each, count_tokens
+
+#: How many cut memories a compile lists by name (all are counted).
+CUT_LIST_MAX = 100
+#: Memories whose text is read and measured at a time while filling the budget.
+CHUNK = 256
+
+
+@dataclass(frozen=True)
+class CompiledEntry:
+    mem_id: str
+    category: str
+    significance: float
+    weight: float
+    protected: bool
+    tokens: int | None = None  # of its line, for an included memory
+    reason: str = ""  # for a cut memory
+
+
+@dataclass(frozen=True)
+class CompiledFile:
+    markdown: str
+    tokens: int
+    as_of: datetime
+    options: CompileOptions
+    candidates: int
+    included: list[CompiledEntry]
+    cut: list[CompiledEntry]  # the first CUT_LIST_MAX cut, in order
+    cut_count: int
+    cut_protected: int
+
+
+@dataclass
+class _Line:
+    index: int  # position in the candidates' order
+    mem_id: str
+    category: str
+    text: str
+    tokens: int
+
+
+CUT_REASON = "budget: the memories before it in the order filled the file"
+CUT_PROTECTED_REASON = (
+    "budget: the protected memories alone overflow it, and those before it filled the file"
+)
+
+
+def compiled_memory_file(
+    *,
+    workspace: Workspace,
+    agent: Agent | None = None,
+    as_of: datetime | None = None,
+    options: CompileOptions | None = None,
+) -> CompiledFile:
+    """The compiled memory file of ``agent`` (the scopes it sees) or, without an agent, of the
+    whole workspace. Same memories, options and ``as_of`` give the same bytes."""
+    options = options or compile_options()
+    as_of = as_of or timezone.now()
+    title = workspace.slug if agent is None else f"{workspace.slug} (agent {agent.name})"
+    scope_ids = None if agent is None else visible_scope_ids(agent)
+    candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
+    lines, markdown, tokens = _selected(candidates, title=title, as_of=as_of, options=options)
+    return _compiled(
+        candidates, lines, markdown=markdown, tokens=tokens, as_of=as_of, options=options
+    )
+
+
+def _selected(
+    candidates: Candidates, *, title: str, as_of: datetime, options: CompileOptions
+) -> tuple[list[_Line], str, int]:
+    """The lines in the file, the file and its tokens."""
+    lines = _fill(candidates, title=title, as_of=as_of, options=options)
+    while True:
+        markdown = _render(lines, title=title, as_of=as_of, total=len(candidates), options=options)
+        tokens = count_tokens(markdown)
+        # The lines were measured one by one and the header with its widest numbers; joined,
+        # they take no more tokens in this encoding (new lines merge), so this loop is a guard
+        # that runs when the header alone overflows.
+        if tokens <= options.budget or not lines:
+            return lines, markdown, tokens
+        lines.pop()
+
+
+def _fill(
+    candidates: Candidates, *, title: str, as_of: datetime, options: CompileOptions
+) -> list[_Line]:
+    """The lines of the longest head of the candidates that fits the budget."""
+    total = len(candidates)
+    # The header with the widest numbers it can show.
+    used = count_tokens(
+        header(title=title, as_of=as_of, included=total, cut=total, options=options)
+    )
+    heading_tokens = dict(
+        zip(
+            (category for category, _ in SECTIONS),
+            count_each([section_heading(name) for _, name in SECTIONS]),
+            strict=True,
+        )
+    )
+    lines: list[_Line] = []
+    sections: set[str] = set()
+    for start, rows in _texts(candidates):
+        rendered = [
+            render_line(text=text, scores=scores, mem_id=mem_id, options=options)
+            for mem_id, text, _, scores in rows
+        ]
+        for offset, ((mem_id, _text, category, _), line, tokens) in enumerate(
+            zip(rows, rendered, count_each([line + "\n" for line in rendered]), strict=True)
+        ):
+            cost = tokens + (0 if category in sections else heading_tokens[category])
+            if used + cost > options.budget:
+                return lines
+            used += cost
+            sections.add(category)
+            lines.append(_Line(start + offset, mem_id, category, line, tokens))
+    return lines
+
+
+def _texts(candidates: Candidates) -> Iterator[tuple[int, list[tuple]]]:
+    """The candidates' mem_id, text, category and scores, a chunk at a time, in order."""
+    columns = ", ".join(
+        ["id", "mem_id", "text", "category", *(f"{d}_score" for d in STARE_DIMENSIONS)]
+    )
+    for start in range(0, len(candidates), CHUNK):
+        ids = candidates.ids[start : start + CHUNK].tolist()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {columns} FROM {Memory._meta.db_table} WHERE id = ANY(%s)", [ids]
+            )
+            found = {row[0]: row for row in cursor.fetchall()}
+        yield (
+            start,
+            [
+                (row[1], row[2], row[3], dict(zip(STARE_DIMENSIONS, row[4:], strict=True)))
+                for row in (found[pk] for pk in ids)
+            ],
+        )
+
+
+def _render(
+    lines: list[_Line], *, title: str, as_of: datetime, total: int, options: CompileOptions
+) -> str:
+    parts = [
+        header(
+            title=title, as_of=as_of, included=len(lines), cut=total - len(lines), options=options
+        )
+    ]
+    for category, name in SECTIONS:
+        section = [line.text for line in lines if line.category == category]
+        if section:
+            parts.append(section_heading(name) + "\n".join(section) + "\n")
+    return "".join(parts)
+
+
+def _compiled(
+    candidates: Candidates,
+    lines: list[_Line],
+    *,
+    markdown: str,
+    tokens: int,
+    as_of: datetime,
+    options: CompileOptions,
+) -> CompiledFile:
+    def entry(index: int, mem_id: str, category: str, **extra: object) -> CompiledEntry:
+        return CompiledEntry(
+            mem_id=mem_id,
+            category=category,
+            significance=float(candidates.significance[index]),
+            weight=round(float(candidates.weight[index]), 6),
+            protected=bool(candidates.protected[index]),
+            **extra,  # type: ignore[arg-type]
+        )
+
+    included = [entry(line.index, line.mem_id, line.category, tokens=line.tokens) for line in lines]
+    first_cut = len(lines)
+    listed = candidates.ids[first_cut : first_cut + CUT_LIST_MAX].tolist()
+    names: dict[int, tuple[str, str]] = {}
+    if listed:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, mem_id, category FROM {Memory._meta.db_table} WHERE id = ANY(%s)",
+                [listed],
+            )
+            names = {row[0]: row[1:] for row in cursor.fetchall()}
+    cut = [
+        entry(
+            first_cut + offset,
+            *names[pk],
+            reason=CUT_PROTECTED_REASON if candidates.protected[first_cut + offset] else CUT_REASON,
+        )
+        for offset, pk in enumerate(listed)
+    ]
+    return CompiledFile(
+        markdown=markdown,
+        tokens=tokens,
+        as_of=as_of,
+        options=options,
+        candidates=len(candidates),
+        included=included,
+        cut=cut,
+        cut_count=len(candidates) - first_cut,
+        cut_protected=int(candidates.protected[first_cut:].sum()),
+    )
+
+
+def budget_line(
+    agent: Agent, as_of: datetime, options: CompileOptions
+) -> tuple[tuple | None, bool]:
+    """Where the budget cuts ``agent``'s compiled file: the key of the last memory in it (None
+    when none is), and whether every candidate is in."""
+    candidates = candidates_of(agent.workspace_id, visible_scope_ids(agent), as_of, options.decay)
+    title = f"{agent.workspace.slug} (agent {agent.name})"
+    lines, _, _ = _selected(candidates, title=title, as_of=as_of, options=options)
+    last_in = candidates.key(len(lines) - 1) if lines else None
+    return last_in, len(lines) == len(candidates)

@@ -1,0 +1,77 @@
+"""The compiled file's markdown: header, sections, one line per memory with its STARE marks."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memories.compile.options import CompileOptions
+from memories.models import STARE_DIMENSIONS, Memory
+from memories.tokens import COUNTER_NAME
+
+MARK_THRESHOLD = 0.6
+MARK_HIGH, MARK_LOW, MARK_NONE = "●", "○", "—"
+VERBOSE_NONE = "–"
+#: Sections in the order they appear; every category has one.
+SECTIONS: tuple[tuple[str, str], ...] = (
+    (Memory.Category.DECISION, "Decisions"),
+    (Memory.Category.COMMITMENT, "Commitments"),
+    (Memory.Category.PREFERENCE, "Preferences"),
+    (Memory.Category.FACT, "Facts"),
+    (Memory.Category.PROCEDURE, "Procedures"),
+    (Memory.Category.EVENT, "Events"),
+    (Memory.Category.OBSERVATION, "Observations"),
+)
+
+
+def stare_marks(scores: dict[str, float | None], display_mode: str) -> str:
+    """The marks of one memory's five scores, e.g. ``●○———`` or ``[S0.90 T0.40 A– R– E–]``."""
+    if display_mode == "off":
+        return ""
+    if display_mode == "verbose":
+        parts = [
+            f"{d.upper()}{VERBOSE_NONE}" if v is None else f"{d.upper()}{v:.2f}"
+            for d, v in ((d, scores[d]) for d in STARE_DIMENSIONS)
+        ]
+        return "[" + " ".join(parts) + "]"
+    return "".join(
+        MARK_NONE if v is None else MARK_HIGH if v >= MARK_THRESHOLD else MARK_LOW
+        for v in (scores[d] for d in STARE_DIMENSIONS)
+    )
+
+
+def render_line(
+    *, text: str, scores: dict[str, float | None], mem_id: str, options: CompileOptions
+) -> str:
+    marks = stare_marks(scores, options.display_mode)
+    line = "- " + (marks + " " if marks else "") + " ".join(text.split())
+    if options.show_ids:
+        line += f" (mem_id: {mem_id})"
+    return line
+
+
+def section_heading(title: str) -> str:
+    return f"\n## {title}\n\n"
+
+
+def header(*, title: str, as_of: datetime, included: int, cut: int, options: CompileOptions) -> str:
+    lines = [
+        f"# Memory: {title}",
+        "",
+        f"As of {utc(as_of)}: {included} {'memory' if included == 1 else 'memories'} in, "
+        f"{cut} cut to fit "
+        f"{options.budget} tokens ({COUNTER_NAME}).",
+    ]
+    if options.display_mode == "marks":
+        lines.append(
+            f"Marks S T A R E: {MARK_HIGH} score ≥ {MARK_THRESHOLD}, "
+            f"{MARK_LOW} below, {MARK_NONE} no score."
+        )
+    elif options.display_mode == "verbose":
+        lines.append(f"Scores S T A R E from 0 to 1; {VERBOSE_NONE} no score.")
+    if not options.decay.is_off:
+        lines.append(f"Decay: {options.decay.describe()}.")
+    return "\n".join(lines) + "\n"
+
+
+def utc(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
