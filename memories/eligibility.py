@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from memories.compile import CompileOptions, budget_line, compile_options, keys_of
+from memories.compile import BudgetLine, CompileOptions, budget_line, compile_options, keys_of
 from memories.models import Agent, Memory
 
 logger = logging.getLogger(__name__)
@@ -33,8 +33,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class EligibilityBoundary:
-    last_in: tuple | None  # the key of the last memory in the file; None when none is in
-    everything_in: bool
+    line: BudgetLine
     options: CompileOptions
 
     def eligibility_of(self, memories: list[Memory], now: datetime) -> list[str]:
@@ -45,7 +44,10 @@ class EligibilityBoundary:
     def _one(self, memory: Memory, key: tuple, now: datetime) -> str:
         if not _active_and_valid(memory, now):
             return "-"
-        if self.everything_in or (self.last_in is not None and key <= self.last_in):
+        line = self.line
+        if memory.pk in line.too_long:
+            return "cut"
+        if line.everything_in or (line.last_in is not None and key <= line.last_in):
             return "yes" if key[0] else "protected"  # key[0]: not protected
         return "cut"
 
@@ -87,8 +89,7 @@ def eligibility_boundary(agent: Agent, now: datetime) -> EligibilityBoundary:
 def _compute(
     agent: Agent, now: datetime, options: CompileOptions, key: tuple
 ) -> EligibilityBoundary:
-    last_in, everything_in = budget_line(agent, now, options)
-    boundary = EligibilityBoundary(last_in=last_in, everything_in=everything_in, options=options)
+    boundary = EligibilityBoundary(line=budget_line(agent, now, options), options=options)
     ttl = float(settings.MM_COMPILE_ELIGIBLE_TTL)
     if ttl > 0:
         with _lock:

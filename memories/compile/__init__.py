@@ -19,7 +19,9 @@ Budget
     ``memories.tokens``); the first memory that does not fit and every one after it are cut.
     So memories always go least weight first, a protected memory goes only when the protected
     memories alone overflow the budget (least weight first among them), and a less significant
-    memory never stays while a more significant one is cut, even when it is shorter.
+    memory never stays while a more significant one is cut, even when it is shorter. One
+    exception: a memory whose line could not fit even alone (beside the header) is passed over
+    and cut, so that one very long memory does not empty the file.
 
 Rendering
     A header (workspace, ``as_of``, memories in and cut, budget, the marks' legend), then one
@@ -37,6 +39,8 @@ from memories.compile.file import (
     CUT_LIST_MAX,
     CUT_PROTECTED_REASON,
     CUT_REASON,
+    TOO_LONG_REASON,
+    BudgetLine,
     CompiledEntry,
     CompiledFile,
     budget_line,
@@ -50,6 +54,8 @@ __all__ = [
     "CUT_LIST_MAX",
     "CUT_PROTECTED_REASON",
     "CUT_REASON",
+    "TOO_LONG_REASON",
+    "BudgetLine",
     "DISPLAY_MODES",
     "PROTECTED_WEIGHT",
     "SECTIONS",

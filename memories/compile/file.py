@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 from django.db import connection
 from django.utils import timezone
 
@@ -56,6 +57,7 @@ class _Line:
 
 
 CUT_REASON = "budget: the memories before it in the order filled the file"
+TOO_LONG_REASON = "budget: its line alone is longer than the room the header leaves"
 CUT_PROTECTED_REASON = (
     "budget: the protected memories alone overflow it, and those before it filled the file"
 )
@@ -75,17 +77,26 @@ def compiled_memory_file(
     title = workspace.slug if agent is None else f"{workspace.slug} (agent {agent.name})"
     scope_ids = None if agent is None else visible_scope_ids(agent)
     candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
-    lines, markdown, tokens = _selected(candidates, title=title, as_of=as_of, options=options)
+    lines, too_long, markdown, tokens = _selected(
+        candidates, title=title, as_of=as_of, options=options
+    )
     return _compiled(
-        candidates, lines, markdown=markdown, tokens=tokens, as_of=as_of, options=options
+        candidates,
+        lines,
+        too_long,
+        markdown=markdown,
+        tokens=tokens,
+        as_of=as_of,
+        options=options,
     )
 
 
 def _selected(
     candidates: Candidates, *, title: str, as_of: datetime, options: CompileOptions
-) -> tuple[list[_Line], str, int]:
-    """The lines in the file, the file and its tokens."""
-    lines = _fill(candidates, title=title, as_of=as_of, options=options)
+) -> tuple[list[_Line], set[int], str, int]:
+    """The lines in the file, the positions of the memories too long for any file of this
+    budget, the file and its tokens."""
+    lines, too_long = _fill(candidates, title=title, as_of=as_of, options=options)
     while True:
         markdown = _render(lines, title=title, as_of=as_of, total=len(candidates), options=options)
         tokens = count_tokens(markdown)
@@ -93,19 +104,21 @@ def _selected(
         # they take no more tokens in this encoding (new lines merge), so this loop is a guard
         # that runs when the header alone overflows.
         if tokens <= options.budget or not lines:
-            return lines, markdown, tokens
+            return lines, too_long, markdown, tokens
         lines.pop()
 
 
 def _fill(
     candidates: Candidates, *, title: str, as_of: datetime, options: CompileOptions
-) -> list[_Line]:
-    """The lines of the longest head of the candidates that fits the budget."""
+) -> tuple[list[_Line], set[int]]:
+    """The lines of the longest head of the candidates that fits the budget, passing over (and
+    returning the positions of) memories whose line could not fit even alone."""
     total = len(candidates)
     # The header with the widest numbers it can show.
     used = count_tokens(
         header(title=title, as_of=as_of, included=total, cut=total, options=options)
     )
+    room = options.budget - used
     heading_tokens = dict(
         zip(
             (category for category, _ in SECTIONS),
@@ -114,22 +127,22 @@ def _fill(
         )
     )
     lines: list[_Line] = []
+    too_long: set[int] = set()
     sections: set[str] = set()
     for start, rows in _texts(candidates):
-        rendered = [
-            render_line(text=text, scores=scores, mem_id=mem_id, options=options)
-            for mem_id, text, _, scores in rows
-        ]
-        for offset, ((mem_id, _text, category, _), line, tokens) in enumerate(
-            zip(rows, rendered, count_each([line + "\n" for line in rendered]), strict=True)
-        ):
+        for offset, (mem_id, text, category, scores) in enumerate(rows):
+            line = render_line(text=text, scores=scores, mem_id=mem_id, options=options)
+            tokens = count_tokens(line + "\n")
+            if tokens + heading_tokens[category] > room:
+                too_long.add(start + offset)
+                continue
             cost = tokens + (0 if category in sections else heading_tokens[category])
             if used + cost > options.budget:
-                return lines
+                return lines, too_long
             used += cost
             sections.add(category)
             lines.append(_Line(start + offset, mem_id, category, line, tokens))
-    return lines
+    return lines, too_long
 
 
 def _texts(candidates: Candidates) -> Iterator[tuple[int, list[tuple]]]:
@@ -171,6 +184,7 @@ def _render(
 def _compiled(
     candidates: Candidates,
     lines: list[_Line],
+    too_long: set[int],
     *,
     markdown: str,
     tokens: int,
@@ -187,24 +201,25 @@ def _compiled(
             **extra,  # type: ignore[arg-type]
         )
 
+    def reason(index: int) -> str:
+        if index in too_long:
+            return TOO_LONG_REASON
+        return CUT_PROTECTED_REASON if candidates.protected[index] else CUT_REASON
+
     included = [entry(line.index, line.mem_id, line.category, tokens=line.tokens) for line in lines]
-    first_cut = len(lines)
-    listed = candidates.ids[first_cut : first_cut + CUT_LIST_MAX].tolist()
+    kept = np.zeros(len(candidates), dtype=bool)
+    kept[[line.index for line in lines]] = True
+    listed = np.flatnonzero(~kept)[:CUT_LIST_MAX].tolist()
     names: dict[int, tuple[str, str]] = {}
     if listed:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, mem_id, category FROM {Memory._meta.db_table} WHERE id = ANY(%s)",
-                [listed],
+                [candidates.ids[listed].tolist()],
             )
             names = {row[0]: row[1:] for row in cursor.fetchall()}
     cut = [
-        entry(
-            first_cut + offset,
-            *names[pk],
-            reason=CUT_PROTECTED_REASON if candidates.protected[first_cut + offset] else CUT_REASON,
-        )
-        for offset, pk in enumerate(listed)
+        entry(index, *names[int(candidates.ids[index])], reason=reason(index)) for index in listed
     ]
     return CompiledFile(
         markdown=markdown,
@@ -214,18 +229,28 @@ def _compiled(
         candidates=len(candidates),
         included=included,
         cut=cut,
-        cut_count=len(candidates) - first_cut,
-        cut_protected=int(candidates.protected[first_cut:].sum()),
+        cut_count=int((~kept).sum()),
+        cut_protected=int((candidates.protected & ~kept).sum()),
     )
 
 
-def budget_line(
-    agent: Agent, as_of: datetime, options: CompileOptions
-) -> tuple[tuple | None, bool]:
-    """Where the budget cuts ``agent``'s compiled file: the key of the last memory in it (None
-    when none is), and whether every candidate is in."""
+def budget_line(agent: Agent, as_of: datetime, options: CompileOptions) -> BudgetLine:
+    """Where the budget cuts ``agent``'s compiled file."""
     candidates = candidates_of(agent.workspace_id, visible_scope_ids(agent), as_of, options.decay)
     title = f"{agent.workspace.slug} (agent {agent.name})"
-    lines, _, _ = _selected(candidates, title=title, as_of=as_of, options=options)
-    last_in = candidates.key(len(lines) - 1) if lines else None
-    return last_in, len(lines) == len(candidates)
+    lines, too_long, _, _ = _selected(candidates, title=title, as_of=as_of, options=options)
+    return BudgetLine(
+        last_in=candidates.key(lines[-1].index) if lines else None,
+        everything_in=len(lines) == len(candidates),
+        too_long=frozenset(int(candidates.ids[index]) for index in too_long),
+    )
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    """Where the budget cuts a compiled file: the order key of the last memory in it (None when
+    none is), whether every candidate is in, and the ids of memories too long for it."""
+
+    last_in: tuple | None
+    everything_in: bool
+    too_long: frozenset[int]

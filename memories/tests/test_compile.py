@@ -9,11 +9,13 @@ from memories.compile import (
     CUT_PROTECTED_REASON,
     CUT_REASON,
     SECTIONS,
+    TOO_LONG_REASON,
     compile_options,
     compiled_memory_file,
 )
 from memories.errors import ValidationFailed
 from memories.models import Memory
+from memories.search import memory_search
 from memories.services import memory_feedback, memory_forget, memory_remember
 from memories.tokens import count_tokens
 
@@ -368,3 +370,22 @@ def test_the_readme_example_is_what_the_compiler_writes(db):
     )
 
     assert compiled.markdown == "# Memory: acme (agent assistant)\n" + example
+
+
+def test_a_memory_too_long_for_any_file_of_the_budget_does_not_block_the_rest(alice, settings):
+    settings.MM_COMPILE_BUDGET_TOKENS = 300
+    long_text = " ".join(f"clause{n} of the master services agreement" for n in range(120))
+    huge = memory_remember(agent=alice.agent, text=long_text, significance=0.99)
+    small = remember_fillers(alice, [0.5, 0.4])
+
+    compiled = compile_for(alice)
+
+    assert [e.mem_id for e in compiled.included] == [m.mem_id for m in small]
+    [cut] = compiled.cut
+    assert cut.mem_id == huge.mem_id and cut.reason == TOO_LONG_REASON and cut.protected
+    assert compiled.cut_protected == 1
+    eligible = {
+        hit.memory.mem_id: hit.eligible
+        for hit in memory_search(agent=alice.agent, query="master services agreement warehouse")
+    }
+    assert eligible[huge.mem_id] == "cut"
