@@ -46,10 +46,22 @@ def test_openapi_schema_lists_the_endpoints(client):
     response = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
     paths = response.json()["paths"]
-    assert {"/api/v1/memories", "/api/v1/search", "/api/v1/memories/{mem_id}/feedback"} <= set(
-        paths
-    )
+    assert {
+        "/api/v1/memories",
+        "/api/v1/search",
+        "/api/v1/memories/{mem_id}/feedback",
+        "/api/v1/compiled",
+    } <= set(paths)
     assert client.get("/api/v1/schema/swagger/").status_code == 200
+
+
+def test_openapi_schema_is_valid_and_generates_without_warnings(tmp_path):
+    from django.core.management import call_command
+
+    call_command(
+        "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml")
+    )
+    assert "agentToken" in (tmp_path / "schema.yaml").read_text()
 
 
 def test_readme_lists_every_variable_the_settings_read():

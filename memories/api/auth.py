@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
@@ -31,3 +32,13 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
 class IsAgent(permissions.BasePermission):
     def has_permission(self, request: Request, view: object) -> bool:
         return isinstance(request.user, Agent)
+
+
+class AgentTokenScheme(OpenApiAuthenticationExtension):
+    """How the OpenAPI schema describes the token (``Authorization: Bearer <token>``)."""
+
+    target_class = AgentTokenAuthentication
+    name = "agentToken"
+
+    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+        return {"type": "http", "scheme": "bearer", "description": "An agent's API token."}
