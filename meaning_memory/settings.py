@@ -14,6 +14,7 @@ from meaning_memory.db import (
 )
 from meaning_memory.env import EnvError, envbool, envchoice, envfloat, envint, envlist, envstr
 from memories.decay import DEFAULT_PRESET, PRESET_NAMES
+from memories.rules import MIN_COMPILE_BUDGET
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -187,8 +188,10 @@ MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
 MM_SEARCH_PREPARED_MAX = envint("MM_SEARCH_PREPARED_MAX", 200, minimum=1)
 
 # --- The compiled memory file ---------------------------------------------------------------
-MM_COMPILE_BUDGET_TOKENS = envint("MM_COMPILE_BUDGET_TOKENS", 4_000, minimum=1)
-MM_COMPILE_MAX_BUDGET_TOKENS = envint("MM_COMPILE_MAX_BUDGET_TOKENS", 200_000, minimum=1)
+MM_COMPILE_BUDGET_TOKENS = envint("MM_COMPILE_BUDGET_TOKENS", 4_000, minimum=MIN_COMPILE_BUDGET)
+MM_COMPILE_MAX_BUDGET_TOKENS = envint(
+    "MM_COMPILE_MAX_BUDGET_TOKENS", 200_000, minimum=MIN_COMPILE_BUDGET
+)
 MM_STARE_DISPLAY_MODE = envchoice("MM_STARE_DISPLAY_MODE", "marks", ("marks", "verbose", "off"))
 MM_COMPILE_SHOW_IDS = envbool("MM_COMPILE_SHOW_IDS", False)
 MM_DECAY_PRESET = envchoice("MM_DECAY_PRESET", DEFAULT_PRESET, PRESET_NAMES)

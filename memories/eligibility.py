@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -37,8 +38,9 @@ class EligibilityBoundary:
     options: CompileOptions
 
     def eligibility_of(self, memories: list[Memory], now: datetime) -> list[str]:
-        """The Eligible value of each memory, in order."""
-        keys = keys_of(memories, now, self.options.decay)
+        """The Eligible value of each memory, in order: validity at ``now``, the place in the
+        order at the instant the line was drawn (with decay on, every weight falls with time)."""
+        keys = keys_of(memories, self.line.as_of, self.options.decay)
         return [self._one(memory, key, now) for memory, key in zip(memories, keys, strict=True)]
 
     def _one(self, memory: Memory, key: tuple, now: datetime) -> str:
@@ -61,10 +63,11 @@ def _active_and_valid(memory: Memory, now: datetime) -> bool:
     )
 
 
-_kept: dict[tuple, tuple[float, EligibilityBoundary]] = {}
+#: (agent id, options) → (when it goes stale, the line), least recently used first.
+_kept: OrderedDict[tuple, tuple[float, EligibilityBoundary]] = OrderedDict()
 _refreshing: set[tuple] = set()
 _lock = threading.Lock()
-_KEPT_MAX = 1_000
+_KEPT_MAX = 10_000
 
 
 def eligibility_boundary(agent: Agent, now: datetime) -> EligibilityBoundary:
@@ -73,6 +76,8 @@ def eligibility_boundary(agent: Agent, now: datetime) -> EligibilityBoundary:
     key = (agent.pk, options)
     with _lock:
         kept = _kept.get(key)
+        if kept is not None:
+            _kept.move_to_end(key)
         stale = kept is not None and kept[0] <= time.monotonic()
         refresh = stale and key not in _refreshing
         if refresh:
@@ -93,9 +98,10 @@ def _compute(
     ttl = float(settings.MM_COMPILE_ELIGIBLE_TTL)
     if ttl > 0:
         with _lock:
-            if len(_kept) >= _KEPT_MAX:
-                _kept.clear()
             _kept[key] = (time.monotonic() + ttl, boundary)
+            _kept.move_to_end(key)
+            while len(_kept) > _KEPT_MAX:
+                _kept.popitem(last=False)
     return boundary
 
 

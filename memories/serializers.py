@@ -208,7 +208,8 @@ class CompileInput(StrictSerializer):
         required=False,
         allow_null=True,
         error_messages=DATETIME_MESSAGES,
-        help_text="Compile the file as it was (or will be) at this instant; default now.",
+        help_text="The instant whose validity windows, writing times and ages apply (status, "
+        "significance and pins are current); default now.",
     )
     display_mode = serializers.ChoiceField(
         choices=DISPLAY_MODES,

@@ -82,6 +82,21 @@ class _ErrorsAsJson(BaseContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
+def _preferred(accept: str) -> str:
+    """``json`` when the Accept header prefers application/json to text/markdown (by q value;
+    a tie or neither named gives markdown)."""
+    quality = {"application/json": 0.0, "text/markdown": 0.0}
+    for part in accept.split(","):
+        media_type, *params = (piece.strip() for piece in part.split(";"))
+        if media_type in quality:
+            q = next((p[2:] for p in params if p.startswith("q=")), "1")
+            try:
+                quality[media_type] = max(quality[media_type], float(q))
+            except ValueError:
+                continue
+    return "json" if quality["application/json"] > quality["text/markdown"] else "markdown"
+
+
 class CompiledFileApi(APIView):
     """The compiled memory file of the scopes the agent sees: markdown by default, JSON (with
     what was cut and why) for ``format=json`` or ``Accept: application/json``."""
@@ -105,8 +120,7 @@ class CompiledFileApi(APIView):
         params = request.query_params.dict()
         representation = params.pop("format", None)
         if representation is None:
-            accepts = request.headers.get("Accept", "")
-            representation = "json" if "application/json" in accepts else "markdown"
+            representation = _preferred(request.headers.get("Accept", ""))
         if representation not in ("markdown", "json"):
             raise ValidationFailed.single(
                 "format", f"{representation!r} is not one of: markdown, json."

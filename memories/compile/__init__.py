@@ -3,12 +3,14 @@
 What goes in
     The active memories valid at ``as_of`` (``valid_from`` ≤ as_of < ``valid_until``, either
     end open) and written by then, in the scopes the agent sees (or, for an operator, the whole
-    workspace). Superseded, merged, forgotten and expired memories never appear.
+    workspace). Superseded, merged, forgotten and expired memories never appear. Status,
+    significance and pins are the memories' current ones: a compile ``as_of`` a past instant
+    applies that instant to validity windows, writing times and ages, not to later feedback.
 
 Weight and protection
     weight = significance × decay factor (``memories.decay``; 1 with decay off, the default,
-    and for pinned memories). A memory is *protected* when it is pinned or its weight is at
-    least ``PROTECTED_WEIGHT`` (0.90).
+    and for pinned memories). A memory is *protected* when it is pinned or its stored
+    significance is at least ``PROTECTED_SIGNIFICANCE`` (0.90), whatever its decay.
 
 Order
     Protected memories first, then by weight, significance, the newer, the lower id: one total
@@ -48,7 +50,7 @@ from memories.compile.file import (
 )
 from memories.compile.options import DISPLAY_MODES, CompileOptions, compile_options, decay_policy
 from memories.compile.render import SECTIONS, render_line, stare_marks
-from memories.compile.selection import PROTECTED_WEIGHT, keys_of
+from memories.compile.selection import PROTECTED_SIGNIFICANCE, keys_of
 
 __all__ = [
     "CUT_LIST_MAX",
@@ -57,7 +59,7 @@ __all__ = [
     "TOO_LONG_REASON",
     "BudgetLine",
     "DISPLAY_MODES",
-    "PROTECTED_WEIGHT",
+    "PROTECTED_SIGNIFICANCE",
     "SECTIONS",
     "CompileOptions",
     "CompiledEntry",

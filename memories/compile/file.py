@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.compile.options import CompileOptions, compile_options
@@ -76,19 +77,34 @@ def compiled_memory_file(
     as_of = as_of or timezone.now()
     title = workspace.slug if agent is None else f"{workspace.slug} (agent {agent.name})"
     scope_ids = None if agent is None else visible_scope_ids(agent)
-    candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
-    lines, too_long, markdown, tokens = _selected(
-        candidates, title=title, as_of=as_of, options=options
-    )
-    return _compiled(
-        candidates,
-        lines,
-        too_long,
-        markdown=markdown,
-        tokens=tokens,
-        as_of=as_of,
-        options=options,
-    )
+    with _snapshot():
+        candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
+        lines, too_long, markdown, tokens = _selected(
+            candidates, title=title, as_of=as_of, options=options
+        )
+        return _compiled(
+            candidates,
+            lines,
+            too_long,
+            markdown=markdown,
+            tokens=tokens,
+            as_of=as_of,
+            options=options,
+        )
+
+
+@contextmanager
+def _snapshot() -> Iterator[None]:
+    """One view of the data for a compile's several statements (candidates, texts, names), so
+    a memory forgotten or superseded meanwhile is neither rendered nor half-listed. Inside a
+    caller's transaction, that transaction's view."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield
 
 
 def _selected(
@@ -236,10 +252,13 @@ def _compiled(
 
 def budget_line(agent: Agent, as_of: datetime, options: CompileOptions) -> BudgetLine:
     """Where the budget cuts ``agent``'s compiled file."""
-    candidates = candidates_of(agent.workspace_id, visible_scope_ids(agent), as_of, options.decay)
+    scope_ids = visible_scope_ids(agent)
     title = f"{agent.workspace.slug} (agent {agent.name})"
-    lines, too_long, _, _ = _selected(candidates, title=title, as_of=as_of, options=options)
+    with _snapshot():
+        candidates = candidates_of(agent.workspace_id, scope_ids, as_of, options.decay)
+        lines, too_long, _, _ = _selected(candidates, title=title, as_of=as_of, options=options)
     return BudgetLine(
+        as_of=as_of,
         last_in=candidates.key(lines[-1].index) if lines else None,
         everything_in=len(lines) == len(candidates),
         too_long=frozenset(int(candidates.ids[index]) for index in too_long),
@@ -248,9 +267,11 @@ def budget_line(agent: Agent, as_of: datetime, options: CompileOptions) -> Budge
 
 @dataclass(frozen=True)
 class BudgetLine:
-    """Where the budget cuts a compiled file: the order key of the last memory in it (None when
-    none is), whether every candidate is in, and the ids of memories too long for it."""
+    """Where the budget cut a compiled file compiled ``as_of``: the order key of the last memory
+    in it (None when none is), whether every candidate is in, and the ids of memories too long
+    for it. Keys compared with ``last_in`` must be computed at the same ``as_of``."""
 
+    as_of: datetime
     last_in: tuple | None
     everything_in: bool
     too_long: frozenset[int]

@@ -74,4 +74,5 @@ def header(*, title: str, as_of: datetime, included: int, cut: int, options: Com
 
 
 def utc(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """ISO 8601 in UTC to the second, e.g. ``2026-03-01T09:00:00Z`` (years always 4 digits)."""
+    return value.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")

@@ -12,7 +12,7 @@ from django.db import connection
 from memories.decay import DecayPolicy
 from memories.models import Memory
 
-PROTECTED_WEIGHT = 0.90
+PROTECTED_SIGNIFICANCE = 0.90
 SECONDS_PER_DAY = 86_400.0
 
 
@@ -47,11 +47,13 @@ def _weigh(
     half_life: np.ndarray,
     as_of: datetime,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Weight and protection of memories (one implementation for files and for Eligible)."""
+    """Weight and protection of memories (one implementation for files and for Eligible).
+    Protection follows the stored significance, so decay re-orders protected memories among
+    themselves but never takes their protection away."""
     age_days = np.maximum(as_of.timestamp() - created, 0.0) / SECONDS_PER_DAY
     factor = np.where(pinned, 1.0, np.power(0.5, age_days / half_life))
     weight = significance * factor
-    return weight, pinned | (weight >= PROTECTED_WEIGHT)
+    return weight, pinned | (significance >= PROTECTED_SIGNIFICANCE)
 
 
 def _weighed(

@@ -389,3 +389,43 @@ def test_a_memory_too_long_for_any_file_of_the_budget_does_not_block_the_rest(al
         for hit in memory_search(agent=alice.agent, query="master services agreement warehouse")
     }
     assert eligible[huge.mem_id] == "cut"
+
+
+def test_decay_never_takes_protection_away(alice):
+    now = timezone.now()
+    important = memory_remember(
+        agent=alice.agent,
+        text=FILLER.format(n="important"),
+        significance=0.95,
+        created_at=now - timedelta(days=60),
+    )
+    remember_fillers(alice, [0.6] * 6)
+
+    compiled = compile_for(alice, budget=200, decay="fast")
+
+    first = compiled.included[0]
+    assert first.mem_id == important.mem_id and first.protected
+    assert first.weight < 0.6  # decayed below every fresh memory, yet first
+    assert compiled.cut_count > 0 and compiled.cut_protected == 0
+
+
+def test_equal_memories_are_ordered_by_their_row(alice):
+    written = timezone.now() - timedelta(days=1)
+    memories = [
+        memory_remember(agent=alice.agent, text=f"Same weight {n}.", created_at=written)
+        for n in range(4)
+    ]
+
+    compiled = compile_for(alice)
+
+    assert [e.mem_id for e in compiled.included] == [m.mem_id for m in memories]
+    assert compiled.markdown == compile_for(alice).markdown
+
+
+def test_header_dates_are_iso_8601_for_any_year(alice):
+    compiled = compiled_memory_file(
+        workspace=alice.agent.workspace,
+        agent=alice.agent,
+        as_of=datetime(1, 1, 1, tzinfo=UTC),
+    )
+    assert "As of 0001-01-01T00:00:00Z: 0 memories in, 0 cut" in compiled.markdown

@@ -88,3 +88,28 @@ def test_unknown_workspace_agent_or_directory(alice, tmp_path):
         run("--workspace", "acme", "--out", str(tmp_path / "missing" / "MEMORY.md"))
     with pytest.raises(CommandError, match="say whose file"):
         run()
+
+
+def test_out_keeps_the_old_files_permissions_and_refuses_a_directory(alice, tmp_path):
+    target = tmp_path / "MEMORY.md"
+    target.write_text("old\n")
+    target.chmod(0o640)
+
+    run("--workspace", "acme", "--out", str(target))
+
+    assert target.stat().st_mode & 0o777 == 0o640
+    with pytest.raises(CommandError, match="is a directory"):
+        run("--workspace", "acme", "--out", str(tmp_path))
+
+
+def test_out_creates_a_new_file_readable_as_the_umask_allows(alice, tmp_path):
+    import os
+
+    target = tmp_path / "MEMORY.md"
+    umask = os.umask(0o022)
+    try:
+        run("--workspace", "acme", "--out", str(target))
+    finally:
+        os.umask(umask)
+
+    assert target.stat().st_mode & 0o777 == 0o644

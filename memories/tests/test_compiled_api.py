@@ -95,3 +95,21 @@ def test_another_workspace_sees_nothing_of_it(alice, charlie):
 def test_a_bad_token_is_refused(alice, client):
     response = client.get(URL, HTTP_AUTHORIZATION="Bearer mm_nope")
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("accept", "json"),
+    [
+        ("application/json", True),
+        ("text/markdown", False),
+        ("*/*", False),
+        ("text/markdown, application/json;q=0.1", False),
+        ("text/markdown;q=0.2, application/json", True),
+        ("application/json;q=bad, text/markdown;q=0.5", False),
+    ],
+)
+def test_the_accept_header_picks_the_representation_by_quality(alice, accept, json):
+    response = alice.client.get(URL, HTTP_ACCEPT=accept)
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/json" if json else "text/markdown")

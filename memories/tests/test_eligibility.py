@@ -83,3 +83,16 @@ def test_past_its_ttl_the_line_answers_while_a_new_one_is_computed(settings):
 
     assert stale[last_in] == "yes"
     assert fresh[last_in] == "cut"
+
+
+def test_with_decay_the_last_memory_in_stays_in_as_time_passes(alice, settings):
+    settings.MM_COMPILE_BUDGET_TOKENS = 200
+    settings.MM_DECAY_PRESET = "standard"
+    memories = remember_fillers(alice, [0.8, 0.7, 0.6, 0.5, 0.4, 0.3])
+    first = eligible_by_mem_id(alice, "quarterly report warehouse")
+    last_in = [m.mem_id for m in memories if first[m.mem_id] == "yes"][-1]
+
+    later = eligible_by_mem_id(alice, "quarterly report warehouse")
+
+    assert later == first
+    assert later[last_in] == "yes"

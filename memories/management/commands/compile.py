@@ -80,17 +80,33 @@ class Command(BaseCommand):
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Readers of ``path`` see the old file or the new one, never a part of either."""
-    directory = path.parent if str(path.parent) else Path(".")
+    """Readers of ``path`` see the old file or the new one, never a part of either. The new
+    file keeps the old one's permissions (a new one gets the umask's)."""
+    directory = path.parent
     if not directory.is_dir():
         raise CommandError(f"--out: no directory {str(directory)!r}")
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    if path.is_dir():
+        raise CommandError(f"--out: {str(path)!r} is a directory")
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    try:
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise CommandError(f"--out: cannot write in {str(directory)!r}: {exc}") from exc
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
             file.flush()
+            os.fchmod(file.fileno(), mode)
             os.fsync(file.fileno())
         os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise CommandError(f"--out: cannot write {str(path)!r}: {exc}") from exc
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
