@@ -189,6 +189,11 @@ class Memory(models.Model):
         db_persist=True,
     )
     metadata = models.JSONField(default=dict, blank=True)
+    #: The writer's key for a retried write: one memory per key in a workspace.
+    idempotency_key = models.CharField(max_length=200, blank=True, default="")
+    #: sha256 of scope, source and text (``services.content_hash``): a bulk write stores a
+    #: memory whose scope, source and text are already stored once only.
+    content_hash = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -225,8 +230,14 @@ class Memory(models.Model):
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            models.Index(fields=["scope", "content_hash"], name="memory_content_hash"),
         ]
         constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "idempotency_key"],
+                condition=~Q(idempotency_key=""),
+                name="memory_unique_idempotency_key",
+            ),
             models.CheckConstraint(
                 condition=Q(significance__gte=0) & Q(significance__lte=1),
                 name="memory_significance_0_1",

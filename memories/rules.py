@@ -91,3 +91,12 @@ def compile_budget(value: int) -> str | None:
     if not MIN_COMPILE_BUDGET <= value <= top:
         return f"must be between {MIN_COMPILE_BUDGET} and {top} tokens (got {value})."
     return None
+
+
+IDEMPOTENCY_KEY_MAX = 200
+
+
+def idempotency_key(value: str | None) -> str | None:
+    if value is not None and len(value) > IDEMPOTENCY_KEY_MAX:
+        return f"must be at most {IDEMPOTENCY_KEY_MAX} characters (got {len(value)})."
+    return None

@@ -131,6 +131,14 @@ class RememberInput(StrictSerializer):
     session = serializers.CharField(required=False, allow_blank=True, max_length=200)
     thread = serializers.CharField(required=False, allow_blank=True, max_length=200)
     metadata = serializers.DictField(required=False)
+    idempotency_key = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=rules.IDEMPOTENCY_KEY_MAX,
+        help_text="Your key for this write: sent again (a retry), nothing new is stored and the "
+        "memory stored under it comes back (200 instead of 201).",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         message = rules.window(attrs.get("valid_from"), attrs.get("valid_until"))

@@ -30,7 +30,7 @@ from memories.models import (
     Workspace,
 )
 from memories.presenters import iso as _iso
-from memories.selectors import memory_get
+from memories.selectors import memory_get, visible_scope_ids
 
 Action = ProvenanceEvent.Action
 
@@ -133,7 +133,95 @@ def _writable_scope(agent: Agent, name: str | None, errors: Errors) -> Scope | N
     return scope
 
 
-def memory_remember(
+@dataclass
+class PreparedMemory:
+    """A memory's validated values, ready to store (see ``prepare_remember``)."""
+
+    agent: Agent
+    text: str
+    category: str
+    memory_type: str
+    significance: float
+    scores: dict[str, float]  # the writer's scores, None values left out
+    valid_from: datetime | None
+    valid_until: datetime | None
+    observed_at: datetime | None
+    created_at: datetime
+    source: str
+    scope: Scope
+    supersedes: Memory | None
+    session: str
+    thread: str
+    metadata: dict[str, Any]
+    idempotency_key: str
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(scope_id=self.scope.pk, source=self.source, text=self.text)
+
+    def build(
+        self, *, episode: Episode, vector: Any, episode_vector: Any, model_name: str
+    ) -> Memory:
+        memory = Memory(
+            workspace_id=self.agent.workspace_id,
+            scope=self.scope,
+            text=self.text,
+            category=self.category,
+            memory_type=self.memory_type,
+            source=self.source,
+            significance=self.significance,
+            created_at=self.created_at,
+            observed_at=self.observed_at,
+            valid_from=self.valid_from,
+            valid_until=self.valid_until,
+            session=self.session,
+            thread=self.thread,
+            episode_text=episode.text,
+            follows_id=episode.follows_id,
+            embedding=vector,
+            episode_embedding=episode_vector,
+            embedding_model=model_name,
+            metadata=self.metadata,
+            idempotency_key=self.idempotency_key,
+            content_hash=self.content_hash,
+        )
+        for key, value in self.scores.items():
+            setattr(memory, f"{key}_score", value)
+            setattr(memory, f"{key}_origin", Memory.ScoreOrigin.WRITER)
+        return memory
+
+    def event(self, memory: Memory) -> ProvenanceEvent:
+        """The ``remember`` provenance event of the stored memory."""
+        return ProvenanceEvent(
+            memory=memory,
+            workspace_id=memory.workspace_id,
+            action=Action.REMEMBER,
+            agent=self.agent,
+            new_values={
+                "significance": memory.significance,
+                "category": memory.category,
+                "stare_scores": {
+                    d: getattr(memory, f"{d}_score")
+                    for d in STARE_DIMENSIONS
+                    if getattr(memory, f"{d}_score") is not None
+                },
+                **(
+                    {"stare_origins": memory.stare_origins}
+                    if any(memory.stare_origins.values())
+                    else {}
+                ),
+            },
+        )
+
+
+def content_hash(*, scope_id: int, source: str, text: str) -> str:
+    """What makes two memories the same for a retried write: scope, source and text. (Lengths
+    keep the parts apart; the same formula fills existing rows in migration 0010.)"""
+    key = f"{scope_id}:{len(source)}:{source}{text}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def prepare_remember(
     *,
     agent: Agent,
     text: str,
@@ -151,13 +239,12 @@ def memory_remember(
     session: str | None = None,
     thread: str | None = None,
     metadata: dict[str, Any] | None = None,
-) -> Memory:
-    """Store a memory for ``agent``; with ``supersedes``, close the older memory's window.
-
-    The new memory's ``valid_from`` defaults to now when it supersedes another; the older one's
-    ``valid_until`` becomes that instant and its status ``superseded``.
-    """
-    now = timezone.now()
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+) -> PreparedMemory:
+    """Validate the remember arguments (every broken rule at once, as ValidationFailed) and
+    resolve their defaults; nothing is written."""
+    now = now or timezone.now()
     errors = Errors()
     text = text.strip() if isinstance(text, str) else ""
     _check(errors, "text", rules.memory_text(text))
@@ -165,8 +252,14 @@ def memory_remember(
     _check(errors, "category", rules.choice(category, Memory.Category.values))
     memory_type = memory_type or Memory.MemoryType.SEMANTIC
     _check(errors, "memory_type", rules.choice(memory_type, Memory.MemoryType.values))
-    for field, value in (("source", source), ("session", session), ("thread", thread)):
+    for field, value in (
+        ("source", source),
+        ("session", session),
+        ("thread", thread),
+        ("idempotency_key", idempotency_key),
+    ):
         _check(errors, field, rules.storable_text(value))
+    _check(errors, "idempotency_key", rules.idempotency_key(idempotency_key))
     _check(errors, "metadata", rules.storable_json(metadata))
     significance = DEFAULT_SIGNIFICANCE if significance is None else significance
     _check(errors, "significance", rules.unit_interval(significance))
@@ -218,59 +311,85 @@ def memory_remember(
                 f"{old.valid_until.isoformat()}.",
             )
     errors.raise_if_any()
+    assert target_scope is not None
+    return PreparedMemory(
+        agent=agent,
+        text=text,
+        category=category,
+        memory_type=memory_type,
+        significance=significance,
+        scores={k: v for k, v in scores.items() if v is not None},
+        valid_from=valid_from,
+        valid_until=valid_until,
+        observed_at=observed_at,
+        created_at=created_at or now,
+        source=agent.name if source is None else source,
+        scope=target_scope,
+        supersedes=old,
+        session=session or "",
+        thread=thread or "",
+        metadata=metadata or {},
+        idempotency_key=idempotency_key or "",
+    )
 
+
+def memory_remember(*, agent: Agent, **arguments: Any) -> Memory:
+    """Store a memory for ``agent`` (the arguments of ``prepare_remember``); with
+    ``supersedes``, close the older memory's window.
+
+    The new memory's ``valid_from`` defaults to now when it supersedes another; the older one's
+    ``valid_until`` becomes that instant and its status ``superseded``. With an
+    ``idempotency_key`` already used in the workspace, nothing is written and the memory
+    stored under it is returned (``memory.existing`` is then true).
+    """
+    prepared = prepare_remember(agent=agent, **arguments)
+    if prepared.idempotency_key:
+        existing = _by_idempotency_key(agent, prepared.idempotency_key)
+        if existing is not None:
+            return existing
     episode = episode_before(
         workspace_id=agent.workspace_id,
-        scope_id=target_scope.pk,
-        session=session or "",
-        before=created_at or now,
+        scope_id=prepared.scope.pk,
+        session=prepared.session,
+        before=prepared.created_at,
     )
     embedder = get_embedder()
     if episode.text:
-        vector, episode_vector = embedder.embed([text, episode.text + "\n" + text])
+        vector, episode_vector = embedder.embed(
+            [prepared.text, episode.text + "\n" + prepared.text]
+        )
     else:
-        vector, episode_vector = embedder.embed([text])[0], None
+        vector, episode_vector = embedder.embed([prepared.text])[0], None
 
     with transaction.atomic():
-        memory = Memory(
-            workspace=agent.workspace,
-            scope=target_scope,
-            text=text,
-            category=category,
-            memory_type=memory_type,
-            source=agent.name if source is None else source,
-            significance=significance,
-            created_at=created_at or now,
-            observed_at=observed_at,
-            valid_from=valid_from,
-            valid_until=valid_until,
-            session=session or "",
-            thread=thread or "",
-            episode_text=episode.text,
-            follows_id=episode.follows_id,
-            embedding=vector,
-            episode_embedding=episode_vector,
-            embedding_model=embedder.model_name,
-            metadata=metadata or {},
+        memory = prepared.build(
+            episode=episode,
+            vector=vector,
+            episode_vector=episode_vector,
+            model_name=embedder.model_name,
         )
-        for key, value in scores.items():
-            if value is not None:
-                setattr(memory, f"{key}_score", value)
-                setattr(memory, f"{key}_origin", Memory.ScoreOrigin.WRITER)
         memory.save()
-        ProvenanceEvent.objects.create(
-            memory=memory,
-            workspace=memory.workspace,
-            action=Action.REMEMBER,
-            agent=agent,
-            new_values={
-                "significance": significance,
-                "category": category,
-                "stare_scores": {k: v for k, v in scores.items() if v is not None},
-            },
+        prepared.event(memory).save()
+        if prepared.supersedes is not None:
+            _supersede(old=prepared.supersedes, new=memory, agent=agent)
+    memory.existing = False
+    return memory
+
+
+def _by_idempotency_key(agent: Agent, key: str) -> Memory | None:
+    """The memory stored under ``key`` in the agent's workspace, if the agent may see it."""
+    memory = (
+        Memory.objects.select_related("scope", "superseded_by")
+        .filter(workspace_id=agent.workspace_id, idempotency_key=key)
+        .first()
+    )
+    if memory is None:
+        return None
+    if memory.scope_id not in visible_scope_ids(agent):
+        raise ValidationFailed.single(
+            "idempotency_key", "is already used in this workspace by a memory you cannot see."
         )
-        if old is not None:
-            _supersede(old=old, new=memory, agent=agent)
+    memory.existing = True
     return memory
 
 
@@ -404,7 +523,9 @@ __all__ = [
     "agent_create",
     "memory_feedback",
     "memory_forget",
+    "content_hash",
     "memory_remember",
+    "prepare_remember",
     "scope_get_or_create",
     "workspace_get_or_create",
 ]

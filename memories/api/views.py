@@ -35,7 +35,8 @@ class MemoryCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         memory = services.memory_remember(agent=request.user, **parse(RememberInput, request.data))
-        return Response(memory_detail(memory), status=status.HTTP_201_CREATED)
+        code = status.HTTP_200_OK if memory.existing else status.HTTP_201_CREATED
+        return Response(memory_detail(memory), status=code)
 
 
 class MemoryDetailApi(APIView):
