@@ -30,6 +30,12 @@ def envstr(name: str, default: str = "") -> str:
     return default if value is None else value
 
 
+def envoptional(name: str) -> str | None:
+    """The raw value, or None when the variable is unset or empty (its default then comes from
+    elsewhere)."""
+    return _raw(name)
+
+
 def envbool(name: str, default: bool) -> bool:
     value = _raw(name)
     if value is None:

@@ -12,7 +12,16 @@ from meaning_memory.db import (
     parse_database_url,
     search_options,
 )
-from meaning_memory.env import EnvError, envbool, envchoice, envfloat, envint, envlist, envstr
+from meaning_memory.env import (
+    EnvError,
+    envbool,
+    envchoice,
+    envfloat,
+    envint,
+    envlist,
+    envoptional,
+    envstr,
+)
 from memories.decay import DEFAULT_PRESET, PRESET_NAMES
 from memories.rules import MIN_COMPILE_BUDGET
 
@@ -186,6 +195,14 @@ MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minim
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
 MM_SEARCH_PREPARED_MAX = envint("MM_SEARCH_PREPARED_MAX", 200, minimum=1)
+
+# --- The bundled STARE scorer (bulk writes) ------------------------------------------------
+#: Comma-separated dimension letters / categories the scorer leaves empty, or ``none``; unset:
+#: what its calibration says (``memories/data/scorer_calibration.json``). Checked by the system
+#: check memories.E005.
+MM_STARE_AUTO_SKIP_DIMS = envoptional("MM_STARE_AUTO_SKIP_DIMS")
+MM_STARE_AUTO_SKIP_CATEGORIES = envoptional("MM_STARE_AUTO_SKIP_CATEGORIES")
+MM_BULK_MAX_ITEMS = envint("MM_BULK_MAX_ITEMS", 1_000, minimum=1, maximum=100_000)
 
 # --- The compiled memory file ---------------------------------------------------------------
 MM_COMPILE_BUDGET_TOKENS = envint("MM_COMPILE_BUDGET_TOKENS", 4_000, minimum=MIN_COMPILE_BUDGET)

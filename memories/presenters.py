@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memories.compile import CUT_LIST_MAX, CompiledEntry, CompiledFile
 from memories.models import Memory, ProvenanceEvent
 from memories.search import SearchHit
 from memories.tokens import COUNTER_NAME
+
+if TYPE_CHECKING:
+    from memories.bulk import BulkResult
 
 TABLE_TEXT_WIDTH = 80
 
@@ -122,4 +125,15 @@ def compiled_to_dict(compiled: CompiledFile) -> dict[str, object]:
         "cut": [_entry_to_dict(entry) for entry in compiled.cut],
         "cut_listed_max": CUT_LIST_MAX,
         "markdown": compiled.markdown,
+    }
+
+
+def bulk_result_to_dict(result: BulkResult) -> dict[str, object]:
+    memory = result.memory
+    return {
+        "index": result.index,
+        "status": result.status,
+        "mem_id": memory.mem_id,
+        "stare_scores": memory.stare_scores,
+        "stare_origins": memory.stare_origins,
     }

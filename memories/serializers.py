@@ -241,6 +241,37 @@ class CompileInput(StrictSerializer):
     )
 
 
+def parse_bulk(data: Any) -> list[dict[str, Any]]:
+    """``{"memories": [...]}``, each item the remember arguments: every item's problems at once,
+    named ``memories[<index>].<field>``."""
+    if not isinstance(data, dict):
+        raise ValidationFailed.single("body", "must be a JSON object.")
+    errors: dict[str, list[str]] = {
+        name: ["is not a known field."] for name in sorted(set(data) - {"memories"})
+    }
+    items = data.get("memories")
+    limit = settings.MM_BULK_MAX_ITEMS
+    if not isinstance(items, list):
+        errors["memories"] = ["must be a list of memories (the remember arguments)."]
+    elif not 1 <= len(items) <= limit:
+        errors["memories"] = [f"must hold 1 to {limit} memories (got {len(items)})."]
+    if errors:
+        raise ValidationFailed(errors)
+    parsed = []
+    for index, item in enumerate(items):
+        try:
+            if not isinstance(item, dict):
+                raise ValidationFailed.single("body", "must be a JSON object.")
+            parsed.append(parse(RememberInput, item))
+        except ValidationFailed as exc:
+            for field, messages in exc.errors.items():
+                name = f"memories[{index}]" + ("" if field == "body" else f".{field}")
+                errors[name] = messages
+    if errors:
+        raise ValidationFailed(errors)
+    return parsed
+
+
 def parse(serializer_class: type[StrictSerializer], data: Any) -> dict[str, Any]:
     """Validate ``data`` with a serializer, raising the domain's ValidationFailed on error."""
     if not isinstance(data, dict):

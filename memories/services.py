@@ -404,8 +404,18 @@ def episode_before(*, workspace_id: int, scope_id: int, session: str, before: da
     ``before`` (forgotten ones left out); empty without a session. A new memory's full-text
     index holds their texts too, at a lower weight, and its episode vector is that of their
     texts and its own (see ``Memory.episode_text``)."""
+    rows = episode_rows(
+        workspace_id=workspace_id, scope_id=scope_id, session=session, before=before
+    )
+    return Episode("\n".join(text for _, text in rows), rows[-1][0] if rows else None)
+
+
+def episode_rows(
+    *, workspace_id: int, scope_id: int, session: str, before: datetime
+) -> list[tuple[int, str]]:
+    """The (pk, text) of the memories of ``episode_before``, oldest first."""
     if not session or not settings.MM_EPISODE_WINDOW:
-        return Episode("", None)
+        return []
     rows = list(
         Memory.objects.filter(
             workspace_id=workspace_id, scope_id=scope_id, session=session, created_at__lte=before
@@ -414,7 +424,7 @@ def episode_before(*, workspace_id: int, scope_id: int, session: str, before: da
         .order_by("-created_at", "-id")
         .values_list("pk", "text")[: settings.MM_EPISODE_WINDOW]
     )
-    return Episode("\n".join(text for _, text in reversed(rows)), rows[0][0] if rows else None)
+    return list(reversed(rows))
 
 
 def _supersede(*, old: Memory, new: Memory, agent: Agent) -> None:

@@ -12,9 +12,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
+from memories.bulk import memory_remember_bulk
 from memories.compile import compile_options, compiled_memory_file
 from memories.errors import ValidationFailed
-from memories.presenters import compiled_to_dict, hit_to_dict, memory_detail, results_table
+from memories.presenters import (
+    bulk_result_to_dict,
+    compiled_to_dict,
+    hit_to_dict,
+    memory_detail,
+    results_table,
+)
 from memories.search import memory_search
 from memories.selectors import memory_get
 from memories.serializers import (
@@ -24,6 +31,7 @@ from memories.serializers import (
     RememberInput,
     SearchInput,
     parse,
+    parse_bulk,
 )
 
 
@@ -37,6 +45,29 @@ class MemoryCreateApi(APIView):
         memory = services.memory_remember(agent=request.user, **parse(RememberInput, request.data))
         code = status.HTTP_200_OK if memory.existing else status.HTTP_201_CREATED
         return Response(memory_detail(memory), status=code)
+
+
+class MemoryBulkApi(APIView):
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        summary="Remember many: all validated first, stored once each, scored",
+        description='Body `{"memories": [...]}`, each item the remember arguments, at most '
+        "MM_BULK_MAX_ITEMS. One bad item refuses the batch (400 naming `memories[i].field`). "
+        "Items already stored (same idempotency_key, or same scope, source and text) come back "
+        "as `existing`; 201 when at least one was stored.",
+    )
+    def post(self, request: Request) -> Response:
+        results = memory_remember_bulk(agent=request.user, items=parse_bulk(request.data))
+        stored = sum(1 for r in results if r.status == "stored")
+        return Response(
+            {
+                "stored": stored,
+                "existing": len(results) - stored,
+                "results": [bulk_result_to_dict(r) for r in results],
+            },
+            status=status.HTTP_201_CREATED if stored else status.HTTP_200_OK,
+        )
 
 
 class MemoryDetailApi(APIView):

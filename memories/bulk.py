@@ -1,0 +1,259 @@
+"""Bulk writes: many memories in one call, embedded in batches, inserted in bulk, scored.
+
+All or nothing on bad input: every item is validated first (``bulk_prepare``), and one bad item
+refuses the whole batch with each problem named (``memories[3].text``), before anything is
+embedded or stored. Then ``bulk_store`` stores, in one transaction, the items not stored already:
+
+* an item whose ``idempotency_key`` is already used in the workspace is that memory;
+* an item without a key whose scope, source and text are those of a stored memory (or of an
+  earlier item of the batch) is that memory.
+
+So a batch sent again stores nothing new. Each result says ``stored`` or ``existing``, with the
+memory. Writers serialise per workspace on a transaction-level advisory lock while they check
+and insert, so two copies of a batch sent at once still store each memory once.
+
+Scores: the writer's ``stare_scores`` are kept as given (origin ``writer``); the bundled scorer
+(``memories.scorer``) fills the dimensions it is calibrated for that the writer left empty
+(origin ``scorer``); the others stay empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories.embeddings import get_embedder
+from memories.errors import ValidationFailed
+from memories.models import Agent, Memory, ProvenanceEvent
+from memories.scorer import auto_scores
+from memories.selectors import visible_scope_ids
+from memories.services import (
+    Episode,
+    PreparedMemory,
+    _supersede,
+    episode_rows,
+    prepare_remember,
+)
+
+#: First key of the advisory lock bulk writers of one workspace take (the second is its id).
+LOCK_NAMESPACE = 0x6D6D  # "mm"
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    index: int
+    status: str  # "stored" or "existing"
+    memory: Memory
+
+
+def bulk_prepare(
+    *, agent: Agent, items: list[dict[str, Any]], now: datetime | None = None
+) -> list[PreparedMemory]:
+    """Validate every item (the remember arguments); raises one ValidationFailed naming each
+    broken rule as ``memories[<index>].<field>``."""
+    now = now or timezone.now()
+    prepared, errors = [], {}
+    for index, item in enumerate(items):
+        try:
+            prepared.append(prepare_remember(agent=agent, now=now, **item))
+        except ValidationFailed as exc:
+            for field, messages in exc.errors.items():
+                errors[f"memories[{index}].{field}"] = messages
+    if errors:
+        raise ValidationFailed(errors)
+    return prepared
+
+
+def memory_remember_bulk(
+    *, agent: Agent, items: list[dict[str, Any]], now: datetime | None = None
+) -> list[BulkResult]:
+    """Validate all, then store those not stored yet (see the module docstring)."""
+    return bulk_store(agent=agent, prepared=bulk_prepare(agent=agent, items=items, now=now))
+
+
+def bulk_store(
+    *,
+    agent: Agent,
+    prepared: list[PreparedMemory],
+    first_index: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> list[BulkResult]:
+    """Store validated items; ``first_index`` numbers the results (a file imported in chunks).
+    ``progress`` is called with how many items are done."""
+    existing = _existing(agent, prepared)
+    new = [i for i in range(len(prepared)) if i not in existing]
+    memories = _built(agent, [prepared[i] for i in new]) if new else []
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, agent.workspace_id]
+            )
+        # Another writer may have stored some of them while these were embedded.
+        late = _existing(agent, [prepared[i] for i in new])
+        keep = [
+            (i, memory)
+            for n, (i, memory) in enumerate(zip(new, memories, strict=True))
+            if n not in late
+        ]
+        for n, found in late.items():
+            existing[new[n]] = found
+        stored = _insert(agent, [prepared[i] for i, _ in keep], [m for _, m in keep])
+    if progress:
+        progress(len(prepared))
+    by_index = {i: memory for (i, _), memory in zip(keep, stored, strict=True)}
+    results = []
+    for i in range(len(prepared)):
+        if i in by_index:
+            results.append(BulkResult(first_index + i, "stored", by_index[i]))
+            continue
+        found = existing[i]
+        if isinstance(found, _Repeat):  # the memory stored (or found) for its first occurrence
+            found = by_index.get(found.index) or existing[found.index]
+        results.append(BulkResult(first_index + i, "existing", found))
+    return results
+
+
+def _existing(agent: Agent, prepared: list[PreparedMemory]) -> dict[int, Memory]:
+    """The items already stored (by key, or by scope, source and text), and repeats within the
+    list (the first occurrence counts), by position."""
+    keys = {p.idempotency_key for p in prepared if p.idempotency_key}
+    hashes = {p.content_hash for p in prepared if not p.idempotency_key}
+    found_by_key: dict[str, Memory] = {}
+    found_by_hash: dict[str, Memory] = {}
+    queryset = Memory.objects.select_related("scope", "superseded_by").filter(
+        workspace_id=agent.workspace_id
+    )
+    if keys:
+        found_by_key = {m.idempotency_key: m for m in queryset.filter(idempotency_key__in=keys)}
+        visible = set(visible_scope_ids(agent))
+        hidden = [
+            f"memories[{i}].idempotency_key"
+            for i, p in enumerate(prepared)
+            if p.idempotency_key in found_by_key
+            and found_by_key[p.idempotency_key].scope_id not in visible
+        ]
+        if hidden:
+            raise ValidationFailed(
+                {
+                    field: ["is already used in this workspace by a memory you cannot see."]
+                    for field in hidden
+                }
+            )
+    if hashes:
+        for memory in queryset.filter(
+            scope_id__in={p.scope.pk for p in prepared}, content_hash__in=hashes
+        ).order_by("created_at", "id"):
+            found_by_hash.setdefault(memory.content_hash, memory)
+    existing: dict[int, Memory] = {}
+    first_seen: dict[str, int] = {}
+    for i, p in enumerate(prepared):
+        identity = ("key:" + p.idempotency_key) if p.idempotency_key else ("hash:" + p.content_hash)
+        found = (
+            found_by_key.get(p.idempotency_key)
+            if p.idempotency_key
+            else found_by_hash.get(p.content_hash)
+        )
+        if found is not None:
+            existing[i] = found
+        elif identity in first_seen:
+            existing[i] = _Repeat(first_seen[identity])  # type: ignore[assignment]
+        else:
+            first_seen[identity] = i
+    return existing
+
+
+class _Repeat:
+    """Stands for "the memory stored for item ``index`` of this list" until it is stored."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _built(agent: Agent, prepared: list[PreparedMemory]) -> list[Memory]:
+    """Unsaved memories with their episodes, vectors and scores (embedding happens here, outside
+    any transaction)."""
+    episodes = _episodes(agent, prepared)
+    texts = [p.text for p in prepared]
+    with_episode = [i for i, (episode, _) in enumerate(episodes) if episode.text]
+    embedder = get_embedder()
+    vectors = embedder.embed(
+        texts + [episodes[i][0].text + "\n" + prepared[i].text for i in with_episode]
+    )
+    own, episode_vectors = vectors[: len(texts)], vectors[len(texts) :]
+    episode_vector_of = dict(zip(with_episode, episode_vectors, strict=True))
+    scores = auto_scores(
+        texts, np.asarray(own), [p.category for p in prepared], [set(p.scores) for p in prepared]
+    )
+    memories = []
+    for i, p in enumerate(prepared):
+        memory = p.build(
+            episode=episodes[i][0],
+            vector=own[i],
+            episode_vector=episode_vector_of.get(i),
+            model_name=embedder.model_name,
+        )
+        for dim, value in scores[i].items():
+            setattr(memory, f"{dim}_score", value)
+            setattr(memory, f"{dim}_origin", Memory.ScoreOrigin.SCORER)
+        memories.append(memory)
+    for memory, (_, position) in zip(memories, episodes, strict=True):
+        # The memory it follows, when that one is in the list too (its pk comes on insert).
+        memory._follows_in_batch = None if position is None else memories[position]  # type: ignore[attr-defined]
+    return memories
+
+
+def _episodes(agent: Agent, prepared: list[PreparedMemory]) -> list[tuple[Episode, int | None]]:
+    """Each item's episode: the memories before it in its session and scope, from the database
+    and from the items before it in the list. The second value is the position of the item it
+    follows when that item is in the list."""
+    from django.conf import settings
+
+    window = settings.MM_EPISODE_WINDOW
+    history: dict[tuple[int, str], list[tuple[int | None, int | None, str]]] = {}
+    result = []
+    for i, p in enumerate(prepared):
+        if not p.session or not window:
+            result.append((Episode("", None), None))
+            continue
+        group = (p.scope.pk, p.session)
+        if group not in history:
+            rows = episode_rows(
+                workspace_id=agent.workspace_id,
+                scope_id=p.scope.pk,
+                session=p.session,
+                before=p.created_at,
+            )
+            history[group] = [(pk, None, text) for pk, text in rows]
+        before = history[group][-window:]
+        text = "\n".join(t for _, _, t in before)
+        follows_pk, follows_item = (before[-1][0], before[-1][1]) if before else (None, None)
+        result.append((Episode(text, follows_pk), follows_item))
+        history[group].append((None, i, p.text))
+    return result
+
+
+def _insert(agent: Agent, prepared: list[PreparedMemory], memories: list[Memory]) -> list[Memory]:
+    if not memories:
+        return []
+    stored = Memory.objects.bulk_create(memories, batch_size=500)
+    follows = []
+    for memory in stored:
+        previous = memory._follows_in_batch  # type: ignore[attr-defined]
+        if previous is not None and previous.pk is not None:
+            memory.follows_id = previous.pk
+            follows.append(memory)
+    if follows:
+        Memory.objects.bulk_update(follows, ["follows"], batch_size=500)
+    ProvenanceEvent.objects.bulk_create(
+        [p.event(memory) for p, memory in zip(prepared, stored, strict=True)], batch_size=500
+    )
+    for p, memory in zip(prepared, stored, strict=True):
+        if p.supersedes is not None:
+            _supersede(old=p.supersedes, new=memory, agent=agent)
+    return stored
