@@ -100,3 +100,24 @@ def check_decay(app_configs, **kwargs):  # type: ignore[no-untyped-def]
             )
         ]
     return []
+
+
+@register()
+def check_scorer(app_configs, **kwargs):  # type: ignore[no-untyped-def]
+    from django.core.exceptions import ImproperlyConfigured
+
+    from memories.scorer import skipped_categories, skipped_dimensions
+
+    try:
+        skipped_dimensions()
+        skipped_categories()
+    except ImproperlyConfigured as exc:
+        return [
+            Error(
+                str(exc),
+                id="memories.E005",
+                hint="Comma-separated letters (s,t,a,r,e) or categories, or 'none'; unset for "
+                "the defaults of the scorer's calibration.",
+            )
+        ]
+    return []

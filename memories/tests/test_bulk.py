@@ -1,0 +1,236 @@
+import pytest
+from django.db import connection
+
+from memories.bulk import memory_remember_bulk
+from memories.models import Memory, ProvenanceEvent
+from memories.search import memory_search
+from memories.services import content_hash, memory_remember
+
+URL = "/api/v1/memories/bulk"
+TEXTS = [
+    "Caroline: I went to an LGBTQ support group yesterday and it was so powerful.",
+    "Melanie: I painted a sunrise over the lake last Tuesday.",
+    "Zephyr Logistics renews its support contract every March.",
+]
+
+
+def post(actor, memories):
+    return actor.client.post(URL, {"memories": memories}, format="json")
+
+
+def test_bulk_stores_each_memory_with_provenance_and_scores(alice):
+    response = post(alice, [{"text": text} for text in TEXTS])
+
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["stored"] == 3 and body["existing"] == 0
+    assert [r["status"] for r in body["results"]] == ["stored"] * 3
+    memories = Memory.objects.filter(mem_id__in=[r["mem_id"] for r in body["results"]])
+    assert sorted(m.text for m in memories) == sorted(TEXTS)
+    for memory in memories:
+        assert len(memory.embedding) == 384
+        # The defaults: the scorer fills the calibrated dimensions (s, t, r) of facts only.
+        assert memory.stare_origins == {
+            "s": "scorer",
+            "t": "scorer",
+            "a": None,
+            "r": "scorer",
+            "e": None,
+        }
+        assert all(0 <= memory.stare_scores[d] <= 1 for d in "str")
+        assert memory.a_score is None and memory.e_score is None
+    assert ProvenanceEvent.objects.filter(memory__in=memories, action="remember").count() == 3
+
+
+def test_the_same_batch_sent_twice_stores_nothing_new(alice):
+    first = post(alice, [{"text": text} for text in TEXTS]).json()
+
+    again = post(alice, [{"text": text} for text in TEXTS])
+
+    assert again.status_code == 200
+    body = again.json()
+    assert body["stored"] == 0 and body["existing"] == 3
+    assert [r["mem_id"] for r in body["results"]] == [r["mem_id"] for r in first["results"]]
+    assert Memory.objects.filter(workspace=alice.agent.workspace).count() == 3
+
+
+def test_repeats_within_a_batch_are_stored_once(alice):
+    body = post(alice, [{"text": TEXTS[0]}, {"text": TEXTS[1]}, {"text": TEXTS[0]}]).json()
+
+    assert [r["status"] for r in body["results"]] == ["stored", "stored", "existing"]
+    assert body["results"][2]["mem_id"] == body["results"][0]["mem_id"]
+
+
+def test_an_idempotency_key_identifies_the_memory(alice):
+    first = post(alice, [{"text": "Draft one.", "idempotency_key": "k-1"}]).json()
+
+    again = post(alice, [{"text": "Draft one, edited.", "idempotency_key": "k-1"}]).json()
+
+    assert again["results"][0]["status"] == "existing"
+    assert again["results"][0]["mem_id"] == first["results"][0]["mem_id"]
+    assert Memory.objects.get(mem_id=first["results"][0]["mem_id"]).text == "Draft one."
+
+
+def test_a_memory_remembered_singly_counts_as_stored(alice):
+    memory = memory_remember(agent=alice.agent, text=TEXTS[2])
+
+    body = post(alice, [{"text": TEXTS[2]}, {"text": TEXTS[2], "scope": "team:accounts"}]).json()
+
+    assert body["results"][0] == {
+        **body["results"][0],
+        "status": "existing",
+        "mem_id": memory.mem_id,
+    }
+    assert body["results"][1]["status"] == "stored"  # another scope is another memory
+
+
+def test_one_bad_item_refuses_the_batch_and_stores_nothing(alice):
+    response = post(
+        alice,
+        [
+            {"text": TEXTS[0]},
+            {"text": "", "significance": 1.5},
+            {"text": TEXTS[1], "stare_scores": {"x": 0.5}},
+            "not an object",
+        ],
+    )
+
+    assert response.status_code == 400
+    errors = response.json()
+    assert errors["memories[1].text"] == ["must not be empty."]
+    assert errors["memories[1].significance"] == ["must be between 0 and 1 (got 1.5)."]
+    assert "memories[2].stare_scores.x" in errors
+    assert errors["memories[3]"] == ["must be a JSON object."]
+    assert not Memory.objects.filter(workspace=alice.agent.workspace).exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"memories": []}, "memories", "must hold 1 to 1000 memories (got 0)."),
+        ({"memories": "x"}, "memories", "must be a list of memories"),
+        ({"memories": [{"text": "a"}], "extra": 1}, "extra", "is not a known field."),
+    ],
+)
+def test_bad_bodies(alice, body, field, message):
+    response = alice.client.post(URL, body, format="json")
+    assert response.status_code == 400
+    assert message in response.json()[field][0]
+
+
+def test_a_batch_over_the_limit_is_refused(alice, settings):
+    settings.MM_BULK_MAX_ITEMS = 2
+    response = post(alice, [{"text": text} for text in TEXTS])
+    assert response.status_code == 400
+    assert response.json() == {"memories": ["must hold 1 to 2 memories (got 3)."]}
+
+
+def test_writer_scores_are_never_overwritten(alice):
+    [result] = memory_remember_bulk(
+        agent=alice.agent, items=[{"text": TEXTS[0], "stare_scores": {"s": 0.1, "a": 0.9}}]
+    )
+
+    memory = result.memory
+    assert memory.s_score == 0.1 and memory.s_origin == "writer"
+    assert memory.a_score == 0.9 and memory.a_origin == "writer"
+    assert memory.t_origin == "scorer" and memory.r_origin == "scorer"
+    assert memory.e_score is None
+
+
+def test_uncalibrated_categories_stay_empty_by_default(alice):
+    [result] = memory_remember_bulk(
+        agent=alice.agent,
+        items=[{"text": "Always run the migrations first.", "category": "procedure"}],
+    )
+    assert result.memory.stare_scores == {d: None for d in "stare"}
+
+
+def test_skip_variables_change_what_is_filled(alice, settings):
+    settings.MM_STARE_AUTO_SKIP_DIMS = "t,a,e"
+    settings.MM_STARE_AUTO_SKIP_CATEGORIES = "fact"
+    fact, procedure = memory_remember_bulk(
+        agent=alice.agent,
+        items=[
+            {"text": TEXTS[0]},
+            {"text": "Always run the migrations first.", "category": "procedure"},
+        ],
+    )
+
+    assert fact.memory.stare_scores == {d: None for d in "stare"}
+    assert procedure.memory.stare_origins == {
+        "s": "scorer",
+        "t": None,
+        "a": None,
+        "r": "scorer",
+        "e": None,
+    }
+
+
+def test_a_skip_list_that_asks_for_an_unfitted_dimension_is_a_configuration_error(alice, settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from memories.checks import check_scorer
+
+    settings.MM_STARE_AUTO_SKIP_DIMS = "a"
+    assert [e.id for e in check_scorer(None)] == ["memories.E005"]
+    with pytest.raises(ImproperlyConfigured, match="no model for e"):
+        memory_remember_bulk(agent=alice.agent, items=[{"text": TEXTS[0]}])
+    settings.MM_STARE_AUTO_SKIP_DIMS = "s,x"
+    assert "'x' is not a STARE dimension" in check_scorer(None)[0].msg
+
+
+def test_filters_work_on_scorer_scores_and_exclude_unscored(alice):
+    memory_remember_bulk(agent=alice.agent, items=[{"text": text} for text in TEXTS])
+    memory_remember(agent=alice.agent, text="Caroline went to a support group, unscored.")
+
+    hits = memory_search(agent=alice.agent, query="support group", min_scores={"s": 0.0})
+
+    assert hits and all(hit.memory.s_origin == "scorer" for hit in hits)
+    assert "unscored" not in " ".join(hit.memory.text for hit in hits)
+
+
+def test_sessions_chain_episodes_within_the_batch(alice):
+    results = memory_remember_bulk(
+        agent=alice.agent,
+        items=[{"text": f"Turn {n} of the call.", "session": "call-1"} for n in range(3)],
+    )
+
+    first, second, third = (r.memory for r in results)
+    second.refresh_from_db()
+    third.refresh_from_db()
+    assert first.episode_text == ""
+    assert second.episode_text == "Turn 0 of the call." and second.follows_id == first.pk
+    assert third.episode_text == "Turn 0 of the call.\nTurn 1 of the call."
+    assert third.follows_id == second.pk and third.episode_embedding is not None
+
+
+def test_another_workspace_cannot_claim_a_key_or_see_the_memories(alice, charlie):
+    post(alice, [{"text": TEXTS[0], "idempotency_key": "shared-key"}])
+
+    body = post(charlie, [{"text": TEXTS[0], "idempotency_key": "shared-key"}]).json()
+
+    assert body["results"][0]["status"] == "stored"  # keys are per workspace
+    assert Memory.objects.filter(workspace=charlie.agent.workspace).count() == 1
+
+
+def test_bob_cannot_reuse_a_key_of_alices_private_memory(alice, bob):
+    post(alice, [{"text": TEXTS[0], "idempotency_key": "mine"}])
+
+    response = post(bob, [{"text": TEXTS[1], "idempotency_key": "mine"}])
+
+    assert response.status_code == 400
+    assert "memories[0].idempotency_key" in response.json()
+
+
+def test_the_content_hash_of_the_migration_is_the_services(alice):
+    memory = memory_remember(agent=alice.agent, text="Ünïcode — and a: colon", source="a:b")
+    from importlib import import_module
+
+    fill = import_module("memories.migrations.0010_memory_idempotency").FILL
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memories_memory SET content_hash = '' WHERE id = %s", [memory.pk])
+        cursor.execute(fill)
+    memory.refresh_from_db()
+    assert memory.content_hash == content_hash(
+        scope_id=memory.scope_id, source="a:b", text=memory.text
+    )
