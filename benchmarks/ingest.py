@@ -36,14 +36,17 @@ def texts_for(size: int, turns: list[str]) -> list[str]:
 
 
 def fresh_agent(slug: str) -> Any:
-    from memories.models import Memory, Workspace
     from memories.services import agent_create
 
-    workspace = Workspace.objects.filter(slug=slug).first()
-    if workspace is not None:
-        Memory.objects.filter(workspace=workspace).delete()
-        workspace.delete()
     return agent_create(workspace_slug=slug, name="bench")[0]
+
+
+def reset() -> None:
+    """Empty the benchmark's own database (its memory tables)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE memories_workspace, memories_memory CASCADE")
 
 
 def measure(size: int, turns: list[str]) -> dict[str, Any]:
@@ -120,6 +123,7 @@ def main() -> None:
     args = parser.parse_args()
 
     setup_django(args.data_dir)
+    reset()
     info = machine()
     turns = [f"{t.speaker}: {t.text}" for c in read(args.data) for t in c.turns]
     from memories.embeddings import get_embedder

@@ -62,6 +62,8 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
         i = j + 1
     positives = labels.sum()
     negatives = len(labels) - positives
+    if not positives or not negatives:
+        return float("nan")
     return float(
         (ranks[labels == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives)
     )
@@ -110,7 +112,8 @@ def reliability(p: np.ndarray, y: np.ndarray) -> list[dict[str, float]]:
 def embed(texts: list[str], cache: Path) -> np.ndarray:
     from memories.embeddings import get_embedder
 
-    key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    model = get_embedder().model_name
+    key = hashlib.sha256((model + "\n" + "\n".join(texts)).encode()).hexdigest()[:16]
     path = cache / f"scorer-embeddings-{key}.npy"
     if path.exists():
         return np.load(path)
@@ -152,7 +155,9 @@ def main() -> None:
     train = groups_a < args.train
     mean = x_raw[train].mean(axis=0)
     scale = x_raw[train].std(axis=0)
-    scale[scale == 0] = 1.0
+    # Dimensions that (nearly) never vary in the fit set are left unscaled: dividing by a
+    # vanishing spread would blow up any new value in them.
+    scale[scale < 1e-6] = 1.0
     x = (x_raw - mean) / scale
 
     results: dict[str, Any] = {}
@@ -167,7 +172,7 @@ def main() -> None:
                 w, b = fit(x[inner], y[inner], penalty)
                 part = groups_a == held
                 folds.append(auc(predict(x[part], w, b), y[part]))
-            cv[penalty] = float(np.mean(folds))
+            cv[penalty] = float(np.nanmean(folds))
         penalty = max(cv, key=lambda k: (cv[k], k))
         w, b = fit(x[train], y[train], penalty)
         weights[dim] = (w, b)
@@ -189,7 +194,14 @@ def main() -> None:
         results[dim] = {"label": None, "auc": None, "calibrated": False, "reason": reason}
 
     names = [c.sample_id for c in conversations]
-    model = scorer.Scorer(mean=mean, scale=scale, weights=weights).to_json()
+    from memories.embeddings import get_embedder
+
+    fitted = scorer.Scorer(
+        embedding_model=get_embedder().model_name, mean=mean, scale=scale, weights=weights
+    )
+    model = fitted.to_json()
+    example = texts[int(np.flatnonzero(~train)[0])]
+    example_vector = get_embedder().embed([example])
     model_text = json.dumps(model, separators=(",", ":")) + "\n"
     measurement = {
         "dataset": args.data.name,
@@ -200,6 +212,15 @@ def main() -> None:
         "categories": CATEGORIES,
         "model_sha256": hashlib.sha256(model_text.encode()).hexdigest(),
         "dimensions": {dim: results[dim] for dim in "stare"},
+        # One held-out memory and what the model gives it: a test checks the shipped model,
+        # the feature code and the embedder still agree.
+        "example": {
+            "text": example,
+            "scores": {
+                dim: round(float(p[0]), 6)
+                for dim, p in fitted.predict([example], example_vector).items()
+            },
+        },
     }
 
     print(f"Fit on {', '.join(names[: args.train])}; held out {', '.join(names[args.train :])}.")

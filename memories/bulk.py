@@ -2,15 +2,17 @@
 
 All or nothing on bad input: every item is validated first (``bulk_prepare``), and one bad item
 refuses the whole batch with each problem named (``memories[3].text``), before anything is
-embedded or stored. Then ``bulk_store`` stores, in one transaction, the items not stored already:
+embedded or stored. Then ``bulk_store`` stores, in one transaction per call (the API makes one
+call per request; ``seed`` one per batch of its file), the items not stored already:
 
 * an item whose ``idempotency_key`` is already used in the workspace is that memory;
 * an item without a key whose scope, source and text are those of a stored memory (or of an
   earlier item of the batch) is that memory.
 
 So a batch sent again stores nothing new. Each result says ``stored`` or ``existing``, with the
-memory. Writers serialise per workspace on a transaction-level advisory lock while they check
-and insert, so two copies of a batch sent at once still store each memory once.
+memory. A memory counts as stored whatever its status: seeding a forgotten memory again does
+not bring it back. Writers serialise per workspace on a transaction-level advisory lock while
+they check and insert, so two copies of a batch sent at once still store each memory once.
 
 Scores: the writer's ``stare_scores`` are kept as given (origin ``writer``); the bundled scorer
 (``memories.scorer``) fills the dimensions it is calibrated for that the writer left empty
@@ -19,13 +21,12 @@ Scores: the writer's ``stare_scores`` are kept as given (origin ``writer``); the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memories.embeddings import get_embedder
@@ -38,11 +39,9 @@ from memories.services import (
     PreparedMemory,
     _supersede,
     episode_rows,
+    lock_workspace,
     prepare_remember,
 )
-
-#: First key of the advisory lock bulk writers of one workspace take (the second is its id).
-LOCK_NAMESPACE = 0x6D6D  # "mm"
 
 
 @dataclass(frozen=True)
@@ -59,12 +58,22 @@ def bulk_prepare(
     broken rule as ``memories[<index>].<field>``."""
     now = now or timezone.now()
     prepared, errors = [], {}
+    scopes: dict[str, Any] = {}
+    superseded: dict[str, int] = {}
     for index, item in enumerate(items):
         try:
-            prepared.append(prepare_remember(agent=agent, now=now, **item))
+            prepared.append(prepare_remember(agent=agent, now=now, scopes=scopes, **item))
         except ValidationFailed as exc:
             for field, messages in exc.errors.items():
                 errors[f"memories[{index}].{field}"] = messages
+            continue
+        target = item.get("supersedes")
+        if target and target in superseded:
+            errors[f"memories[{index}].supersedes"] = [
+                f"memory {target!r} is superseded by memories[{superseded[target]}] already."
+            ]
+        elif target:
+            superseded[target] = index
     if errors:
         raise ValidationFailed(errors)
     return prepared
@@ -82,18 +91,23 @@ def bulk_store(
     agent: Agent,
     prepared: list[PreparedMemory],
     first_index: int = 0,
-    progress: Callable[[int], None] | None = None,
 ) -> list[BulkResult]:
-    """Store validated items; ``first_index`` numbers the results (a file imported in chunks).
-    ``progress`` is called with how many items are done."""
-    existing = _existing(agent, prepared)
+    """Store validated items; ``first_index`` numbers the results and errors (a file imported in
+    chunks)."""
+    existing = _existing(agent, prepared, first_index)
     new = [i for i in range(len(prepared)) if i not in existing]
+    # What depended on a superseded memory's state counts only for the items to store (a
+    # retried item finds the memory it superseded already superseded: by itself).
+    deferred = {
+        f"memories[{first_index + i}].{field}": messages
+        for i in new
+        for field, messages in prepared[i].deferred.items()
+    }
+    if deferred:
+        raise ValidationFailed(deferred)
     memories = _built(agent, [prepared[i] for i in new]) if new else []
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, agent.workspace_id]
-            )
+        lock_workspace(agent.workspace_id)
         # Another writer may have stored some of them while these were embedded.
         late = _existing(agent, [prepared[i] for i in new])
         keep = [
@@ -104,8 +118,6 @@ def bulk_store(
         for n, found in late.items():
             existing[new[n]] = found
         stored = _insert(agent, [prepared[i] for i, _ in keep], [m for _, m in keep])
-    if progress:
-        progress(len(prepared))
     by_index = {i: memory for (i, _), memory in zip(keep, stored, strict=True)}
     results = []
     for i in range(len(prepared)):
@@ -119,7 +131,7 @@ def bulk_store(
     return results
 
 
-def _existing(agent: Agent, prepared: list[PreparedMemory]) -> dict[int, Memory]:
+def _existing(agent: Agent, prepared: list[PreparedMemory], offset: int = 0) -> dict[int, Memory]:
     """The items already stored (by key, or by scope, source and text), and repeats within the
     list (the first occurrence counts), by position."""
     keys = {p.idempotency_key for p in prepared if p.idempotency_key}
@@ -133,7 +145,7 @@ def _existing(agent: Agent, prepared: list[PreparedMemory]) -> dict[int, Memory]
         found_by_key = {m.idempotency_key: m for m in queryset.filter(idempotency_key__in=keys)}
         visible = set(visible_scope_ids(agent))
         hidden = [
-            f"memories[{i}].idempotency_key"
+            f"memories[{offset + i}].idempotency_key"
             for i, p in enumerate(prepared)
             if p.idempotency_key in found_by_key
             and found_by_key[p.idempotency_key].scope_id not in visible

@@ -26,6 +26,7 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from memories.embeddings import current_model_name
 from memories.models import STARE_DIMENSIONS, Memory
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -84,6 +85,7 @@ def features(texts: list[str], vectors: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Scorer:
+    embedding_model: str  # the embedder whose vectors it was fitted on
     mean: np.ndarray
     scale: np.ndarray
     weights: dict[str, tuple[np.ndarray, float]]  # dimension → (weights, bias)
@@ -95,6 +97,7 @@ class Scorer:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "embedding_model": self.embedding_model,
             "features": f"embedding ({len(self.mean) - len(LEXICAL_FEATURES)}), "
             + ", ".join(LEXICAL_FEATURES),
             "mean": self.mean.tolist(),
@@ -107,6 +110,7 @@ class Scorer:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Scorer:
         return cls(
+            embedding_model=data["embedding_model"],
             mean=np.array(data["mean"]),
             scale=np.array(data["scale"]),
             weights={
@@ -186,16 +190,17 @@ def auto_scores(
     given: list[set[str]],
 ) -> list[dict[str, float]]:
     """The scores the scorer adds to each memory: the dimensions it fills, for categories it
-    fills, that the writer did not give (``given``), rounded to 4 places."""
+        fills, that the writer did not give (``given``), rounded to 4 places. Nothing when the
+    vectors come from another embedder than the one the scorer was fitted on."""
     dims = [d for d in STARE_DIMENSIONS if d not in skipped_dimensions()]
     skip_categories = skipped_categories()
     wanted = [
         i for i, category in enumerate(categories) if category not in skip_categories and dims
     ]
     result: list[dict[str, float]] = [{} for _ in texts]
-    if not wanted:
-        return result
     scorer = bundled_scorer()
+    if not wanted or current_model_name() != scorer.embedding_model:
+        return result
     predicted = scorer.predict([texts[i] for i in wanted], vectors[wanted])
     for row, i in enumerate(wanted):
         result[i] = {d: round(float(predicted[d][row]), 4) for d in dims if d not in given[i]}

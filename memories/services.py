@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import rules
@@ -124,10 +124,18 @@ def _check(errors: Errors, field: str, message: str | None) -> None:
         errors.add(field, message)
 
 
-def _writable_scope(agent: Agent, name: str | None, errors: Errors) -> Scope | None:
+def _writable_scope(
+    agent: Agent, name: str | None, errors: Errors, known: dict[str, Scope | None] | None = None
+) -> Scope | None:
+    """The scope ``name`` if the agent may write to it (``known``: names already looked up)."""
     if not name or name in {"private", f"private:{agent.name}"}:
         return agent.private_scope
-    scope = agent.scopes.filter(name=name).first()
+    if known is not None and name in known:
+        scope = known[name]
+    else:
+        scope = agent.scopes.filter(name=name).first()
+        if known is not None:
+            known[name] = scope
     if scope is None:
         errors.add("scope", f"{name!r} is not a scope this agent belongs to.")
     return scope
@@ -154,6 +162,12 @@ class PreparedMemory:
     thread: str
     metadata: dict[str, Any]
     idempotency_key: str
+    #: Broken rules about the superseded memory's present state (see ``prepare_remember``).
+    deferred: dict[str, list[str]] = field(default_factory=dict)
+
+    def raise_deferred(self) -> None:
+        if self.deferred:
+            raise ValidationFailed(self.deferred)
 
     @property
     def content_hash(self) -> str:
@@ -241,9 +255,16 @@ def prepare_remember(
     metadata: dict[str, Any] | None = None,
     idempotency_key: str | None = None,
     now: datetime | None = None,
+    scopes: dict[str, Scope | None] | None = None,
 ) -> PreparedMemory:
     """Validate the remember arguments (every broken rule at once, as ValidationFailed) and
-    resolve their defaults; nothing is written."""
+    resolve their defaults; nothing is written.
+
+    What depends on the superseded memory's present state (still active, still valid) is kept
+    in ``PreparedMemory.deferred`` instead: a retried write finds that memory superseded by its
+    own first attempt, and must come back as that stored memory, not as an error. Callers raise
+    it (``raise_deferred``) for the writes they are about to store. ``scopes`` caches scope
+    look-ups across many calls (bulk writes)."""
     now = now or timezone.now()
     errors = Errors()
     text = text.strip() if isinstance(text, str) else ""
@@ -252,13 +273,13 @@ def prepare_remember(
     _check(errors, "category", rules.choice(category, Memory.Category.values))
     memory_type = memory_type or Memory.MemoryType.SEMANTIC
     _check(errors, "memory_type", rules.choice(memory_type, Memory.MemoryType.values))
-    for field, value in (
+    for name, value in (
         ("source", source),
         ("session", session),
         ("thread", thread),
         ("idempotency_key", idempotency_key),
     ):
-        _check(errors, field, rules.storable_text(value))
+        _check(errors, name, rules.storable_text(value))
     _check(errors, "idempotency_key", rules.idempotency_key(idempotency_key))
     _check(errors, "metadata", rules.storable_json(metadata))
     significance = DEFAULT_SIGNIFICANCE if significance is None else significance
@@ -273,6 +294,7 @@ def prepare_remember(
 
     old: Memory | None = None
     target_scope: Scope | None = None
+    state = Errors()  # the superseded memory's present state: see ``deferred``
     if supersedes:
         try:
             old = memory_get(agent=agent, mem_id=supersedes)
@@ -280,7 +302,7 @@ def prepare_remember(
             errors.add("supersedes", f"no memory {supersedes!r} is visible to this agent.")
         else:
             if old.status != Memory.Status.ACTIVE:
-                errors.add("supersedes", f"memory {supersedes!r} is {old.status}, not active.")
+                state.add("supersedes", f"memory {supersedes!r} is {old.status}, not active.")
             if valid_from is None:
                 valid_from = now
             # The replacement lives where the original did, so everyone who saw the old
@@ -296,7 +318,7 @@ def prepare_remember(
                     f"must be the superseded memory's scope ({old.scope.name!r}) or omitted.",
                 )
     if target_scope is None:
-        target_scope = _writable_scope(agent, scope, errors)
+        target_scope = _writable_scope(agent, scope, errors, scopes)
     _check(errors, "valid_until", rules.window(valid_from, valid_until))
     if old is not None and valid_from is not None:
         if old.valid_from is not None and not old.valid_from < valid_from:
@@ -305,7 +327,7 @@ def prepare_remember(
                 f"must be after the superseded memory's valid_from ({old.valid_from.isoformat()}).",
             )
         if old.valid_until is not None and old.valid_until <= valid_from:
-            errors.add(
+            state.add(
                 "supersedes",
                 f"memory {supersedes!r} already stopped being valid at "
                 f"{old.valid_until.isoformat()}.",
@@ -330,6 +352,7 @@ def prepare_remember(
         thread=thread or "",
         metadata=metadata or {},
         idempotency_key=idempotency_key or "",
+        deferred=state.errors,
     )
 
 
@@ -347,6 +370,7 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> Memory:
         existing = _by_idempotency_key(agent, prepared.idempotency_key)
         if existing is not None:
             return existing
+    prepared.raise_deferred()
     episode = episode_before(
         workspace_id=agent.workspace_id,
         scope_id=prepared.scope.pk,
@@ -362,6 +386,13 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> Memory:
         vector, episode_vector = embedder.embed([prepared.text])[0], None
 
     with transaction.atomic():
+        if prepared.idempotency_key:
+            # Writers with keys serialise per workspace (as bulk writers do), so two requests
+            # with one key store one memory; the second gets it back.
+            lock_workspace(agent.workspace_id)
+            existing = _by_idempotency_key(agent, prepared.idempotency_key)
+            if existing is not None:
+                return existing
         memory = prepared.build(
             episode=episode,
             vector=vector,
@@ -374,6 +405,17 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> Memory:
             _supersede(old=prepared.supersedes, new=memory, agent=agent)
     memory.existing = False
     return memory
+
+
+#: First key of the advisory lock writers of one workspace take to check and insert (the
+#: second is the workspace's id).
+LOCK_NAMESPACE = 0x6D6D  # "mm"
+
+
+def lock_workspace(workspace_id: int) -> None:
+    """Hold the workspace's write lock until the end of the current transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, workspace_id])
 
 
 def _by_idempotency_key(agent: Agent, key: str) -> Memory | None:

@@ -1,6 +1,6 @@
 """Idempotent writes: a writer's ``idempotency_key`` and the ``content_hash`` of scope, source
-and text. Adding the columns with a constant default rewrites nothing; the existing rows' hash
-is filled in SQL with the formula of ``services.content_hash``."""
+and text. Adding the columns with a constant default rewrites nothing; then one UPDATE fills the
+existing rows' hash (a write of every row) with the formula of ``services.content_hash``."""
 
 from django.db import migrations, models
 

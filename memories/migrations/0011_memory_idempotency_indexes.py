@@ -5,7 +5,7 @@ from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
 
 UNIQUE = (
-    "CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS memory_unique_idempotency_key "
+    "CREATE UNIQUE INDEX CONCURRENTLY memory_unique_idempotency_key "
     "ON memories_memory (workspace_id, idempotency_key) WHERE NOT (idempotency_key = '')"
 )
 

@@ -234,3 +234,110 @@ def test_the_content_hash_of_the_migration_is_the_services(alice):
     assert memory.content_hash == content_hash(
         scope_id=memory.scope_id, source="a:b", text=memory.text
     )
+
+
+def test_remember_with_a_used_idempotency_key_returns_the_stored_memory(alice):
+    body = {"text": "Dana prefers email.", "idempotency_key": "note-7"}
+
+    first = alice.client.post("/api/v1/memories", body, format="json")
+    again = alice.client.post("/api/v1/memories", {**body, "text": "Changed."}, format="json")
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["mem_id"] == first.json()["mem_id"]
+    assert again.json()["text"] == "Dana prefers email."
+    assert Memory.objects.filter(workspace=alice.agent.workspace).count() == 1
+
+
+def test_a_retried_batch_that_supersedes_comes_back_as_existing(alice):
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.")
+    batch = [{"text": "The office closes at 18:00.", "supersedes": old.mem_id}]
+
+    first = post(alice, batch).json()
+    again = post(alice, batch)
+
+    assert again.status_code == 200, again.json()
+    assert again.json()["results"][0]["status"] == "existing"
+    assert again.json()["results"][0]["mem_id"] == first["results"][0]["mem_id"]
+    old.refresh_from_db()
+    assert old.status == "superseded"
+
+
+def test_a_retried_remember_that_supersedes_comes_back_by_its_key(alice):
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.")
+    body = {"text": "It closes at 18:00.", "supersedes": old.mem_id, "idempotency_key": "r1"}
+
+    first = alice.client.post("/api/v1/memories", body, format="json")
+    again = alice.client.post("/api/v1/memories", body, format="json")
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["mem_id"] == first.json()["mem_id"]
+
+
+def test_superseding_a_superseded_memory_is_still_refused(alice):
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.")
+    post(alice, [{"text": "The office closes at 18:00.", "supersedes": old.mem_id}])
+
+    response = post(alice, [{"text": "No, at 19:00.", "supersedes": old.mem_id}])
+
+    assert response.status_code == 400
+    assert "is superseded, not active" in response.json()["memories[0].supersedes"][0]
+
+
+def test_two_items_cannot_supersede_the_same_memory(alice):
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.")
+
+    response = post(
+        alice,
+        [
+            {"text": "It closes at 18:00.", "supersedes": old.mem_id},
+            {"text": "It closes at 19:00.", "supersedes": old.mem_id},
+        ],
+    )
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "memories[1].supersedes": [f"memory {old.mem_id!r} is superseded by memories[0] already."]
+    }
+
+
+def test_the_memory_detail_shows_where_each_score_came_from(alice):
+    body = post(alice, [{"text": TEXTS[0], "stare_scores": {"a": 0.4}}]).json()
+
+    detail = alice.client.get(f"/api/v1/memories/{body['results'][0]['mem_id']}").json()
+
+    assert detail["stare_origins"] == {
+        "s": "scorer",
+        "t": "scorer",
+        "a": "writer",
+        "r": "scorer",
+        "e": None,
+    }
+    assert detail["provenance"][0]["new"]["stare_origins"] == detail["stare_origins"]
+
+
+def test_a_body_that_is_a_list_is_refused(alice):
+    response = alice.client.post(URL, [{"text": "a"}], format="json")
+    assert response.status_code == 400
+    assert response.json() == {"body": ["must be a JSON object."]}
+
+
+def test_an_unknown_category_in_the_skip_list_is_a_configuration_error(settings):
+    from memories.checks import check_scorer
+
+    settings.MM_STARE_AUTO_SKIP_CATEGORIES = "fact,gossip"
+    [error] = check_scorer(None)
+    assert error.id == "memories.E005" and "'gossip' is not a category" in error.msg
+
+
+def test_the_shipped_model_gives_the_recorded_scores():
+    from memories.embeddings import get_embedder
+    from memories.scorer import bundled_scorer, calibration
+
+    example = calibration()["example"]
+    vector = get_embedder().embed([example["text"]])
+
+    predicted = bundled_scorer().predict([example["text"]], vector)
+
+    assert {d: round(float(p[0]), 3) for d, p in predicted.items()} == {
+        d: round(v, 3) for d, v in example["scores"].items()
+    }
