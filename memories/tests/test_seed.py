@@ -91,3 +91,26 @@ def test_bad_arguments(alice, tmp_path):
     empty.write_text("# only a heading\n")
     with pytest.raises(CommandError, match="no memories in it"):
         seed(empty, "--token", alice.token)
+
+
+def test_a_store_time_refusal_names_the_line_and_what_was_stored(alice, bob, tmp_path):
+    from memories.bulk import memory_remember_bulk
+
+    memory_remember_bulk(agent=bob.agent, items=[{"text": "Bob's.", "idempotency_key": "k9"}])
+    path = tmp_path / "keys.jsonl"
+    path.write_text(
+        '{"text": "One."}\n{"text": "Two."}\n{"text": "Three.", "idempotency_key": "k9"}\n'
+    )
+
+    with pytest.raises(CommandError) as caught:
+        seed(path, "--token", alice.token, "--batch", "2")
+
+    message = str(caught.value)
+    assert "stopped at line 3 with 2 memories stored before it" in message
+    assert "line 3: idempotency_key: is already used in this workspace" in message
+    assert (
+        Memory.objects.filter(
+            workspace=alice.agent.workspace, scope=alice.agent.private_scope
+        ).count()
+        == 2
+    )

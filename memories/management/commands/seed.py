@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from memories.bulk import bulk_prepare, bulk_store
-from memories.errors import ValidationFailed
+from memories.errors import MemoryEngineError, ValidationFailed
 from memories.management.commands._agent import add_agent_arguments, resolve_agent
 from memories.serializers import RememberInput, parse
 
@@ -51,7 +51,18 @@ class Command(BaseCommand):
         started, done, stored = time.monotonic(), 0, 0
         for first in range(0, len(prepared), options["batch"]):
             chunk = prepared[first : first + options["batch"]]
-            results = bulk_store(agent=agent, prepared=chunk, first_index=first)
+            try:
+                results = bulk_store(agent=agent, prepared=chunk, first_index=first)
+            except ValidationFailed as exc:
+                raise CommandError(
+                    f"stopped at line {lines[first]} with {stored:,} memories stored before it "
+                    f"(run again to go on):\n" + _by_line(exc, lines)
+                ) from exc
+            except MemoryEngineError as exc:
+                raise CommandError(
+                    f"stopped at line {lines[first]} with {stored:,} memories stored before it "
+                    f"(run again to go on): {exc.message}"
+                ) from exc
             done += len(chunk)
             stored += sum(1 for r in results if r.status == "stored")
             self._progress(done, len(prepared), stored, started)
@@ -112,8 +123,11 @@ def read_items(path: Path, kind: str, defaults: dict[str, str]) -> tuple[list[in
 def _by_line(exc: ValidationFailed, lines: list[int]) -> str:
     errors = []
     for field, messages in exc.errors.items():
-        index, _, rest = field.removeprefix("memories[").partition("].")
-        errors.append(f"line {lines[int(index)]}: {rest}: {' '.join(messages)}")
+        if field.startswith("memories["):
+            index, _, rest = field.removeprefix("memories[").partition("].")
+            errors.append(f"line {lines[int(index)]}: {rest}: {' '.join(messages)}")
+        else:
+            errors.append(f"{field}: {' '.join(messages)}")
     return _summary(errors)
 
 
