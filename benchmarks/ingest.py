@@ -86,7 +86,9 @@ def seed_twice(lines: int, turns: list[str], out: Path) -> dict[str, Any]:
 
     agent = fresh_agent("ingest-seed")
     path = out / "seed-10k.md"
-    path.write_text("".join(f"- {text}\n" for text in texts_for(lines, turns)))
+    # A markdown list holds one line per memory: turns with line breaks are put on one line.
+    texts = (" ".join(text.split()) for text in texts_for(lines, turns))
+    path.write_text("".join(f"- {text}\n" for text in texts))
     runs = []
     for _ in range(2):
         err = StringIO()
@@ -133,7 +135,7 @@ def main() -> None:
     for size in (int(s) for s in args.sizes.split(",")):
         result = measure(size, turns)
         results.append(result)
-        print(f"  {size:,}: engine {result['ratio']:.0%} of the embedder", file=sys.stderr)
+        print(f"  {result}", file=sys.stderr, flush=True)
     seeded = seed_twice(args.seed_lines, turns, ROOT / "benchmarks/out")
 
     from django.conf import settings
