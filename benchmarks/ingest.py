@@ -3,8 +3,9 @@
     python benchmarks/ingest.py [--sizes 1000,10000] [--data PATH]
 
 Runs on its own embedded PostgreSQL (``--data-dir``, default ``benchmarks/out/ingest-db``).
-Texts: the LoCoMo dialogue turns (``"<speaker>: <turn>"``, real English), repeated with a
-number appended until there are enough, so every text is distinct. For each size, in one run:
+Texts: the distinct LoCoMo dialogue turns (``"<speaker>: <turn>"`` on one line, real English),
+repeated with a number appended until there are enough, so every text is distinct. For each
+size, in one run:
 
 * embedder: ``get_embedder().embed(texts)`` alone (the rate a perfect engine would reach);
 * engine: ``memory_remember_bulk`` in batches of ``MM_BULK_MAX_ITEMS`` into an empty workspace
@@ -86,9 +87,7 @@ def seed_twice(lines: int, turns: list[str], out: Path) -> dict[str, Any]:
 
     agent = fresh_agent("ingest-seed")
     path = out / "seed-10k.md"
-    # A markdown list holds one line per memory: turns with line breaks are put on one line.
-    texts = (" ".join(text.split()) for text in texts_for(lines, turns))
-    path.write_text("".join(f"- {text}\n" for text in texts))
+    path.write_text("".join(f"- {text}\n" for text in texts_for(lines, turns)))
     runs = []
     for _ in range(2):
         err = StringIO()
@@ -127,7 +126,13 @@ def main() -> None:
     setup_django(args.data_dir)
     reset()
     info = machine()
-    turns = [f"{t.speaker}: {t.text}" for c in read(args.data) for t in c.turns]
+    # Distinct turns (LoCoMo repeats a few, e.g. thanks), on one line each, so every line of
+    # the seed file is a distinct memory.
+    turns = list(
+        dict.fromkeys(
+            " ".join(f"{t.speaker}: {t.text}".split()) for c in read(args.data) for t in c.turns
+        )
+    )
     from memories.embeddings import get_embedder
 
     get_embedder().embed(turns[:64])  # load the model before timing
