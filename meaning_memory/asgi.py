@@ -1,3 +1,5 @@
+"""The served app: Django (API, admin, dashboard, static files) and the MCP endpoint at /mcp."""
+
 import os
 
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
@@ -6,4 +8,24 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "meaning_memory.settings")
 
 # Static files (admin, API docs) are served by the app itself: one process, nothing to collect.
-application = ASGIStaticFilesHandler(get_asgi_application())
+django_application = ASGIStaticFilesHandler(get_asgi_application())
+
+
+def build_application():  # type: ignore[no-untyped-def]
+    """The app: ``/mcp`` to a new MCP endpoint, and lifespan events to it too (it runs its
+    session manager there, once per instance; Django has no lifespan); the rest to Django."""
+    from memories.mcp import http_app  # needs the apps loaded above
+
+    mcp_application = http_app()
+
+    async def application(scope, receive, send):  # type: ignore[no-untyped-def]
+        path = scope.get("path", "")
+        if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
+            await mcp_application(scope, receive, send)
+        else:
+            await django_application(scope, receive, send)
+
+    return application
+
+
+application = build_application()

@@ -1,0 +1,242 @@
+"""The MCP server through the SDK's own client: streamable HTTP on loopback (the served app) and
+stdio (a subprocess, as a desktop agent starts it)."""
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+import uvicorn
+from django.db import connection
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from meaning_memory.testing import make_actor
+from memories.models import Memory, ProvenanceEvent
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = {
+    "mm_remember",
+    "mm_bulk_remember",
+    "mm_search",
+    "mm_feedback",
+    "mm_forget",
+    "mm_compile",
+    "mm_stare_readiness",
+}
+RENEWAL = (
+    "Zephyr Logistics renews its support contract every March; the renewal decides "
+    "next year's budget."
+)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def served(transactional_db):
+    """The served ASGI app (Django and /mcp) on a loopback port, in a thread."""
+    from meaning_memory.asgi import build_application
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(build_application(), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def actors(transactional_db):
+    return {
+        "alice": make_actor("acme", "alice", scopes=["team:accounts"]),
+        "charlie": make_actor("globex", "charlie"),
+    }
+
+
+def over_http(base: str, token: str, work):  # type: ignore[no-untyped-def]
+    async def main():  # type: ignore[no-untyped-def]
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(f"{base}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await work(session)
+
+    return asyncio.run(main())
+
+
+def text_of(result) -> str:  # type: ignore[no-untyped-def]
+    return "".join(block.text for block in result.content)
+
+
+def test_http_lists_the_tools_and_each_one_works(served, actors):
+    alice = actors["alice"]
+
+    async def work(session):  # type: ignore[no-untyped-def]
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        stored = await session.call_tool(
+            "mm_remember", {"text": RENEWAL, "stare_scores": {"s": 0.9, "t": 0.4}}
+        )
+        bulk = await session.call_tool(
+            "mm_bulk_remember", {"memories": [{"text": "Dana prefers email."}]}
+        )
+        found = await session.call_tool("mm_search", {"query": "When does Zephyr renew?"})
+        mem_id = stored.structured_content["mem_id"]
+        feedback = await session.call_tool(
+            "mm_feedback", {"mem_id": mem_id, "action": "pin", "reason": "budget depends on it"}
+        )
+        compiled = await session.call_tool("mm_compile", {"display_mode": "marks"})
+        resource = await session.read_resource("memory://compiled")
+        readiness = await session.call_tool("mm_stare_readiness", {})
+        forgot = await session.call_tool(
+            "mm_forget",
+            {"mem_id": bulk.structured_content["results"][0]["mem_id"], "reason": "wrong"},
+        )
+        return tools, stored, bulk, found, feedback, compiled, resource, readiness, forgot
+
+    tools, stored, bulk, found, feedback, compiled, resource, readiness, forgot = over_http(
+        served, alice.token, work
+    )
+
+    assert set(tools) == TOOLS
+    schema = tools["mm_remember"].input_schema
+    assert schema["required"] == ["text"]
+    assert schema["properties"]["category"]["enum"][0] == "fact"
+    assert schema["properties"]["significance"]["maximum"] == 1
+    assert tools["mm_feedback"].input_schema["properties"]["action"]["enum"] == [
+        "important", "demote", "pin", "unpin"
+    ]  # fmt: skip
+    assert not stored.is_error and stored.structured_content["text"] == RENEWAL
+    assert bulk.structured_content["stored"] == 1
+    assert found.structured_content["results"][0]["text"] == RENEWAL
+    assert text_of(found).startswith("| # | mem_id | Sig | Eligible | Category | Date | Text |")
+    assert feedback.structured_content["pinned"] is True
+    memory = Memory.objects.get(mem_id=stored.structured_content["mem_id"])
+    event = ProvenanceEvent.objects.filter(memory=memory, action="pin").get()
+    assert event.agent_id == alice.agent.pk and event.reason == "budget depends on it"
+    assert f"- ●○——— {RENEWAL}" in text_of(compiled)
+    assert resource.contents[0].text.startswith("# Memory: acme (agent alice)")
+    assert "not available yet" in text_of(readiness) and not readiness.is_error
+    assert forgot.structured_content["status"] == "forgotten"
+
+
+def test_the_search_table_is_the_rest_apis_byte_for_byte(served, actors):
+    alice = actors["alice"]
+    for text in (RENEWAL, "Zephyr's main contact is Dana.", "The office closes at 18:00."):
+        alice.client.post("/api/v1/memories", {"text": text}, format="json")
+    query = {"query": "Zephyr contract", "limit": 5}
+
+    async def work(session):  # type: ignore[no-untyped-def]
+        return await session.call_tool("mm_search", query)
+
+    result = over_http(served, alice.token, work)
+    rest = alice.client.post("/api/v1/search", query, format="json").json()
+
+    assert text_of(result) == rest["table"]
+    assert [r["mem_id"] for r in result.structured_content["results"]] == [
+        r["mem_id"] for r in rest["results"]
+    ]
+
+
+def test_a_bad_argument_is_a_tool_error_naming_the_field(served, actors):
+    async def work(session):  # type: ignore[no-untyped-def]
+        return (
+            await session.call_tool("mm_remember", {"text": "x", "significance": 1.5}),
+            await session.call_tool("mm_feedback", {"mem_id": "0" * 16, "action": "pin",
+                                                    "reason": "r"}),
+            await session.call_tool("mm_compile", {"display_mode": "emoji"}),
+        )  # fmt: skip
+
+    remember, feedback, compiled = over_http(served, actors["alice"].token, work)
+
+    assert remember.is_error
+    assert json.loads(text_of(remember)) == {"significance": ["must be between 0 and 1 (got 1.5)."]}
+    assert feedback.is_error and "no memory" in text_of(feedback)
+    assert compiled.is_error
+    assert json.loads(text_of(compiled)) == {
+        "display_mode": ['"emoji" is not one of: marks, verbose, off.']
+    }
+    assert not Memory.objects.exists()
+
+
+def test_another_workspaces_token_sees_nothing(served, actors):
+    async def remember(session):  # type: ignore[no-untyped-def]
+        return await session.call_tool("mm_remember", {"text": RENEWAL})
+
+    stored = over_http(served, actors["alice"].token, remember)
+    mem_id = stored.structured_content["mem_id"]
+
+    async def look(session):  # type: ignore[no-untyped-def]
+        return (
+            await session.call_tool("mm_search", {"query": "Zephyr renewal"}),
+            await session.call_tool("mm_forget", {"mem_id": mem_id, "reason": "mine now"}),
+            await session.call_tool("mm_compile", {}),
+        )
+
+    found, forgot, compiled = over_http(served, actors["charlie"].token, look)
+
+    assert found.structured_content["results"] == []
+    assert forgot.is_error and "no memory" in text_of(forgot)
+    assert "Zephyr" not in text_of(compiled)
+    assert Memory.objects.get(mem_id=mem_id).status == "active"
+
+
+def test_a_bad_token_is_refused_before_any_tool_runs(served, actors):
+    response = httpx2.post(
+        f"{served}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Authorization": "Bearer mm_wrong", "Accept": "application/json"},
+    )
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert httpx2.post(f"{served}/mcp", json={}).status_code == 401
+
+
+def database_url() -> str:
+    s = connection.settings_dict
+    return f"postgresql://{s['USER']}@/{s['NAME']}?host={s['HOST']}&port={s['PORT']}"
+
+
+@pytest.mark.slow
+def test_stdio_server_as_a_subprocess(actors):
+    alice = actors["alice"]
+    env = {**os.environ, "DATABASE_URL": database_url(), "MM_TOKEN": alice.token}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "meaning_memory", "mcp"], env=env, cwd=str(ROOT)
+    )
+
+    async def main():  # type: ignore[no-untyped-def]
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            stored = await session.call_tool("mm_remember", {"text": RENEWAL})
+            found = await session.call_tool("mm_search", {"query": "Zephyr renewal"})
+            bad = await session.call_tool("mm_search", {"query": "x", "limit": 0})
+            return names, stored, found, bad
+
+    names, stored, found, bad = asyncio.run(main())
+
+    assert names == TOOLS
+    assert found.structured_content["results"][0]["mem_id"] == stored.structured_content["mem_id"]
+    assert bad.is_error and "limit" in json.loads(text_of(bad))
+    assert Memory.objects.get(mem_id=stored.structured_content["mem_id"]).source == "alice"
