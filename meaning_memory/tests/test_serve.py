@@ -78,6 +78,15 @@ def test_serve_remember_search_and_stop(tmp_path):
         stored = call(f"{base}/memories", token, {"text": "Zephyr renews its contract in March."})
         found = call(f"{base}/search", token, {"query": "When does Zephyr renew?"})
         assert found["results"][0]["mem_id"] == stored["mem_id"]
+
+        # The same server answers MCP clients at /mcp.
+        from memories.tests.test_mcp import over_http
+
+        async def search(session):  # type: ignore[no-untyped-def]
+            return await session.call_tool("mm_search", {"query": "When does Zephyr renew?"})
+
+        result = over_http(f"http://127.0.0.1:{port}", token, search)
+        assert result.structured_content["results"][0]["mem_id"] == stored["mem_id"]
     finally:
         server.send_signal(signal.SIGINT)
         output, _ = server.communicate(timeout=60)

@@ -74,7 +74,7 @@ class Command(BaseCommand):
                     "--workers",
                     str(options["web_workers"]),
                     "--lifespan",
-                    "off",
+                    "on",  # the MCP endpoint starts its session manager there
                 ],
                 start_new_session=True,
             )
