@@ -143,7 +143,8 @@ def test_http_lists_the_tools_and_each_one_works(served, actors):
 def test_the_search_table_is_the_rest_apis_byte_for_byte(served, actors):
     alice = actors["alice"]
     for text in (RENEWAL, "Zephyr's main contact is Dana.", "The office closes at 18:00."):
-        alice.client.post("/api/v1/memories", {"text": text}, format="json")
+        response = alice.client.post("/api/v1/memories", {"text": text}, format="json")
+        assert response.status_code == 201
     query = {"query": "Zephyr contract", "limit": 5}
 
     async def work(session):  # type: ignore[no-untyped-def]
@@ -152,6 +153,7 @@ def test_the_search_table_is_the_rest_apis_byte_for_byte(served, actors):
     result = over_http(served, alice.token, work)
     rest = alice.client.post("/api/v1/search", query, format="json").json()
 
+    assert len(rest["results"]) == 3
     assert text_of(result) == rest["table"]
     assert [r["mem_id"] for r in result.structured_content["results"]] == [
         r["mem_id"] for r in rest["results"]
@@ -240,3 +242,77 @@ def test_stdio_server_as_a_subprocess(actors):
     assert found.structured_content["results"][0]["mem_id"] == stored.structured_content["mem_id"]
     assert bad.is_error and "limit" in json.loads(text_of(bad))
     assert Memory.objects.get(mem_id=stored.structured_content["mem_id"]).source == "alice"
+
+
+def test_arguments_are_checked_as_the_rest_api_checks_them(served, actors):
+    async def work(session):  # type: ignore[no-untyped-def]
+        return [
+            await session.call_tool(name, arguments)
+            for name, arguments in [
+                ("mm_remember", {"text": "x", "signficance": 0.1}),
+                ("mm_remember", {"significance": 0.5}),
+                ("mm_remember", {"text": "y", "significance": None}),
+                ("mm_feedback", {"action": "pin"}),
+                ("mm_bulk_remember", {"memories": [{"text": "ok"}, {"text": ""}]}),
+                ("mm_stare_readiness", {"verbose": True}),
+                ("mm_remember", {"text": '{"customer": "Zephyr"}'}),
+            ]
+        ]
+
+    results = over_http(served, actors["alice"].token, work)
+    bodies = [json.loads(text_of(r)) for r in results[:6]]
+
+    assert all(r.is_error for r in results[:6])
+    assert bodies[0] == {"signficance": ["is not a known field."]}
+    assert bodies[1] == {"text": ["This field is required."]}
+    assert bodies[2] == {"significance": ["This field may not be null."]}
+    assert bodies[3] == {
+        "mem_id": ["This field is required."],
+        "reason": ["This field is required."],
+    }
+    assert bodies[4] == {"memories[1].text": ["must not be empty."]}
+    assert bodies[5] == {"verbose": ["is not a known field."]}
+    assert not results[6].is_error
+    assert list(Memory.objects.values_list("text", flat=True)) == ['{"customer": "Zephyr"}']
+
+
+def test_the_resource_is_the_readers_own_file(served, actors):
+    async def remember(session):  # type: ignore[no-untyped-def]
+        return await session.call_tool("mm_remember", {"text": RENEWAL})
+
+    over_http(served, actors["alice"].token, remember)
+
+    async def read(session):  # type: ignore[no-untyped-def]
+        return (await session.read_resource("memory://compiled")).contents[0].text
+
+    assert RENEWAL in over_http(served, actors["alice"].token, read)
+    theirs = over_http(served, actors["charlie"].token, read)
+    assert theirs.startswith("# Memory: globex (agent charlie)") and "Zephyr" not in theirs
+
+
+def test_a_revoked_token_stops_working_in_a_running_server(actors):
+    from memories.mcp import stdio_server
+    from memories.services import agent_authenticate
+
+    alice = actors["alice"]
+    server = stdio_server(lambda: agent_authenticate(alice.token))
+
+    async def call():  # type: ignore[no-untyped-def]
+        return await server.call_tool("mm_search", {"query": "anything"})
+
+    assert not asyncio.run(call()).is_error
+    alice.agent.is_active = False
+    alice.agent.save(update_fields=["is_active"])
+    result = asyncio.run(call())
+    assert result.is_error and json.loads(text_of(result)) == {
+        "detail": "Invalid or revoked token."
+    }
+
+
+def test_a_host_django_would_refuse_is_refused(served, actors):
+    response = httpx2.post(
+        f"{served}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Authorization": f"Bearer {actors['alice'].token}", "Host": "evil.example"},
+    )
+    assert response.status_code == 400

@@ -1,6 +1,9 @@
 from django.core.management.base import BaseCommand
+from django.db import connections
 
 from memories.management.commands._agent import add_agent_arguments, resolve_agent
+from memories.selectors import agent_by_name
+from memories.services import agent_authenticate
 
 
 class Command(BaseCommand):
@@ -16,4 +19,17 @@ class Command(BaseCommand):
         from memories.mcp import stdio_server
 
         agent = resolve_agent(options)  # a bad token stops here, before any tool runs
-        stdio_server(agent).run("stdio")
+        if options.get("workspace") and options.get("agent"):
+            workspace, name = options["workspace"], options["agent"]
+
+            def find_agent():
+                return agent_by_name(workspace_slug=workspace, name=name)
+        else:
+            token = options["token"]
+
+            def find_agent():
+                return agent_authenticate(token)
+
+        connections.close_all()  # each call opens and hands back its own
+        self.stderr.write(f"meaning-memory MCP server on stdio for {agent}")
+        stdio_server(find_agent).run("stdio")
