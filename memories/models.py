@@ -64,6 +64,36 @@ class Scope(models.Model):
         return f"{self.workspace.slug}/{self.name}"
 
 
+class Membership(models.Model):
+    """A team member's role in a workspace: viewers read, curators also give feedback and
+    manage agents, admins also manage members."""
+
+    class Role(models.TextChoices):
+        VIEWER = "viewer"
+        CURATOR = "curator"
+        ADMIN = "admin"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "workspace"], name="membership_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace} ({self.role})"
+
+    @property
+    def can_curate(self) -> bool:
+        return self.role in (self.Role.CURATOR, self.Role.ADMIN)
+
+
 class Agent(models.Model):
     """A writer and reader of memories, authenticated by an API token stored as a hash."""
 

@@ -24,6 +24,7 @@ from memories.models import (
     DEFAULT_SIGNIFICANCE,
     STARE_DIMENSIONS,
     Agent,
+    Membership,
     Memory,
     ProvenanceEvent,
     Scope,
@@ -511,16 +512,18 @@ def _require_reason(reason: str | None) -> str:
     return reason
 
 
-@transaction.atomic
-def memory_feedback(*, agent: Agent, mem_id: str, action: str, reason: str) -> Memory:
-    """Apply one feedback action (see FEEDBACK_ACTIONS) and record it with old → new values."""
+def _feedback_errors(action: str, reason: str | None) -> None:
     errors = Errors()
     if action not in FEEDBACK_ACTIONS:
         errors.add("action", f"{action!r} is not one of: {', '.join(FEEDBACK_ACTIONS)}.")
     if not (reason or "").strip():
         errors.add("reason", "is required: say why.")
     errors.raise_if_any()
-    memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
+
+
+def _apply_feedback(
+    memory: Memory, action: str, reason: str, *, agent: Agent | None = None, user: Any = None
+) -> Memory:
     if action in (Action.IMPORTANT, Action.DEMOTE):
         old_value = memory.significance
         if action == Action.IMPORTANT:
@@ -536,14 +539,44 @@ def memory_feedback(*, agent: Agent, mem_id: str, action: str, reason: str) -> M
     memory.save(update_fields=[*changed, "updated_at"])
     ProvenanceEvent.objects.create(
         memory=memory,
-        workspace=memory.workspace,
+        workspace_id=memory.workspace_id,
         action=action,
         agent=agent,
+        user=user,
         old_values={k: v[0] for k, v in changed.items()},
         new_values={k: v[1] for k, v in changed.items()},
         reason=reason.strip(),
     )
     return memory
+
+
+def _apply_forget(
+    memory: Memory, reason: str, *, agent: Agent | None = None, user: Any = None
+) -> Memory:
+    if memory.status == Memory.Status.FORGOTTEN:
+        raise ValidationFailed.single("mem_id", f"memory {memory.mem_id!r} is already forgotten.")
+    old_status = memory.status
+    memory.status = Memory.Status.FORGOTTEN
+    memory.save(update_fields=["status", "updated_at"])
+    ProvenanceEvent.objects.create(
+        memory=memory,
+        workspace_id=memory.workspace_id,
+        action=Action.FORGET,
+        agent=agent,
+        user=user,
+        old_values={"status": old_status},
+        new_values={"status": memory.status},
+        reason=reason,
+    )
+    return memory
+
+
+@transaction.atomic
+def memory_feedback(*, agent: Agent, mem_id: str, action: str, reason: str) -> Memory:
+    """Apply one feedback action (see FEEDBACK_ACTIONS) and record it with old → new values."""
+    _feedback_errors(action, reason)
+    memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
+    return _apply_feedback(memory, action, reason, agent=agent)
 
 
 @transaction.atomic
@@ -552,21 +585,45 @@ def memory_forget(*, agent: Agent, mem_id: str, reason: str) -> Memory:
     by search or compiled again."""
     reason = _require_reason(reason)
     memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
-    if memory.status == Memory.Status.FORGOTTEN:
-        raise ValidationFailed.single("mem_id", f"memory {mem_id!r} is already forgotten.")
-    old_status = memory.status
-    memory.status = Memory.Status.FORGOTTEN
-    memory.save(update_fields=["status", "updated_at"])
-    ProvenanceEvent.objects.create(
-        memory=memory,
-        workspace=memory.workspace,
-        action=Action.FORGET,
-        agent=agent,
-        old_values={"status": old_status},
-        new_values={"status": memory.status},
-        reason=reason,
-    )
+    return _apply_forget(memory, reason, agent=agent)
+
+
+# --- Team members ---------------------------------------------------------------------------
+
+
+def user_may_curate(user: Any, workspace_id: int) -> bool:
+    """A superuser, a staff member allowed to change memories (the admin site), or a member
+    of the workspace with the curator or admin role."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    if user.is_superuser or (user.is_staff and user.has_perm("memories.change_memory")):
+        return True
+    return Membership.objects.filter(
+        user=user,
+        workspace_id=workspace_id,
+        role__in=[Membership.Role.CURATOR, Membership.Role.ADMIN],
+    ).exists()
+
+
+def _curated(user: Any, memory_pk: int) -> Memory:
+    memory = Memory.objects.select_for_update(of=("self",)).filter(pk=memory_pk).first()
+    if memory is None or not user_may_curate(user, memory.workspace_id):
+        raise NotFound(f"no memory with id {memory_pk}")
     return memory
+
+
+@transaction.atomic
+def memory_feedback_by_user(*, user: Any, memory_pk: int, action: str, reason: str) -> Memory:
+    """Feedback from a team member who may curate the memory's workspace (NotFound
+    otherwise, as for a memory that does not exist)."""
+    _feedback_errors(action, reason)
+    return _apply_feedback(_curated(user, memory_pk), action, reason, user=user)
+
+
+@transaction.atomic
+def memory_forget_by_user(*, user: Any, memory_pk: int, reason: str) -> Memory:
+    reason = _require_reason(reason)
+    return _apply_forget(_curated(user, memory_pk), reason, user=user)
 
 
 __all__ = [
@@ -574,6 +631,9 @@ __all__ = [
     "agent_authenticate",
     "agent_create",
     "memory_feedback",
+    "memory_feedback_by_user",
+    "memory_forget_by_user",
+    "user_may_curate",
     "memory_forget",
     "content_hash",
     "memory_remember",

@@ -1,0 +1,277 @@
+"""Django admin for curation in bulk.
+
+Memories are read-only here: every change goes through an action (important, demote, pin,
+unpin, forget) that asks for a reason on an intermediate page and calls the services, so each
+change has its provenance row, exactly as from the API.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from memories import services
+from memories.errors import MemoryEngineError
+from memories.models import Agent, Membership, Memory, ProvenanceEvent, Scope, Workspace
+
+TEXT_PREVIEW = 90
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        label="Reason",
+        help_text="Why; kept in each memory's history.",
+        error_messages={"required": "A reason is required: say why."},
+    )
+
+    def clean_reason(self) -> str:
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("A reason is required: say why.")
+        return reason
+
+
+class ValidityFilter(admin.SimpleListFilter):
+    title = "validity"
+    parameter_name = "validity"
+
+    def lookups(self, request, model_admin):  # type: ignore[no-untyped-def]
+        return [("now", "valid now"), ("expired", "expired"), ("future", "not yet valid")]
+
+    def queryset(self, request, queryset):  # type: ignore[no-untyped-def]
+        now = timezone.now()
+        if self.value() == "now":
+            return queryset.filter(
+                Q(valid_from__isnull=True) | Q(valid_from__lte=now),
+                Q(valid_until__isnull=True) | Q(valid_until__gt=now),
+            )
+        if self.value() == "expired":
+            return queryset.filter(valid_until__lte=now)
+        if self.value() == "future":
+            return queryset.filter(valid_from__gt=now)
+        return queryset
+
+
+class ProvenanceInline(admin.TabularInline):
+    model = ProvenanceEvent
+    fields = ("created_at", "action", "actor", "old_values", "new_values", "reason")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("created_at", "id")
+
+    def get_queryset(self, request):  # type: ignore[no-untyped-def]
+        return super().get_queryset(request).select_related("agent", "user")
+
+    def has_add_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+
+def _feedback_action(action: str, label: str):  # type: ignore[no-untyped-def]
+    def run(modeladmin, request, queryset):  # type: ignore[no-untyped-def]
+        return modeladmin.with_reason(request, queryset, action, label)
+
+    run.__name__ = f"feedback_{action}"
+    run.short_description = label  # type: ignore[attr-defined]
+    run.allowed_permissions = ("change",)  # type: ignore[attr-defined]
+    return run
+
+
+@admin.register(Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    list_display = (
+        "mem_id",
+        "preview",
+        "workspace",
+        "scope",
+        "category",
+        "memory_type",
+        "status",
+        "significance",
+        "pinned",
+        "valid_from",
+        "valid_until",
+        "created_at",
+    )
+    list_filter = (
+        "category",
+        "memory_type",
+        "status",
+        "pinned",
+        ValidityFilter,
+        "workspace",
+    )
+    list_select_related = ("workspace", "scope__workspace")
+    search_fields = ("mem_id", "text", "source")
+    date_hierarchy = "created_at"
+    ordering = ("-created_at", "-id")
+    list_per_page = 50
+    show_full_result_count = False  # no COUNT(*) of a large table on every page
+    exclude = ("embedding", "episode_embedding", "search_vector")
+    readonly_fields = (
+        "mem_id",
+        "workspace",
+        "scope",
+        "text",
+        "category",
+        "memory_type",
+        "source",
+        "significance",
+        "pinned",
+        "status",
+        "superseded_by",
+        "created_at",
+        "observed_at",
+        "valid_from",
+        "valid_until",
+        *(f"{d}_{kind}" for d in "stare" for kind in ("score", "origin")),
+        "session",
+        "thread",
+        "episode_text",
+        "follows",
+        "embedding_summary",
+        "metadata",
+        "idempotency_key",
+        "content_hash",
+        "updated_at",
+    )
+    inlines = (ProvenanceInline,)
+    actions = (
+        _feedback_action("important", "Mark important (significance halfway to 1)"),
+        _feedback_action("demote", "Demote (significance halved)"),
+        _feedback_action("pin", "Pin (always in the compiled file)"),
+        _feedback_action("unpin", "Unpin"),
+        _feedback_action("forget", "Forget (soft delete)"),
+    )
+
+    @admin.display(description="text")
+    def preview(self, memory: Memory) -> str:
+        text = " ".join(memory.text.split())
+        return text if len(text) <= TEXT_PREVIEW else text[: TEXT_PREVIEW - 1] + "…"
+
+    @admin.display(description="embedding")
+    def embedding_summary(self, memory: Memory) -> str:
+        if memory.embedding is None:
+            return "none"
+        return format_html(
+            "{} dimensions, model {}{}",
+            len(memory.embedding),
+            memory.embedding_model or "?",
+            " (and an episode vector)" if memory.episode_embedding is not None else "",
+        )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # memories are written by agents (API, MCP, seed)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Memory | None = None) -> bool:
+        return False  # forget instead: the memory and its history stay
+
+    def with_reason(
+        self, request: HttpRequest, queryset: QuerySet[Memory], action: str, label: str
+    ) -> HttpResponse | None:
+        """The intermediate page: ask for a reason, then apply ``action`` to every selected
+        memory through the services, all or none."""
+        form = ReasonForm(request.POST if "apply" in request.POST else None)
+        if "apply" in request.POST and form.is_valid():
+            reason = form.cleaned_data["reason"]
+            try:
+                with transaction.atomic():
+                    for memory in queryset:
+                        if action == "forget":
+                            services.memory_forget_by_user(
+                                user=request.user, memory_pk=memory.pk, reason=reason
+                            )
+                        else:
+                            services.memory_feedback_by_user(
+                                user=request.user, memory_pk=memory.pk, action=action, reason=reason
+                            )
+            except MemoryEngineError as exc:
+                self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
+                return None
+            self.message_user(request, f"{label}: {queryset.count()} memories, with the reason.")
+            return None
+        return TemplateResponse(
+            request,
+            "admin/memories/memory/with_reason.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": label,
+                "action": request.POST.get("action"),
+                "label": label,
+                "memories": queryset.select_related("workspace"),
+                "form": form,
+                "opts": self.model._meta,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            },
+        )
+
+
+@admin.register(ProvenanceEvent)
+class ProvenanceEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "action", "memory", "actor", "reason", "workspace")
+    list_filter = ("action", "workspace")
+    list_select_related = ("memory", "agent", "user", "workspace")
+    search_fields = ("memory__mem_id", "reason")
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ("user",)
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "created_at")
+    search_fields = ("slug", "name")
+    inlines = (MembershipInline,)
+
+
+@admin.register(Scope)
+class ScopeAdmin(admin.ModelAdmin):
+    list_display = ("name", "workspace", "kind", "created_at")
+    list_filter = ("kind", "workspace")
+    list_select_related = ("workspace",)
+    search_fields = ("name", "workspace__slug")
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ("name", "workspace", "token_prefix", "is_active", "created_at")
+    list_filter = ("is_active", "workspace")
+    list_select_related = ("workspace",)
+    search_fields = ("name", "workspace__slug")
+    readonly_fields = ("token_prefix", "token_hash", "private_scope", "created_at")
+    filter_horizontal = ("scopes",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # tokens are made by `createagent` or the dashboard, shown once
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "workspace", "role", "created_at")
+    list_filter = ("role", "workspace")
+    list_select_related = ("user", "workspace")
+    autocomplete_fields = ("user",)
