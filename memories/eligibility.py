@@ -27,7 +27,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.compile import BudgetLine, CompileOptions, budget_line, compile_options, keys_of
-from memories.models import Agent, Memory
+from memories.models import Agent, Memory, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -70,10 +70,17 @@ _lock = threading.Lock()
 _KEPT_MAX = 10_000
 
 
-def eligibility_boundary(agent: Agent, now: datetime) -> EligibilityBoundary:
-    """Where the budget cuts ``agent``'s compiled file (see the module docstring)."""
+def eligibility_boundary(
+    agent: Agent | None, now: datetime, workspace: Workspace | None = None
+) -> EligibilityBoundary:
+    """Where the budget cuts ``agent``'s compiled file, or without an agent the whole
+    ``workspace``'s (a team member's view; see the module docstring)."""
     options = compile_options()
-    key = (agent.pk, options)
+    workspace = agent.workspace if agent is not None else workspace
+    assert workspace is not None
+    key = (
+        ("agent", agent.pk, options) if agent is not None else ("workspace", workspace.pk, options)
+    )
     with _lock:
         kept = _kept.get(key)
         if kept is not None:
@@ -83,18 +90,23 @@ def eligibility_boundary(agent: Agent, now: datetime) -> EligibilityBoundary:
         if refresh:
             _refreshing.add(key)
     if kept is None:
-        return _compute(agent, now, options, key)
+        return _compute(workspace, agent, now, options, key)
     if refresh:
         threading.Thread(
-            target=_refresh, args=(agent, options, key), name="eligible-refresh", daemon=True
+            target=_refresh,
+            args=(workspace, agent, options, key),
+            name="eligible-refresh",
+            daemon=True,
         ).start()
     return kept[1]
 
 
 def _compute(
-    agent: Agent, now: datetime, options: CompileOptions, key: tuple
+    workspace: Workspace, agent: Agent | None, now: datetime, options: CompileOptions, key: tuple
 ) -> EligibilityBoundary:
-    boundary = EligibilityBoundary(line=budget_line(agent, now, options), options=options)
+    boundary = EligibilityBoundary(
+        line=budget_line(workspace, agent, now, options), options=options
+    )
     ttl = float(settings.MM_COMPILE_ELIGIBLE_TTL)
     if ttl > 0:
         with _lock:
@@ -105,11 +117,13 @@ def _compute(
     return boundary
 
 
-def _refresh(agent: Agent, options: CompileOptions, key: tuple) -> None:
+def _refresh(
+    workspace: Workspace, agent: Agent | None, options: CompileOptions, key: tuple
+) -> None:
     try:
-        _compute(agent, timezone.now(), options, key)
+        _compute(workspace, agent, timezone.now(), options, key)
     except Exception:  # the kept line stays; the next search past the TTL tries again
-        logger.exception("could not compute the Eligible line of agent %s", agent.pk)
+        logger.exception("could not compute the Eligible line %s", key[:2])
     finally:
         with _lock:
             _refreshing.discard(key)

@@ -45,7 +45,7 @@ from memories import rules
 from memories.eligibility import eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
 from memories.errors import Errors
-from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory, Scope
+from memories.models import STARE_DIMENSIONS, TEXT_SEARCH_CONFIG, Agent, Memory, Scope, Workspace
 from memories.prepared import prepared_cursor
 from memories.selectors import SHARED_SCOPE_IDS_SQL, with_private_scope
 
@@ -169,7 +169,8 @@ def _validate(
 
 def memory_search(
     *,
-    agent: Agent,
+    agent: Agent | None = None,
+    workspace: Workspace | None = None,
     query: str,
     limit: int | None = None,
     as_of: datetime | None = None,
@@ -182,7 +183,8 @@ def memory_search(
     query_vector: np.ndarray | None = None,
     exact: bool = False,
 ) -> list[SearchHit]:
-    """Rank the memories ``agent`` may see for ``query`` (see the module docstring).
+    """Rank the memories ``agent`` may see for ``query`` (see the module docstring); without
+    an agent, every memory of ``workspace`` (a team member's view: the dashboard).
 
     With neither ``as_of`` nor ``currently_valid`` given, only memories valid now are searched
     (``currently_valid`` defaults to true). ``exact`` replaces the HNSW scan by an exact one:
@@ -209,8 +211,11 @@ def memory_search(
     )
     if query_vector is None:
         query_vector = get_embedder().embed([query])[0]
+    if agent is None and workspace is None:
+        raise ValueError("memory_search needs an agent or a workspace")
     return _ranked(
         agent=agent,
+        workspace=agent.workspace if agent is not None else workspace,
         query=query,
         vector=query_vector,
         filters=filters,
@@ -223,7 +228,8 @@ def memory_search(
 
 def _ranked(
     *,
-    agent: Agent,
+    agent: Agent | None,
+    workspace: Workspace,
     query: str,
     vector: np.ndarray,
     filters: SearchFilters,
@@ -239,8 +245,8 @@ def _ranked(
     embedded by another model (before a change of ``MM_EMBEDDER``) is found by keyword alone,
     with similarity 0, until it is re-embedded.
     """
-    scope_ids, words = _scopes_and_words(agent, query)
-    ranked_words, matched_words = _keyword_lexemes(words, agent.workspace_id)
+    scope_ids, words = _scopes_and_words(agent, query, workspace.pk)
+    ranked_words, matched_words = _keyword_lexemes(words, workspace.pk)
     where, params = filters.sql(now)
     count = max(settings.MM_SEARCH_CANDIDATES, limit)
     params |= {
@@ -265,7 +271,7 @@ def _ranked(
     # rows it must return). The per-word LIMIT stays a parameter: it changes with the number
     # of query words, and a GIN bitmap scan's plan does not depend on it.
     gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
-    base = f"workspace_id = {int(agent.workspace_id)} AND scope_id = ANY(%(scopes)s) AND {where}"
+    base = f"workspace_id = {int(workspace.pk)} AND scope_id = ANY(%(scopes)s) AND {where}"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     distance = "(embedding <=> %(vector)s::vector)" + (" + 0" if exact else "")
     memory_columns = ", ".join(f'm."{model_field.column}"' for model_field in _SHOWN_MEMORY_FIELDS)
@@ -427,7 +433,8 @@ def _ranked(
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     hits = [_hit(row) for row in rows]
-    eligible = eligibility_boundary(agent, now).eligibility_of([h.memory for h in hits], now)
+    boundary = eligibility_boundary(agent, now, workspace=workspace)
+    eligible = boundary.eligibility_of([h.memory for h in hits], now)
     return [replace(hit, eligible=value) for hit, value in zip(hits, eligible, strict=True)]
 
 
@@ -507,17 +514,25 @@ def _tsquery(words: list[str]) -> str | None:
     return " | ".join("'" + word.replace("\\", "\\\\").replace("'", "''") + "'" for word in words)
 
 
-def _scopes_and_words(agent: Agent, query: str) -> tuple[list[int], list[str]]:
-    """The agent's visible scope ids and the query's words (stemmed, without stop words), in
-    one round trip: every search needs both before its statement can be written."""
+#: Every scope of a workspace (one parameter: its id): what a team member reads.
+WORKSPACE_SCOPE_IDS_SQL = f"SELECT id FROM {Scope._meta.db_table} WHERE workspace_id = %s"
+
+
+def _scopes_and_words(
+    agent: Agent | None, query: str, workspace_id: int
+) -> tuple[list[int], list[str]]:
+    """The scope ids the reader sees (the agent's, or the whole workspace's) and the query's
+    words (stemmed, without stop words), in one round trip: every search needs both before
+    its statement can be written."""
+    scopes_sql = SHARED_SCOPE_IDS_SQL if agent is not None else WORKSPACE_SCOPE_IDS_SQL
     with prepared_cursor(connection) as cursor:
         cursor.execute(
-            f"SELECT ARRAY({SHARED_SCOPE_IDS_SQL}), ARRAY(SELECT DISTINCT lexeme "
+            f"SELECT ARRAY({scopes_sql}), ARRAY(SELECT DISTINCT lexeme "
             f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)) ORDER BY lexeme)",
-            [agent.pk, query],
+            [agent.pk if agent is not None else workspace_id, query],
         )
-        shared, words = cursor.fetchone()
-    return with_private_scope(agent, shared), words
+        scope_ids, words = cursor.fetchone()
+    return (with_private_scope(agent, scope_ids) if agent is not None else scope_ids), words
 
 
 def _keyword_lexemes(words: list[str], workspace_id: int) -> tuple[list[str], list[str]]:
@@ -624,7 +639,7 @@ def forget_statistics() -> None:
 def keyword_queries(query: str, agent: Agent) -> tuple[str | None, str | None]:
     """The two tsqueries a search for ``query`` by ``agent`` uses: the one keyword rank is
     computed with and the one keyword candidates must match (see ``_keyword_lexemes``)."""
-    _, words = _scopes_and_words(agent, query)
+    _, words = _scopes_and_words(agent, query, agent.workspace_id)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT %s::tsquery::text, %s::tsquery::text",

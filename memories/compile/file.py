@@ -250,12 +250,14 @@ def _compiled(
     )
 
 
-def budget_line(agent: Agent, as_of: datetime, options: CompileOptions) -> BudgetLine:
-    """Where the budget cuts ``agent``'s compiled file."""
-    scope_ids = visible_scope_ids(agent)
-    title = f"{agent.workspace.slug} (agent {agent.name})"
+def budget_line(
+    workspace: Workspace, agent: Agent | None, as_of: datetime, options: CompileOptions
+) -> BudgetLine:
+    """Where the budget cuts ``agent``'s compiled file (without an agent, the workspace's)."""
+    scope_ids = None if agent is None else visible_scope_ids(agent)
+    title = workspace.slug if agent is None else f"{workspace.slug} (agent {agent.name})"
     with _snapshot():
-        candidates = candidates_of(agent.workspace_id, scope_ids, as_of, options.decay)
+        candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
         lines, too_long, _, _ = _selected(candidates, title=title, as_of=as_of, options=options)
     return BudgetLine(
         as_of=as_of,

@@ -457,3 +457,19 @@ def test_punctuation_in_a_query_is_not_syntax(alice):
     memory_remember(agent=alice.agent, text="O'Brien's backup path is C:\\temp\\backups.")
     hits = memory_search(agent=alice.agent, query="O'Brien's \\ 'backup' & | ! :* path?")
     assert hits and "O'Brien" in hits[0].memory.text
+
+
+def test_a_team_member_searches_every_scope_of_the_workspace(alice, bob, charlie):
+    private = memory_remember(agent=bob.agent, text="Bob's private note: Zephyr renews in March.")
+    shared = memory_remember(
+        agent=alice.agent, text="Zephyr renews in March.", scope="team:accounts"
+    )
+    memory_remember(agent=charlie.agent, text="Globex: Zephyr renews in March.")
+
+    hits = memory_search(workspace=alice.agent.workspace, query="Zephyr renew March")
+
+    assert {hit.memory.mem_id for hit in hits} == {private.mem_id, shared.mem_id}
+    assert all(hit.eligible == "yes" for hit in hits)
+    assert {hit.memory.mem_id for hit in memory_search(agent=alice.agent, query="Zephyr")} == {
+        shared.mem_id
+    }
