@@ -95,6 +95,10 @@ TEMPLATES = [
     },
 ]
 
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
 # --- Database: DATABASE_URL, or the embedded PostgreSQL + pgvector --------------------------
 DATABASE_URL = envstr("DATABASE_URL")
 MM_PG_SHARED_BUFFERS = envstr("MM_PG_SHARED_BUFFERS")  # embedded server only

@@ -11,4 +11,6 @@ urlpatterns = [
     path("api/v1/", include("memories.api.urls")),
     path("admin/", admin.site.urls),
     path("healthz", health, name="health"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("memories.urls")),
 ]

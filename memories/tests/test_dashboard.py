@@ -1,0 +1,165 @@
+import pytest
+from django.contrib.auth import get_user_model
+
+from memories.models import Membership, Memory, ProvenanceEvent
+from memories.services import memory_remember
+
+RENEWAL = "Zephyr Logistics renews its support contract every March."
+
+
+def member(client, name, workspace, role):
+    user = get_user_model().objects.create_user(name, password="pw")
+    Membership.objects.create(user=user, workspace=workspace, role=role)
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def curator(client, alice):
+    member(client, "carol", alice.agent.workspace, "curator")
+    return client
+
+
+@pytest.fixture
+def viewer(client, alice):
+    member(client, "vic", alice.agent.workspace, "viewer")
+    return client
+
+
+def test_anonymous_users_are_sent_to_log_in(client, db):
+    response = client.get("/w/acme/")
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_log_in_and_land_on_the_first_workspace(client, alice):
+    user = get_user_model().objects.create_user("carol", password="pw")
+    Membership.objects.create(user=user, workspace=alice.agent.workspace, role="viewer")
+
+    response = client.post("/accounts/login/", {"username": "carol", "password": "pw"}, follow=True)
+
+    assert response.redirect_chain[-1][0] == "/w/acme/"
+    assert b"You are viewer" in response.content
+
+
+def test_curator_searches_demotes_with_a_reason_and_sees_the_history(curator, alice):
+    memory = memory_remember(agent=alice.agent, text=RENEWAL, category="commitment")
+    memory_remember(agent=alice.agent, text="Zephyr's contact is Dana.", category="fact")
+
+    page = curator.get("/w/acme/search", {"query": "Zephyr contract", "category": "commitment"})
+    assert RENEWAL.encode() in page.content and b"Dana" not in page.content
+
+    curator.post(
+        f"/w/acme/m/{memory.mem_id}/feedback",
+        {"action": "demote", "reason": "budget moved to April"},
+    )
+    detail = curator.get(f"/w/acme/m/{memory.mem_id}").content.decode()
+
+    memory.refresh_from_db()
+    assert memory.significance == 0.4
+    assert "budget moved to April" in detail and "user:carol" in detail
+    event = ProvenanceEvent.objects.get(memory=memory, action="demote")
+    assert event.user.username == "carol"
+
+
+def test_pin_shows_as_protected_in_the_compiled_file_page(curator, alice):
+    memory = memory_remember(agent=alice.agent, text=RENEWAL, significance=0.1)
+
+    curator.post(f"/w/acme/m/{memory.mem_id}/feedback", {"action": "pin", "reason": "key"})
+    page = curator.get("/w/acme/compiled").content.decode()
+
+    assert f"{memory.mem_id}</a></td><td>0.1</td><td>0.1</td><td>protected</td>" in page
+    download = curator.get("/w/acme/compiled", {"download": "1"})
+    assert download["Content-Disposition"] == 'attachment; filename="MEMORY-acme.md"'
+    assert RENEWAL in download.content.decode()
+
+
+def test_an_empty_reason_changes_nothing(curator, alice):
+    memory = memory_remember(agent=alice.agent, text=RENEWAL)
+
+    response = curator.post(
+        f"/w/acme/m/{memory.mem_id}/feedback", {"action": "pin", "reason": "  "}, follow=True
+    )
+
+    assert b"A reason is required: say why." in response.content
+    memory.refresh_from_db()
+    assert not memory.pinned
+
+
+def test_a_viewer_sees_no_feedback_and_a_forged_post_is_refused(viewer, alice):
+    memory = memory_remember(agent=alice.agent, text=RENEWAL)
+
+    page = viewer.get(f"/w/acme/m/{memory.mem_id}")
+    forged = viewer.post(f"/w/acme/m/{memory.mem_id}/feedback", {"action": "pin", "reason": "x"})
+
+    assert page.status_code == 200 and b'class="inline feedback"' not in page.content
+    assert forged.status_code == 403
+    memory.refresh_from_db()
+    assert not memory.pinned
+
+
+def test_another_workspace_is_a_404(client, alice, charlie):
+    theirs = memory_remember(agent=charlie.agent, text="Globex secret.")
+    mine = memory_remember(agent=alice.agent, text=RENEWAL)
+    member(client, "carol", alice.agent.workspace, "curator")
+
+    assert client.get("/w/globex/").status_code == 404
+    assert client.get(f"/w/acme/m/{theirs.mem_id}").status_code == 404
+    assert client.get(f"/w/globex/m/{mine.mem_id}").status_code == 404
+    assert (
+        client.post(
+            f"/w/acme/m/{theirs.mem_id}/feedback", {"action": "pin", "reason": "x"}
+        ).status_code
+        == 404
+    )
+
+
+def test_out_of_range_filters_are_form_errors(curator, alice):
+    page = curator.get("/w/acme/search", {"query": "Zephyr", "min_s_score": "2", "limit": "0"})
+
+    assert page.status_code == 200
+    content = page.content.decode()
+    assert "must be between 0 and 1 (got 2.0)." in content
+    assert "must be between 1 and 100 (got 0)." in content
+    compiled = curator.get("/w/acme/compiled", {"budget": "5"})
+    assert compiled.status_code == 200
+    assert "greater than or equal to 200" in compiled.content.decode()
+
+
+def test_the_search_and_memory_pages_run_a_bounded_number_of_queries(
+    curator, alice, django_assert_max_num_queries
+):
+    for n in range(3):
+        memory_remember(agent=alice.agent, text=f"Zephyr note {n}.")
+    curator.get("/w/acme/search", {"query": "Zephyr note"})  # statistics, Eligible line
+    with django_assert_max_num_queries(20) as few:
+        curator.get("/w/acme/search", {"query": "Zephyr note", "limit": "50"})
+    for n in range(30):
+        memory_remember(agent=alice.agent, text=f"Zephyr memo {n}.")
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        page = curator.get("/w/acme/search", {"query": "Zephyr note", "limit": "50"})
+    assert page.content.count(b'class="inline feedback"') > 20
+
+    memory = Memory.objects.first()
+    for n in range(5):
+        curator.post(
+            f"/w/acme/m/{memory.mem_id}/feedback", {"action": "important", "reason": f"r{n}"}
+        )
+    with django_assert_max_num_queries(15):
+        assert curator.get(f"/w/acme/m/{memory.mem_id}").status_code == 200
+
+
+def test_curators_create_agents_and_revoke_tokens(curator, alice):
+    created = curator.post("/w/acme/agents", {"name": "scribe", "scopes": "team:accounts"})
+
+    assert b"New token, shown once: <code>mm_" in created.content
+    scribe = alice.agent.workspace.agents.get(name="scribe")
+    assert list(scribe.scopes.values_list("name", flat=True)) == ["team:accounts"]
+    curator.post("/w/acme/agents", {"revoke": scribe.pk})
+    scribe.refresh_from_db()
+    assert not scribe.is_active
+
+
+def test_overview_counts_and_charts(curator, alice):
+    memory_remember(agent=alice.agent, text=RENEWAL, category="commitment")
+    page = curator.get("/w/acme/").content.decode()
+    assert "1 memories." in page and "<svg" in page and "commitment" in page

@@ -1,0 +1,15 @@
+from django.urls import path
+
+from memories import views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("w/<slug:slug>/", views.overview, name="overview"),
+    path("w/<slug:slug>/search", views.search, name="search"),
+    path("w/<slug:slug>/m/<str:mem_id>", views.memory_page, name="memory"),
+    path("w/<slug:slug>/m/<str:mem_id>/feedback", views.feedback, name="feedback"),
+    path("w/<slug:slug>/compiled", views.compiled, name="compiled"),
+    path("w/<slug:slug>/agents", views.agents, name="agents"),
+]

@@ -1,0 +1,273 @@
+"""The team dashboard: server-rendered pages over the same services and selectors as the API.
+
+A page belongs to one workspace (``/w/<slug>/…``) and needs a membership in it; anything else,
+a workspace the user is not a member of or a memory of another workspace, is a 404. Viewers
+read; curators and admins also give feedback and manage agents (a viewer's forged POST is a
+403, and nothing changes).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.db.models.functions import TruncWeek
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from memories import services
+from memories.compile import compile_options, compiled_memory_file, stare_marks
+from memories.errors import MemoryEngineError, ValidationFailed
+from memories.forms import AgentForm, CompileForm, FeedbackForm, SearchForm
+from memories.models import Agent, Membership, Memory, ProvenanceEvent
+from memories.search import memory_search
+from memories.serializers import SearchInput, parse
+
+FEEDBACK_LABELS = {
+    "important": "Important",
+    "demote": "Demote",
+    "pin": "Pin",
+    "unpin": "Unpin",
+    "forget": "Forget",
+}
+
+
+def _membership(request: HttpRequest, slug: str) -> Membership:
+    membership = (
+        Membership.objects.select_related("workspace")
+        .filter(user=request.user, workspace__slug=slug)
+        .first()
+    )
+    if membership is None:
+        raise Http404("No such workspace.")
+    return membership
+
+
+def _context(request: HttpRequest, membership: Membership, **extra: Any) -> dict[str, Any]:
+    return {
+        "membership": membership,
+        "workspace": membership.workspace,
+        "can_curate": membership.can_curate,
+        "workspaces": Membership.objects.filter(user=request.user).select_related("workspace"),
+        **extra,
+    }
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    if request.GET.get("ws"):  # the workspace switcher, without JavaScript
+        return redirect("dashboard:overview", slug=request.GET["ws"])
+    first = Membership.objects.filter(user=request.user).select_related("workspace").first()
+    if first is None:
+        return render(request, "memories/no_workspace.html")
+    return redirect("dashboard:overview", slug=first.workspace.slug)
+
+
+@login_required
+def overview(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    memories = Memory.objects.filter(workspace=membership.workspace)
+    weeks_ago = timezone.now() - timedelta(weeks=12)
+    per_week = list(
+        memories.filter(created_at__gte=weeks_ago)
+        .annotate(week=TruncWeek("created_at"))
+        .values("week")
+        .annotate(n=Count("id"))
+        .order_by("week")
+    )
+    significance = [0] * 10
+    for value in memories.filter(status=Memory.Status.ACTIVE).values_list(
+        "significance", flat=True
+    ):
+        significance[min(int(value * 10), 9)] += 1
+    return render(
+        request,
+        "memories/overview.html",
+        _context(
+            request,
+            membership,
+            total=memories.count(),
+            by_category=memories.values("category").annotate(n=Count("id")).order_by("-n"),
+            by_type=memories.values("memory_type").annotate(n=Count("id")).order_by("-n"),
+            by_scope=memories.values("scope__name").annotate(n=Count("id")).order_by("-n"),
+            per_week=_bars([(row["week"].strftime("%d %b"), row["n"]) for row in per_week]),
+            significance=_bars([(f"{i / 10:.1f}", n) for i, n in enumerate(significance)]),
+            recent=ProvenanceEvent.objects.filter(workspace=membership.workspace)
+            .select_related("memory", "agent", "user")
+            .order_by("-created_at", "-id")[:10],
+        ),
+    )
+
+
+def _bars(points: list[tuple[str, int]]) -> dict[str, Any]:
+    """A bar chart's geometry for the template's inline SVG."""
+    top = max((n for _, n in points), default=0) or 1
+    width = 36
+    return {
+        "bars": [
+            {
+                "label": label,
+                "n": n,
+                "x": i * width,
+                "height": round(100 * n / top),
+                "y": 100 - round(100 * n / top),
+            }
+            for i, (label, n) in enumerate(points)
+        ],
+        "width": max(len(points), 1) * width,
+    }
+
+
+@login_required
+def search(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    form = SearchForm(request.GET or None)
+    hits, errors = [], {}
+    if request.GET.get("query"):
+        data = {k: v for k, v in request.GET.items() if v != "" and k in SearchInput().fields}
+        try:
+            hits = memory_search(workspace=membership.workspace, **parse(SearchInput, data))
+        except ValidationFailed as exc:
+            errors = exc.errors
+            for field, field_errors in errors.items():
+                form.add_error(field if field in form.fields else None, field_errors)
+    rows = [{"hit": hit, "marks": stare_marks(hit.memory.stare_scores, "marks")} for hit in hits]
+    return render(
+        request,
+        "memories/search.html",
+        _context(request, membership, form=form, rows=rows, errors=errors,
+                 feedback=FeedbackForm(), labels=FEEDBACK_LABELS),
+    )  # fmt: skip
+
+
+def _memory(membership: Membership, mem_id: str) -> Memory:
+    memory = (
+        Memory.objects.select_related("scope", "superseded_by", "follows")
+        .filter(workspace=membership.workspace, mem_id=mem_id)
+        .first()
+    )
+    if memory is None:
+        raise Http404("No such memory.")
+    return memory
+
+
+@login_required
+def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    memory = _memory(membership, mem_id)
+    chain = list(memory.supersedes.all().only("mem_id", "text"))
+    events = memory.provenance.select_related("agent", "user").order_by("created_at", "id")
+    scores = [
+        {"dim": d.upper(), "score": memory.stare_scores[d], "origin": memory.stare_origins[d]}
+        for d in "stare"
+    ]
+    return render(
+        request,
+        "memories/memory.html",
+        _context(request, membership, memory=memory, scores=scores, events=events,
+                 supersedes=chain, feedback=FeedbackForm(), labels=FEEDBACK_LABELS,
+                 marks=stare_marks(memory.stare_scores, "marks")),
+    )  # fmt: skip
+
+
+@login_required
+@require_POST
+def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    if not membership.can_curate:
+        raise PermissionDenied("Viewers cannot change memories.")
+    memory = _memory(membership, mem_id)
+    form = FeedbackForm(request.POST)
+    back = request.POST.get("next") or reverse("dashboard:memory", args=[slug, mem_id])
+    if not back.startswith("/"):
+        back = reverse("dashboard:memory", args=[slug, mem_id])
+    if not form.is_valid():
+        for field, field_errors in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(field_errors)}")
+        return redirect(back)
+    action, reason = form.cleaned_data["action"], form.cleaned_data["reason"]
+    try:
+        if action == "forget":
+            services.memory_forget_by_user(user=request.user, memory_pk=memory.pk, reason=reason)
+        else:
+            services.memory_feedback_by_user(
+                user=request.user, memory_pk=memory.pk, action=action, reason=reason
+            )
+    except MemoryEngineError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{FEEDBACK_LABELS[action]}: {memory.mem_id} ({reason})")
+    return redirect(back)
+
+
+@login_required
+def compiled(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    form = CompileForm(request.GET or None)
+    options = compile_options()
+    if form.is_bound and form.is_valid():
+        options = compile_options(
+            **{k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+        )
+    result = compiled_memory_file(workspace=membership.workspace, options=options)
+    if request.GET.get("download"):
+        response = HttpResponse(result.markdown, content_type="text/markdown; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="MEMORY-{slug}.md"'
+        return response
+    mem_ids = [entry.mem_id for entry in result.cut]
+    texts = dict(Memory.objects.filter(mem_id__in=mem_ids).values_list("mem_id", "text"))
+    return render(
+        request,
+        "memories/compiled.html",
+        _context(request, membership, form=form, result=result,
+                 cut=[{"entry": e, "text": texts.get(e.mem_id, "")} for e in result.cut]),
+    )  # fmt: skip
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def agents(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    form = AgentForm(request.POST or None)
+    token = None
+    if request.method == "POST":
+        if not membership.can_curate:
+            raise PermissionDenied("Viewers cannot manage agents.")
+        if "revoke" in request.POST:
+            agent = Agent.objects.filter(
+                workspace=membership.workspace, pk=request.POST.get("revoke")
+            ).first()
+            if agent is None:
+                raise Http404("No such agent.")
+            agent.is_active = False
+            agent.save(update_fields=["is_active"])
+            messages.success(request, f"Token of {agent.name} revoked.")
+            return redirect("dashboard:agents", slug=slug)
+        if form.is_valid():
+            try:
+                agent, token = services.agent_create(
+                    workspace_slug=slug,
+                    name=form.cleaned_data["name"],
+                    shared_scopes=form.cleaned_data["scopes"],
+                )
+            except ValidationFailed as exc:
+                for field, field_errors in exc.errors.items():
+                    form.add_error("name" if field == "name" else None, " ".join(field_errors))
+    listed = (
+        Agent.objects.filter(workspace=membership.workspace)
+        .select_related("private_scope")
+        .prefetch_related("scopes")
+        .order_by("name")
+    )
+    return render(
+        request,
+        "memories/agents.html",
+        _context(request, membership, agents=listed, form=form, token=token),
+    )
