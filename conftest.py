@@ -30,3 +30,22 @@ def bob(db) -> Actor:
 def charlie(db) -> Actor:
     """The outsider: an agent in another workspace."""
     return make_actor("globex", "charlie")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Close what still holds the test database before it is dropped (which fails while any
+    connection to it is open): the connection pool, and connections of other threads and
+    contexts (live servers, Playwright's event loop, worker threads) that outlive their tests."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for connection in connections.all():
+            if getattr(connection, "pool", None) is not None:
+                connection.close_pool()
+        with connections["default"].cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )

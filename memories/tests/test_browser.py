@@ -1,0 +1,153 @@
+"""The dashboard end to end in headless Chromium (Debian's ``chromium``, driven by Playwright),
+against a live server started by the test suite. Screenshots go to ``var/screenshots/``
+(ignored by git) for a person to look at."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from meaning_memory.testing import make_actor
+from memories.models import Membership, Memory, ProvenanceEvent
+from memories.services import memory_remember
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+RENEWAL = "Zephyr Logistics renews its support contract every March."
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+if not Path(CHROMIUM).exists():
+    # CI installs it (.ci/run); a developer without it is told, not silently passed.
+    reason = "no chromium: apt-get install chromium"
+    if os.environ.get("CI"):
+        raise RuntimeError(reason)
+    pytest.skip(reason, allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    # Playwright's synchronous API runs an event loop in this thread; the test's own ORM calls
+    # are still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def team(transactional_db):
+    alice = make_actor("acme", "alice", scopes=["team:accounts"])
+    charlie = make_actor("globex", "charlie")
+    users = get_user_model().objects
+    for name, workspace, role in [
+        ("carol", alice.agent.workspace, "curator"),
+        ("vic", alice.agent.workspace, "viewer"),
+        ("gus", charlie.agent.workspace, "curator"),
+    ]:
+        Membership.objects.create(
+            user=users.create_user(name, password="pw"), workspace=workspace, role=role
+        )
+    renewal = memory_remember(
+        agent=alice.agent, text=RENEWAL, category="commitment", stare_scores={"s": 0.9, "t": 0.4}
+    )
+    memory_remember(agent=alice.agent, text="Zephyr's main contact is Dana Whitfield.")
+    return {"renewal": renewal}
+
+
+def log_in(browser, base: str, name: str):  # type: ignore[no-untyped-def]
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{base}/accounts/login/")
+    page.fill("#id_username", name)
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/w/**")
+    return page
+
+
+def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def test_curator_searches_demotes_pins_and_sees_it_protected(browser, live_server, team):
+    base = live_server.url
+    renewal = team["renewal"]
+    page = log_in(browser, base, "carol")
+
+    page.click("text=Search")
+    page.fill("input[name=query]", "When does Zephyr renew?")
+    page.select_option("select[name=category]", "commitment")
+    page.click("button:has-text('Search')")
+    assert "category=commitment" in page.url  # shareable: the filters are in the URL
+    assert page.locator("table tr").count() == 2  # the header and the renewal only
+    shot(page, "search")
+
+    page.click(f"text={RENEWAL}")
+    page.wait_for_url(f"**/m/{renewal.mem_id}")
+    page.select_option("select[name=action]", "demote")
+    page.fill("input[name=reason]", "the budget moved to April")
+    page.click("button:has-text('Apply')")
+    page.wait_for_selector("text=the budget moved to April")
+    history = page.locator("table.provenance").inner_text()
+    assert "demote" in history and "user:carol" in history
+    shot(page, "memory")
+
+    page.select_option("select[name=action]", "pin")
+    page.fill("input[name=reason]", "it decides the budget")
+    page.click("button:has-text('Apply')")
+    page.wait_for_selector("text=it decides the budget")
+    page.click("text=Compiled file")
+    row = page.locator(f"table.included tr:has-text('{renewal.mem_id}')").inner_text()
+    assert "protected" in row
+    assert f"●○——— {RENEWAL}" in page.locator("pre.compiled").inner_text()
+    shot(page, "compiled")
+
+    renewal.refresh_from_db()
+    assert renewal.pinned and renewal.significance == 0.4
+    assert list(
+        ProvenanceEvent.objects.filter(memory=renewal, user__username="carol").values_list(
+            "action", flat=True
+        )
+    ) == ["demote", "pin"]
+
+
+def test_a_viewer_sees_no_feedback_and_a_forged_post_is_refused(browser, live_server, team):
+    base = live_server.url
+    renewal = team["renewal"]
+    page = log_in(browser, base, "vic")
+
+    page.goto(f"{base}/w/acme/m/{renewal.mem_id}")
+    assert page.locator("form.feedback").count() == 0
+    assert page.locator("text=Apply").count() == 0
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    forged = page.context.request.post(
+        f"{base}/w/acme/m/{renewal.mem_id}/feedback",
+        form={"action": "pin", "reason": "forged", "csrfmiddlewaretoken": token},
+        headers={"Referer": f"{base}/w/acme/m/{renewal.mem_id}"},
+    )
+
+    assert forged.status == 403
+    renewal.refresh_from_db()
+    assert not renewal.pinned
+
+
+def test_a_user_of_another_workspace_gets_404(browser, live_server, team):
+    base = live_server.url
+    page = log_in(browser, base, "gus")
+
+    response = page.goto(f"{base}/w/acme/m/{team['renewal'].mem_id}")
+    assert response.status == 404
+    assert page.goto(f"{base}/w/acme/").status == 404
+    assert Memory.objects.get(pk=team["renewal"].pk).significance == 0.8
