@@ -241,32 +241,65 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ("user",)
 
 
+class NoDeleting:
+    """Workspaces, scopes and agents are not deleted here: a deletion would take memories and
+    their history with it, or leave history without its actor. Deactivate an agent instead."""
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+
 @admin.register(Workspace)
-class WorkspaceAdmin(admin.ModelAdmin):
+class WorkspaceAdmin(NoDeleting, admin.ModelAdmin):
     list_display = ("slug", "name", "created_at")
     search_fields = ("slug", "name")
+    readonly_fields = ("slug", "created_at")
     inlines = (MembershipInline,)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # a workspace comes with its first agent (`createagent`)
 
 
 @admin.register(Scope)
-class ScopeAdmin(admin.ModelAdmin):
+class ScopeAdmin(NoDeleting, admin.ModelAdmin):
     list_display = ("name", "workspace", "kind", "created_at")
     list_filter = ("kind", "workspace")
     list_select_related = ("workspace",)
     search_fields = ("name", "workspace__slug")
+    # A scope holds memories: moving or renaming it would move them across workspaces.
+    readonly_fields = ("name", "workspace", "kind", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # scopes come with agents (their memberships)
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(NoDeleting, admin.ModelAdmin):
     list_display = ("name", "workspace", "token_prefix", "is_active", "created_at")
     list_filter = ("is_active", "workspace")
     list_select_related = ("workspace",)
     search_fields = ("name", "workspace__slug")
-    readonly_fields = ("token_prefix", "token_hash", "private_scope", "created_at")
+    readonly_fields = (
+        "name",
+        "workspace",
+        "token_prefix",
+        "token_hash",
+        "private_scope",
+        "created_at",
+    )
     filter_horizontal = ("scopes",)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # tokens are made by `createagent` or the dashboard, shown once
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):  # type: ignore[no-untyped-def]
+        if db_field.name == "scopes":
+            agent_id = request.resolver_match.kwargs.get("object_id")
+            agent = Agent.objects.filter(pk=agent_id).first() if agent_id else None
+            kwargs["queryset"] = Scope.objects.filter(
+                workspace_id=agent.workspace_id if agent else None, kind=Scope.Kind.SHARED
+            )
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
 @admin.register(Membership)

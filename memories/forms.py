@@ -73,7 +73,7 @@ class CompileForm(forms.Form):
 
 
 class AgentForm(forms.Form):
-    name = forms.CharField(max_length=120)
+    name = forms.CharField(max_length=rules.AGENT_NAME_MAX)
     scopes = forms.CharField(
         required=False,
         help_text="Shared scopes it reads and writes, separated by commas (e.g. team:accounts).",
@@ -81,7 +81,7 @@ class AgentForm(forms.Form):
 
     def clean_scopes(self) -> list[str]:
         names = [s.strip() for s in self.cleaned_data["scopes"].split(",") if s.strip()]
-        bad = [n for n in names if n.startswith("private:")]
-        if bad:
-            raise forms.ValidationError("Names starting with 'private:' are reserved.")
+        for name in names:
+            if message := rules.scope_name(name):
+                raise forms.ValidationError(f"{name!r}: {message}")
         return names

@@ -100,3 +100,24 @@ def idempotency_key(value: str | None) -> str | None:
     if value is not None and len(value) > IDEMPOTENCY_KEY_MAX:
         return f"must be at most {IDEMPOTENCY_KEY_MAX} characters (got {len(value)})."
     return None
+
+
+#: An agent's name, short enough for its private scope's name (``private:<name>``, 120 at most).
+AGENT_NAME_MAX = 112
+SCOPE_NAME_MAX = 120
+
+
+def agent_name(value: str) -> str | None:
+    if not value.strip():
+        return "must not be empty."
+    if len(value) > AGENT_NAME_MAX:
+        return f"must be at most {AGENT_NAME_MAX} characters (got {len(value)})."
+    return storable_text(value)
+
+
+def scope_name(value: str) -> str | None:
+    if value.startswith("private:"):
+        return "names starting with 'private:' are reserved."
+    if len(value) > SCOPE_NAME_MAX:
+        return f"must be at most {SCOPE_NAME_MAX} characters (got {len(value)})."
+    return storable_text(value)

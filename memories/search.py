@@ -396,8 +396,9 @@ def _ranked(
             FROM neighboured
         ),
         scored AS (
-            SELECT *, power(0.5, age_days / %(half_life)s) AS age_factor,
-                relevance * significance * power(0.5, age_days / %(half_life)s) AS score,
+            SELECT *, power(0.5, LEAST(age_days / %(half_life)s, 1000)) AS age_factor,
+                relevance * significance
+                    * power(0.5, LEAST(age_days / %(half_life)s, 1000)) AS score,
                 row_number() OVER (ORDER BY relevance DESC, id) <= {gate_size}
                     AND relevance >= %(gate_ratio)s * max(relevance) OVER () AS passed_gate
             FROM relevant

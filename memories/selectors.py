@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.db import connection
 
 from memories.errors import NotFound
@@ -41,9 +43,20 @@ def visible_scope_ids(agent: Agent) -> list[int]:
         return with_private_scope(agent, [scope_id for (scope_id,) in cursor.fetchall()])
 
 
+MEM_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def is_mem_id(value: object) -> bool:
+    """The shape of a ``mem_id`` (16 lowercase hex characters): anything else names nothing,
+    and is refused before it reaches the database (a NUL character would be an error there)."""
+    return isinstance(value, str) and MEM_ID.fullmatch(value) is not None
+
+
 def memory_get(*, agent: Agent, mem_id: str, for_update: bool = False) -> Memory:
     """One memory the agent may see. Anything else — another workspace's, another agent's
     private one, or an id that does not exist — is the same NotFound."""
+    if not is_mem_id(mem_id):
+        raise NotFound(f"no memory {mem_id!r}")
     queryset = Memory.objects.filter(
         workspace_id=agent.workspace_id, scope_id__in=visible_scope_ids(agent), mem_id=mem_id
     )

@@ -81,10 +81,11 @@ def agent_create(
     The token is returned once; only its sha256 is stored.
     """
     errors = Errors()
-    if not name.strip():
-        errors.add("name", "must not be empty.")
+    _check(errors, "name", rules.agent_name(name))
     if not workspace_slug.strip():
         errors.add("workspace", "must not be empty.")
+    for scope_name in shared_scopes or []:
+        _check(errors, "scopes", rules.scope_name(scope_name))
     errors.raise_if_any()
     workspace = workspace_get_or_create(slug=workspace_slug)
     if Agent.objects.filter(workspace=workspace, name=name).exists():

@@ -8,6 +8,7 @@ read; curators and admins also give feedback and manage agents (a viewer's forge
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -20,6 +21,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memories import services
@@ -28,6 +30,7 @@ from memories.errors import MemoryEngineError, ValidationFailed
 from memories.forms import AgentForm, CompileForm, FeedbackForm, SearchForm
 from memories.models import Agent, Membership, Memory, ProvenanceEvent
 from memories.search import memory_search
+from memories.selectors import is_mem_id
 from memories.serializers import SearchInput, parse
 
 FEEDBACK_LABELS = {
@@ -62,8 +65,11 @@ def _context(request: HttpRequest, membership: Membership, **extra: Any) -> dict
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    if request.GET.get("ws"):  # the workspace switcher, without JavaScript
-        return redirect("dashboard:overview", slug=request.GET["ws"])
+    chosen = request.GET.get("ws", "")
+    if chosen:  # the workspace switcher, without JavaScript
+        if not re.fullmatch(r"[-a-zA-Z0-9_]+", chosen):
+            raise Http404("No such workspace.")
+        return redirect("dashboard:overview", slug=chosen)
     first = Membership.objects.filter(user=request.user).select_related("workspace").first()
     if first is None:
         return render(request, "memories/no_workspace.html")
@@ -148,6 +154,8 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _memory(membership: Membership, mem_id: str) -> Memory:
+    if not is_mem_id(mem_id):
+        raise Http404("No such memory.")
     memory = (
         Memory.objects.select_related("scope", "superseded_by", "follows")
         .filter(workspace=membership.workspace, mem_id=mem_id)
@@ -185,8 +193,10 @@ def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
         raise PermissionDenied("Viewers cannot change memories.")
     memory = _memory(membership, mem_id)
     form = FeedbackForm(request.POST)
-    back = request.POST.get("next") or reverse("dashboard:memory", args=[slug, mem_id])
-    if not back.startswith("/"):
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         back = reverse("dashboard:memory", args=[slug, mem_id])
     if not form.is_valid():
         for field, field_errors in form.errors.items():
@@ -217,12 +227,16 @@ def compiled(request: HttpRequest, slug: str) -> HttpResponse:
             **{k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
         )
     result = compiled_memory_file(workspace=membership.workspace, options=options)
-    if request.GET.get("download"):
+    if request.GET.get("download") and not form.errors:
         response = HttpResponse(result.markdown, content_type="text/markdown; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="MEMORY-{slug}.md"'
         return response
     mem_ids = [entry.mem_id for entry in result.cut]
-    texts = dict(Memory.objects.filter(mem_id__in=mem_ids).values_list("mem_id", "text"))
+    texts = dict(
+        Memory.objects.filter(workspace=membership.workspace, mem_id__in=mem_ids).values_list(
+            "mem_id", "text"
+        )
+    )
     return render(
         request,
         "memories/compiled.html",
@@ -241,9 +255,12 @@ def agents(request: HttpRequest, slug: str) -> HttpResponse:
         if not membership.can_curate:
             raise PermissionDenied("Viewers cannot manage agents.")
         if "revoke" in request.POST:
-            agent = Agent.objects.filter(
-                workspace=membership.workspace, pk=request.POST.get("revoke")
-            ).first()
+            agent_id = request.POST["revoke"]
+            agent = (
+                Agent.objects.filter(workspace=membership.workspace, pk=int(agent_id)).first()
+                if agent_id.isdigit() and len(agent_id) < 19
+                else None
+            )
             if agent is None:
                 raise Http404("No such agent.")
             agent.is_active = False

@@ -139,6 +139,7 @@ def test_a_viewer_sees_no_feedback_and_a_forged_post_is_refused(browser, live_se
     )
 
     assert forged.status == 403
+    assert "CSRF" not in forged.text()  # refused for the role, not for a missing token
     renewal.refresh_from_db()
     assert not renewal.pinned
 

@@ -473,3 +473,12 @@ def test_a_team_member_searches_every_scope_of_the_workspace(alice, bob, charlie
     assert {hit.memory.mem_id for hit in memory_search(agent=alice.agent, query="Zephyr")} == {
         shared.mem_id
     }
+
+
+def test_a_far_future_as_of_is_not_an_error(alice):
+    memory_remember(agent=alice.agent, text=RENEWAL)
+    response = alice.client.post(
+        "/api/v1/search", {"query": QUERY, "as_of": "3000-01-01T00:00:00Z"}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["results"][0]["explanation"]["age_factor"] == 0.0
