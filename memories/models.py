@@ -66,7 +66,7 @@ class Scope(models.Model):
 
 class Membership(models.Model):
     """A team member's role in a workspace: viewers read, curators also give feedback and
-    manage agents, admins also manage members."""
+    manage agents. (Members are managed in the Django admin.)"""
 
     class Role(models.TextChoices):
         VIEWER = "viewer"

@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, F, Func, IntegerField, Value
 from django.db.models.functions import TruncWeek
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -80,19 +80,35 @@ def home(request: HttpRequest) -> HttpResponse:
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _membership(request, slug)
     memories = Memory.objects.filter(workspace=membership.workspace)
-    weeks_ago = timezone.now() - timedelta(weeks=12)
-    per_week = list(
-        memories.filter(created_at__gte=weeks_ago)
+    this_week = _week_start(timezone.now())
+    weeks = [this_week - timedelta(weeks=n) for n in range(11, -1, -1)]
+    counted = {
+        row["week"]: row["n"]
+        for row in memories.filter(created_at__gte=weeks[0])
         .annotate(week=TruncWeek("created_at"))
         .values("week")
         .annotate(n=Count("id"))
-        .order_by("week")
+    }
+    per_week = [{"week": week, "n": counted.get(week, 0)} for week in weeks]
+    buckets = dict(
+        memories.filter(status=Memory.Status.ACTIVE)
+        .annotate(
+            bucket=Func(
+                F("significance"),
+                Value(0.0),
+                Value(1.0),
+                Value(10),
+                function="width_bucket",
+                output_field=IntegerField(),
+            )
+        )
+        .values_list("bucket")
+        .annotate(n=Count("id"))
     )
-    significance = [0] * 10
-    for value in memories.filter(status=Memory.Status.ACTIVE).values_list(
-        "significance", flat=True
-    ):
-        significance[min(int(value * 10), 9)] += 1
+    # width_bucket puts 1.0 in an 11th bucket: it belongs with 0.9 to 1.0.
+    significance = [
+        buckets.get(b, 0) + (buckets.get(11, 0) if b == 10 else 0) for b in range(1, 11)
+    ]
     return render(
         request,
         "memories/overview.html",
@@ -109,6 +125,14 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             .select_related("memory", "agent", "user")
             .order_by("-created_at", "-id")[:10],
         ),
+    )
+
+
+def _week_start(moment):  # type: ignore[no-untyped-def]
+    """Monday 00:00 of the week, in the current time zone (as TruncWeek counts)."""
+    local = timezone.localtime(moment)
+    return (local - timedelta(days=local.weekday())).replace(
+        hour=0, minute=0, second=0, microsecond=0
     )
 
 
@@ -143,7 +167,10 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationFailed as exc:
             errors = exc.errors
             for field, field_errors in errors.items():
-                form.add_error(field if field in form.fields else None, field_errors)
+                if field not in form.errors:  # the form's own check said it already
+                    form.add_error(field if field in form.fields else None, field_errors)
+    elif request.GET:
+        form.add_error("query", "Type what you are looking for.")
     rows = [{"hit": hit, "marks": stare_marks(hit.memory.stare_scores, "marks")} for hit in hits]
     return render(
         request,
@@ -170,7 +197,7 @@ def _memory(membership: Membership, mem_id: str) -> Memory:
 def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
     membership = _membership(request, slug)
     memory = _memory(membership, mem_id)
-    chain = list(memory.supersedes.all().only("mem_id", "text"))
+    newer, older = _chain(memory)
     events = memory.provenance.select_related("agent", "user").order_by("created_at", "id")
     scores = [
         {"dim": d.upper(), "score": memory.stare_scores[d], "origin": memory.stare_origins[d]}
@@ -180,9 +207,48 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
         request,
         "memories/memory.html",
         _context(request, membership, memory=memory, scores=scores, events=events,
-                 supersedes=chain, feedback=FeedbackForm(), labels=FEEDBACK_LABELS,
+                 newer=newer, older=older, feedback=FeedbackForm(), labels=FEEDBACK_LABELS,
+                 window=_window(memory),
                  marks=stare_marks(memory.stare_scores, "marks")),
     )  # fmt: skip
+
+
+CHAIN_MAX = 20
+
+
+def _chain(memory: Memory) -> tuple[list[Memory], list[Memory]]:
+    """The memories that replaced this one (newest last) and those it replaced (oldest last),
+    at most ``CHAIN_MAX`` each way: one query per step."""
+    newer, current = [], memory
+    while current.superseded_by_id and len(newer) < CHAIN_MAX:
+        current = Memory.objects.only("mem_id", "text", "superseded_by").get(
+            pk=current.superseded_by_id
+        )
+        newer.append(current)
+    older, current = [], memory
+    while len(older) < CHAIN_MAX:
+        previous = Memory.objects.only("mem_id", "text").filter(superseded_by=current).first()
+        if previous is None:
+            break
+        older.append(previous)
+        current = previous
+    return newer, older
+
+
+def _window(memory: Memory) -> dict[str, float]:
+    """Where the validity window sits on a time line from the earliest to the latest of its
+    dates, the memory's writing and now (percentages of the line)."""
+    now = timezone.now()
+    moments = [m for m in (memory.valid_from, memory.valid_until, memory.created_at, now) if m]
+    start, end = min(moments), max(moments)
+    span = max((end - start).total_seconds(), 1.0)
+
+    def at(moment) -> float:  # type: ignore[no-untyped-def]
+        return round(100 * (moment - start).total_seconds() / span, 1)
+
+    left = at(memory.valid_from) if memory.valid_from else 0.0
+    right = at(memory.valid_until) if memory.valid_until else 100.0
+    return {"left": left, "width": max(right - left, 0.5), "now": at(now)}
 
 
 @login_required

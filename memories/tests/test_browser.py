@@ -93,6 +93,9 @@ def test_curator_searches_demotes_pins_and_sees_it_protected(browser, live_serve
     assert "category=commitment" in page.url  # shareable: the filters are in the URL
     assert page.locator("table tr").count() == 2  # the header and the renewal only
     shot(page, "search")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    shot(page, "search-narrow")
+    page.set_viewport_size({"width": 1200, "height": 900})
 
     page.click(f"text={RENEWAL}")
     page.wait_for_url(f"**/m/{renewal.mem_id}")

@@ -220,3 +220,30 @@ def test_a_viewer_cannot_manage_agents(viewer, alice):
 )
 def test_pages_of_another_workspace_or_bad_ids_are_404(curator, charlie, path):
     assert curator.get(path).status_code == 404
+
+
+def test_the_memory_page_shows_the_whole_supersession_chain(curator, alice):
+    first = memory_remember(agent=alice.agent, text="Closes at 17:00.")
+    second = memory_remember(agent=alice.agent, text="Closes at 18:00.", supersedes=first.mem_id)
+    third = memory_remember(agent=alice.agent, text="Closes at 19:00.", supersedes=second.mem_id)
+
+    page = curator.get(f"/w/acme/m/{first.mem_id}").content.decode()
+    latest = curator.get(f"/w/acme/m/{third.mem_id}").content.decode()
+
+    assert page.index(second.mem_id) < page.index(third.mem_id)
+    assert f'Superseded by <a href="/w/acme/m/{third.mem_id}"' in page
+    assert f'Supersedes <a href="/w/acme/m/{first.mem_id}"' in latest
+    assert 'aria-label="Validity window from' in page
+
+
+def test_the_overview_chart_has_every_week_and_a_search_needs_a_query(curator, alice):
+    memory_remember(agent=alice.agent, text=RENEWAL, significance=1.0)
+
+    page = curator.get("/w/acme/").content.decode()
+    empty = curator.get("/w/acme/search", {"category": "fact"}).content.decode()
+
+    weekly = page.split('aria-label="Memories written per week"')[1].split("</svg>")[0]
+    assert weekly.count("<rect") == 12
+    histogram = page.split('aria-label="Active memories by significance"')[1].split("</svg>")[0]
+    assert "<title>0.9: 1</title>" in histogram
+    assert "Type what you are looking for." in empty
