@@ -37,98 +37,16 @@ import shlex
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from common import ROOT, describe, machine, setup_django
 
+from readiness.locomo import CATEGORIES, Conversation, Question, memory_text, read
+
 KS = (5, 10, 20)
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 RRF_K = 60
-
-
-@dataclass
-class Turn:
-    dia_id: str
-    speaker: str
-    text: str
-    caption: str
-    session: int
-    written_at: datetime
-
-
-@dataclass
-class Question:
-    text: str
-    category: int
-    evidence: set[str]
-
-
-@dataclass
-class Conversation:
-    sample_id: str
-    turns: list[Turn]
-    questions: list[Question]
-    evidence_dropped: int = 0
-    memory_ids: dict[int, str] = field(default_factory=dict)  # memory pk -> dia_id
-
-
-def read(path: Path) -> list[Conversation]:
-    conversations = []
-    for item in json.loads(path.read_text()):
-        dialogue = item["conversation"]
-        turns = []
-        sessions = sorted(
-            int(match.group(1))
-            for key in dialogue
-            if (match := re.fullmatch(r"session_(\d+)", key))
-        )
-        for number in sessions:
-            text = dialogue[f"session_{number}_date_time"]
-            date = datetime.strptime(text, DATE_FORMAT).replace(tzinfo=UTC)
-            for index, turn in enumerate(dialogue[f"session_{number}"]):
-                turns.append(
-                    Turn(
-                        dia_id=turn["dia_id"],
-                        speaker=turn["speaker"],
-                        text=turn["text"],
-                        caption=turn.get("blip_caption", ""),
-                        session=number,
-                        written_at=date + timedelta(seconds=index),
-                    )
-                )
-        conversation = Conversation(item["sample_id"], turns, [])
-        known = {turn.dia_id for turn in turns}
-        by_numbers = defaultdict(list)
-        for dia_id in known:
-            by_numbers[_numbers(dia_id)].append(dia_id)
-        for qa in item["qa"]:
-            evidence = set()
-            for raw in qa.get("evidence", []):
-                for part in re.split(r"[;,]", raw):
-                    part = part.strip()
-                    matches = [part] if part in known else by_numbers.get(_numbers(part), [])
-                    if len(matches) == 1:
-                        evidence.add(matches[0])
-                    elif part:
-                        conversation.evidence_dropped += 1
-            if evidence:
-                conversation.questions.append(Question(qa["question"], qa["category"], evidence))
-        conversations.append(conversation)
-    return conversations
-
-
-def _numbers(dia_id: str) -> tuple[int, ...]:
-    return tuple(int(number) for number in re.findall(r"\d+", dia_id))
-
-
-def memory_text(turn: Turn, speaker_in_text: bool) -> str:
-    text = f"{turn.speaker}: {turn.text}" if speaker_in_text else turn.text
-    return text + (f" [shares a photo: {turn.caption}]" if turn.caption else "")
 
 
 def loaded(conversations: list[Conversation]) -> dict[str, Any]:

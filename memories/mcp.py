@@ -239,8 +239,10 @@ DESCRIPTIONS = {
     "mm_compile": "The compiled memory file: the memories that matter most, by category, built "
     "to a token budget. Load it at the start of a run. Each line starts with one mark per STARE "
     "dimension (● score ≥ 0.6, ○ below, — none).",
-    "mm_stare_readiness": "The STARE readiness report: which of the engine's capabilities are "
-    "mature, and the evidence. Not available yet in this version: the result says so.",
+    "mm_stare_readiness": "The STARE readiness report: for each capability (by STARE "
+    "dimension) how mature its code is, whether it is switched on, what evidence backs it "
+    "(recorded check runs only) and the verdict; then the checks still open and what they block. "
+    "Call it before relying on a dimension's scores.",
 }
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 READS = ToolAnnotations(read_only_hint=True)
@@ -334,11 +336,14 @@ def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 
 def stare_readiness(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    from readiness.report import full_text, readiness_report, table
+
     if arguments:
         raise ValidationFailed({name: ["is not a known field."] for name in sorted(arguments)})
+    reports = readiness_report()
     return _result(
-        "The STARE readiness report is not available yet in this version of the engine.",
-        {"available": False},
+        full_text(reports),
+        {"capabilities": [r.to_dict() for r in reports], "table": table(reports)},
     )
 
 

@@ -170,6 +170,18 @@ class CompiledFileApi(APIView):
         return HttpResponse(compiled.markdown, content_type="text/markdown; charset=utf-8")
 
 
+class ReadinessApi(APIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        summary="The STARE readiness report, from the registry and recorded evidence",
+    )
+    def get(self, request: Request) -> Response:
+        from readiness.report import readiness_report, table
+
+        reports = readiness_report()
+        return Response({"capabilities": [r.to_dict() for r in reports], "table": table(reports)})
+
+
 class SearchApi(APIView):
     @extend_schema(
         request=SearchInput,

@@ -136,7 +136,9 @@ def test_http_lists_the_tools_and_each_one_works(served, actors):
     assert event.agent_id == alice.agent.pk and event.reason == "budget depends on it"
     assert f"- ●○——— {RENEWAL}" in text_of(compiled)
     assert resource.contents[0].text.startswith("# Memory: acme (agent alice)")
-    assert "not available yet" in text_of(readiness) and not readiness.is_error
+    assert not readiness.is_error
+    assert text_of(readiness).startswith("| Dim | Capability | implementation | deployment |")
+    assert readiness.structured_content["capabilities"][0]["verdict"] == "pending"
     assert forgot.structured_content["status"] == "forgotten"
 
 

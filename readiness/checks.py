@@ -1,0 +1,253 @@
+"""The readiness checks that can run here, and ``run_checks`` which records their evidence.
+
+Each check writes its data into a workspace of its own inside a transaction that is rolled
+back: nothing it wrote stays, only the evidence row (recorded after the rollback).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from readiness.evidence import record
+from readiness.registry import Capability, Check, all_checks
+
+Result = tuple[float, dict[str, Any]]
+
+
+class _Rollback(Exception):
+    pass
+
+
+def _sandboxed(run: Callable[[], Result]) -> Result:
+    """Run in a transaction that is always rolled back."""
+    outcome: list[Result] = []
+    try:
+        with transaction.atomic():
+            outcome.append(run())
+            raise _Rollback
+    except _Rollback:
+        pass
+    return outcome[0]
+
+
+def _agent():  # type: ignore[no-untyped-def]
+    from memories.services import agent_create
+
+    return agent_create(workspace_slug=f"readiness-{secrets.token_hex(4)}", name="checker")[0]
+
+
+TOPICS = [
+    ("The Zephyr support contract renews every March.", "When does the Zephyr contract renew?"),
+    ("The Lisbon office opens at eight every weekday.", "When does the Lisbon office open?"),
+    ("Dana prefers invoices by email, never by post.", "How does Dana want invoices?"),
+    ("The backup job runs nightly at two in the morning.", "When does the backup job run?"),
+    ("Kwame leads the warehouse audit this quarter.", "Who leads the warehouse audit?"),
+]
+
+
+def significance_orders() -> Result:
+    from memories.search import memory_search
+    from memories.services import memory_remember
+
+    agent = _agent()
+    wins = 0
+    for text, question in TOPICS:
+        low = memory_remember(agent=agent, text=text, significance=0.3, session="")
+        high = memory_remember(agent=agent, text=text + " ", significance=0.95)
+        order = [h.memory.pk for h in memory_search(agent=agent, query=question, limit=5)]
+        wins += order.index(high.pk) < order.index(low.pk) if low.pk in order else 0
+    return wins / len(TOPICS), {"trials": len(TOPICS)}
+
+
+def as_of_finds_the_valid_memory() -> Result:
+    from memories.search import memory_search
+    from memories.services import memory_remember
+
+    agent = _agent()
+    now = timezone.now()
+    right = 0
+    for n, (text, question) in enumerate(TOPICS):
+        start = now - timedelta(days=40 + n)
+        old = memory_remember(agent=agent, text=text, created_at=start, valid_from=start)
+        new = memory_remember(
+            agent=agent,
+            text="Update: " + text,
+            supersedes=old.mem_id,
+            valid_from=now - timedelta(days=10),
+        )
+        then = {
+            h.memory.pk
+            for h in memory_search(agent=agent, query=question, as_of=now - timedelta(days=20))
+        }
+        today = {h.memory.pk for h in memory_search(agent=agent, query=question)}
+        right += old.pk in then and new.pk not in then and new.pk in today and old.pk not in today
+    return right / len(TOPICS), {"trials": len(TOPICS)}  # fmt: skip
+
+
+def reply_found_by_its_episode() -> Result:
+    from memories.search import memory_search
+    from memories.services import memory_remember
+
+    agent = _agent()
+    found = 0
+    pairs = [
+        ("Where do we hold the offsite this year?", "In Lisbon, near the old tram depot."),
+        ("Which vendor fixes the cold storage units?", "Frostline, they answer within a day."),
+        ("What did the auditors flag?", "Missing signatures on three pallet receipts."),
+    ]
+    for n, (question, reply) in enumerate(pairs):
+        memory_remember(agent=agent, text=question, session=f"s{n}")
+        answer = memory_remember(agent=agent, text=reply, session=f"s{n}")
+        words = question.rstrip("?").split()[-2:]  # e.g. "offsite this year" → its last words
+        hits = memory_search(agent=agent, query=" ".join(words), limit=2)
+        found += answer.pk in {h.memory.pk for h in hits}
+    return found / len(pairs), {"trials": len(pairs)}
+
+
+SYNTHETIC: dict[str, Callable[[], Result]] = {
+    "s.core.significance_orders": significance_orders,
+    "t.core.as_of": as_of_finds_the_valid_memory,
+    "e.anchor.reply_found": reply_found_by_its_episode,
+}
+
+
+def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
+    """Load LoCoMo conversations (bulk, with sessions and dates), search every question, and
+    measure the scorer on the held-out conversations it has; all rolled back."""
+    from memories.bulk import memory_remember_bulk
+    from memories.models import Memory
+    from memories.scorer import bundled_scorer, calibration
+    from memories.search import memory_search
+    from readiness.locomo import memory_text, read
+
+    def run() -> dict[str, Result]:
+        chosen = read(path)[:conversations]
+        recalls: dict[int, list[float]] = {}
+        scored: dict[str, tuple[list[float], list[bool]]] = {d: ([], []) for d in "str"}
+        held_out = set(calibration()["held_out"])
+        for conversation in chosen:
+            agent = _agent()
+            items = [
+                {
+                    "text": memory_text(turn, True),
+                    "created_at": turn.written_at,
+                    "session": f"session_{turn.session}",
+                    "metadata": {"dia_id": turn.dia_id},
+                }
+                for turn in conversation.turns
+            ]
+            for first in range(0, len(items), 1000):
+                memory_remember_bulk(agent=agent, items=items[first : first + 1000])
+            dia = dict(
+                Memory.objects.filter(workspace=agent.workspace).values_list(
+                    "pk", "metadata__dia_id"
+                )
+            )
+            for question in conversation.questions:
+                hits = memory_search(agent=agent, query=question.text, limit=10)
+                got = {dia[h.memory.pk] for h in hits}
+                recall = len(got & question.evidence) / len(question.evidence)
+                recalls.setdefault(question.category, []).append(recall)
+            if conversation.sample_id in held_out:
+                _score(agent, conversation, scored, bundled_scorer())
+        results: dict[str, Result] = {}
+        every = [r for rs in recalls.values() for r in rs]
+        if every:
+            results["s.core.locomo_recall"] = (float(np.mean(every)), {"questions": len(every)})
+        if recalls.get(2):
+            results["t.core.locomo_temporal_recall"] = (
+                float(np.mean(recalls[2])),
+                {"questions": len(recalls[2])},
+            )
+        for dim, (scores, labels) in scored.items():
+            if scores and any(labels) and not all(labels):
+                results[f"{dim}.scorer.locomo_auc"] = (
+                    _auc(np.array(scores), np.array(labels)),
+                    {"memories": len(scores), "positives": int(sum(labels))},
+                )
+        results["_conversations"] = (len(chosen), {})
+        return results
+
+    outcome: list[dict[str, Result]] = []
+    try:
+        with transaction.atomic():
+            outcome.append(run())
+            raise _Rollback
+    except _Rollback:
+        pass
+    return outcome[0]
+
+
+def _score(agent, conversation, scored, scorer) -> None:  # type: ignore[no-untyped-def]
+    from memories.models import Memory
+
+    rows = list(
+        Memory.objects.filter(workspace=agent.workspace)
+        .order_by("pk")
+        .values_list("text", "embedding", "metadata__dia_id")
+    )
+    evidence = {category: set() for category in (None, 1, 2)}
+    for question in conversation.questions:
+        evidence[None] |= question.evidence
+        if question.category in (1, 2):
+            evidence[question.category] |= question.evidence
+    predicted = scorer.predict([t for t, _, _ in rows], np.array([v for _, v, _ in rows]))
+    for dim, category in (("s", None), ("t", 2), ("r", 1)):
+        scored[dim][0].extend(predicted[dim].tolist())
+        scored[dim][1].extend(dia in evidence[category] for _, _, dia in rows)
+
+
+def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    order = np.argsort(scores, kind="mergesort")
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(1, len(scores) + 1)
+    for value in np.unique(scores):  # ties share their mean rank
+        tied = scores == value
+        ranks[tied] = ranks[tied].mean()
+    positives = labels.sum()
+    negatives = len(labels) - positives
+    return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+
+
+def run_checks(
+    locomo: Path | None = None,
+    conversations: int | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> list[Any]:
+    """Run every check that can run (synthetic always; gated ones with ``locomo``) and record
+    each result. Returns the evidence rows."""
+    recorded = []
+    by_id: dict[str, tuple[Capability, Check]] = {check.id: (c, check) for c, check in all_checks()}
+    for check_id, run in SYNTHETIC.items():
+        value, detail = _sandboxed(run)
+        capability, check = by_id[check_id]
+        recorded.append(record(capability, check, value, dataset="synthetic", detail=detail))
+        say(f"{check_id}: {value:.3f} (threshold {check.threshold})")
+    if locomo is not None:
+        digest = hashlib.sha256(locomo.read_bytes()).hexdigest()
+        results = locomo_checks(locomo, conversations)
+        count = results.pop("_conversations")[0]
+        for check_id, (value, detail) in results.items():
+            capability, check = by_id[check_id]
+            detail = {**detail, "conversations": count}
+            recorded.append(
+                record(
+                    capability,
+                    check,
+                    value,
+                    dataset=locomo.name,
+                    dataset_sha256=digest,
+                    detail=detail,
+                )
+            )
+            say(f"{check_id}: {value:.3f} (threshold {check.threshold}, {count} conversations)")
+    return recorded

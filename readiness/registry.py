@@ -1,0 +1,187 @@
+"""What the engine can do, per STARE dimension, declared beside the code that does it.
+
+Each capability says how mature its implementation is (GA, beta, preview, or not built), which
+setting switches it and how it is deployed by default, which modules implement it (their hash
+is the capability's code version), which settings it depends on (their hash is its
+configuration version), and the checks that back it, with what each check blocks. The report
+(``readiness.report``) adds the evidence: recorded check runs only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+NOT_BUILT = "not built"
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    kind: str  # "synthetic" or "gated-eval"
+    metric: str
+    threshold: float
+    blocks: str  # what a failure (or no run) holds back
+    needs_locomo: bool = False
+
+
+@dataclass(frozen=True)
+class Capability:
+    dim: str
+    name: str
+    implementation: str  # GA, beta, preview, or NOT_BUILT
+    summary: str
+    modules: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()
+    switch: str = ""  # the setting that switches it, when one does
+    deployment: Callable[[], str] = field(default=lambda: "off")
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.dim}/{self.name}"
+
+
+def _always() -> str:
+    return "customer-default"
+
+
+def _episodes() -> str:
+    return "customer-default" if settings.MM_EPISODE_WINDOW > 0 else "off"
+
+
+def _scorer(dim: str) -> Callable[[], str]:
+    def deployment() -> str:
+        from memories.scorer import skipped_dimensions
+
+        return "off" if dim in skipped_dimensions() else "customer-default"
+
+    return deployment
+
+
+SEARCH_SETTINGS = (
+    "MM_SEARCH_KEYWORD_WEIGHT",
+    "MM_SEARCH_GATE_RATIO",
+    "MM_SEARCH_GATE_K",
+    "MM_SEARCH_CANDIDATES",
+    "MM_SEARCH_EPISODE_WEIGHT",
+    "MM_SEARCH_EPISODE_VECTOR_WEIGHT",
+    "MM_SEARCH_NEIGHBOUR_WEIGHT",
+    "MM_EPISODE_WINDOW",
+    "MM_EMBEDDER",
+)
+LOCOMO_RECALL = 0.70
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability(
+        dim="S",
+        name="core",
+        implementation="GA",
+        summary="significance ranks relevant memories and decides the compiled file",
+        modules=("memories/search.py", "memories/compile/selection.py", "memories/services.py"),
+        settings=(*SEARCH_SETTINGS, "MM_S1_HALF_LIFE_DAYS", "MM_DECAY_PRESET"),
+        deployment=_always,
+        checks=(
+            Check(
+                "s.core.significance_orders",
+                "synthetic",
+                "share of trials where the more significant of two equally relevant memories "
+                "ranks first",
+                1.0,
+                "S core beyond synthetic evidence",
+            ),
+            Check(
+                "s.core.locomo_recall",
+                "gated-eval",
+                "LoCoMo recall@10, categories 1-5",
+                LOCOMO_RECALL,
+                "S core as gated-eval (the ranking's relevance on outside data)",
+                needs_locomo=True,
+            ),
+        ),
+    ),
+    Capability(
+        dim="T",
+        name="core",
+        implementation="GA",
+        summary="validity windows, as_of, supersession; expired memories never compiled",
+        modules=("memories/search.py", "memories/services.py", "memories/compile/selection.py"),
+        settings=SEARCH_SETTINGS,
+        deployment=_always,
+        checks=(
+            Check(
+                "t.core.as_of",
+                "synthetic",
+                "share of as_of searches that find the memory valid then and not its successor",
+                1.0,
+                "T core beyond synthetic evidence",
+            ),
+            Check(
+                "t.core.locomo_temporal_recall",
+                "gated-eval",
+                "LoCoMo recall@10, temporal questions (category 2)",
+                LOCOMO_RECALL,
+                "T core as gated-eval",
+                needs_locomo=True,
+            ),
+        ),
+    ),
+    Capability(
+        "A", "encoding", NOT_BUILT, "whose perspective a memory serves; how clearly attributed"
+    ),
+    Capability("R", "divergence", NOT_BUILT, "whether a memory agrees with what it connects to"),
+    Capability("R", "traversal", NOT_BUILT, "following links between memories in search"),
+    Capability(
+        dim="E",
+        name="anchor",
+        implementation="beta",
+        summary="a memory is indexed with its episode (the turns before it in its session)",
+        modules=("memories/services.py", "memories/search.py", "memories/bulk.py"),
+        settings=(*SEARCH_SETTINGS,),
+        switch="MM_EPISODE_WINDOW",
+        deployment=_episodes,
+        checks=(
+            Check(
+                "e.anchor.reply_found",
+                "synthetic",
+                "share of replies found by the words of what they reply to",
+                1.0,
+                "E anchor beyond synthetic evidence",
+            ),
+        ),
+    ),
+    Capability("E", "saga", NOT_BUILT, "ongoing stories across sessions (Open Threads)"),
+    *(
+        Capability(
+            dim=dim.upper(),
+            name="scorer",
+            implementation="beta",
+            summary=f"the bundled scorer fills {dim.upper()} scores on bulk writes",
+            modules=("memories/scorer.py", "memories/data/scorer_model.json"),
+            settings=("MM_STARE_AUTO_SKIP_DIMS", "MM_STARE_AUTO_SKIP_CATEGORIES", "MM_EMBEDDER"),
+            switch="MM_STARE_AUTO_SKIP_DIMS",
+            deployment=_scorer(dim),
+            checks=(
+                Check(
+                    f"{dim}.scorer.locomo_auc",
+                    "gated-eval",
+                    f"held-out AUC of the {dim.upper()} score on LoCoMo",
+                    0.70,
+                    f"filling {dim.upper()} scores by default",
+                    needs_locomo=True,
+                ),
+            ),
+        )
+        for dim in "str"
+    ),
+)
+
+
+def capability(key: str) -> Capability:
+    return next(c for c in CAPABILITIES if c.key == key)
+
+
+def all_checks() -> list[tuple[Capability, Check]]:
+    return [(c, check) for c in CAPABILITIES for check in c.checks]

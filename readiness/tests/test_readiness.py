@@ -1,0 +1,119 @@
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from readiness.evidence import record
+from readiness.models import Evidence
+from readiness.registry import CAPABILITIES, capability
+from readiness.report import readiness_report, table
+
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev7.json"
+
+
+def by_key():
+    return {r.capability.key: r for r in readiness_report()}
+
+
+def check(key, check_id):
+    cap = capability(key)
+    return cap, next(c for c in cap.checks if c.id == check_id)
+
+
+def test_a_fresh_install_is_pending_everywhere(db):
+    reports = readiness_report()
+
+    assert {r.verdict for r in reports} == {"pending"}
+    assert {r.evidence for r in reports} == {"none"}
+    assert "| A | encoding | not built | off | none | pending |" in table(reports)
+    assert len(reports) == len(CAPABILITIES)
+
+
+def test_stare_eval_records_synthetic_evidence(db):
+    out = StringIO()
+    call_command("stare_eval", stdout=out)
+
+    reports = by_key()
+    assert "recorded 3 check runs" in out.getvalue()
+    for key in ("S/core", "T/core"):
+        assert reports[key].evidence == "synthetic"
+        assert reports[key].verdict == "pending"  # the gated evaluation has not run
+    assert reports["E/anchor"].verdict == "pass" and reports["E/anchor"].evidence == "synthetic"
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="the shared LoCoMo file is not here")
+def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
+    call_command("stare_eval", "--locomo", str(LOCOMO), "--conversations", "1", stdout=StringIO())
+
+    reports = by_key()
+    for key, check_id in (
+        ("S/core", "s.core.locomo_recall"),
+        ("T/core", "t.core.locomo_temporal_recall"),
+    ):
+        run = Evidence.objects.get(check_id=check_id)
+        assert run.kind == "gated-eval" and run.dataset == LOCOMO.name and run.value is not None
+        assert len(run.dataset_sha256) == 64
+        expected = "gated-eval" if run.passed else "synthetic"
+        assert reports[key].evidence == expected
+        assert reports[key].verdict == ("pass" if run.passed else "fail")
+
+
+def test_a_failing_check_fails_the_verdict_and_caps_the_evidence(db):
+    cap, synthetic = check("S/core", "s.core.significance_orders")
+    _, gated = check("S/core", "s.core.locomo_recall")
+    record(cap, synthetic, 1.0)
+    record(cap, gated, 0.99)
+    assert by_key()["S/core"].verdict == "pass"
+    assert by_key()["S/core"].evidence == "gated-eval"
+
+    record(cap, gated, 0.41)  # bad data: the latest run fails
+
+    report = by_key()["S/core"]
+    assert report.verdict == "fail" and report.evidence == "synthetic"
+    record(cap, synthetic, 0.6)
+    assert by_key()["S/core"].evidence == "none"
+
+
+def test_changed_settings_or_code_make_a_pass_stale(db, settings, monkeypatch):
+    cap, synthetic = check("E/anchor", "e.anchor.reply_found")
+    record(cap, synthetic, 1.0)
+    assert by_key()["E/anchor"].verdict == "pass"
+
+    settings.MM_SEARCH_KEYWORD_WEIGHT = 0.5
+    assert by_key()["E/anchor"].verdict == "stale"
+
+    settings.MM_SEARCH_KEYWORD_WEIGHT = 0.6
+    assert by_key()["E/anchor"].verdict == "pass"
+    monkeypatch.setattr("readiness.report.code_version", lambda c: "another version")
+    assert by_key()["E/anchor"].verdict == "stale"
+
+
+def test_no_pass_without_a_passing_record(db):
+    cap, synthetic = check("E/anchor", "e.anchor.reply_found")
+    # A row that says it passed but whose value misses the threshold, one for another check
+    # id, and one recorded under another threshold: none of them is a passing record.
+    Evidence.objects.create(
+        capability=cap.key, check_id=synthetic.id, kind="synthetic", metric="m",
+        threshold=synthetic.threshold, value=0.2, passed=True,
+        code_version="x", config_version="y",
+    )  # fmt: skip
+    assert by_key()["E/anchor"].verdict != "pass"
+    record(cap, synthetic, 0.2)
+    assert by_key()["E/anchor"].verdict == "fail"
+    Evidence.objects.all().delete()
+    other_cap, other = check("S/core", "s.core.significance_orders")
+    record(other_cap, other, 1.0)
+    assert by_key()["E/anchor"].verdict == "pending"
+    assert all(r.verdict != "pass" for k, r in by_key().items() if k != "S/core")
+
+
+def test_the_api_and_the_command_show_the_report(db, alice):
+    body = alice.client.get("/api/v1/readiness").json()
+    out = StringIO()
+    call_command("readiness", "--json", stdout=out)
+
+    assert body["table"].startswith("| Dim | Capability | implementation | deployment |")
+    assert [c["verdict"] for c in body["capabilities"]] == ["pending"] * len(CAPABILITIES)
+    assert json.loads(out.getvalue())[0]["capability"] == "core"
