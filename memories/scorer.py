@@ -29,6 +29,8 @@ from django.core.exceptions import ImproperlyConfigured
 from memories.embeddings import current_model_name
 from memories.models import STARE_DIMENSIONS, Memory
 
+#: How mature the bundled scorer is per dimension, read by the readiness registry.
+READINESS = {"S/scorer": "beta", "T/scorer": "beta", "R/scorer": "beta"}
 DATA = Path(__file__).resolve().parent / "data"
 MODEL_PATH = DATA / "scorer_model.json"
 CALIBRATION_PATH = DATA / "scorer_calibration.json"

@@ -52,6 +52,8 @@ from memories.selectors import SHARED_SCOPE_IDS_SQL, with_private_scope
 #: Statuses a search can return. A superseded memory's window closes where its replacement's
 #: begins, so it is found by ``as_of`` inside its window, by ``currently_valid: false`` once the
 #: window has ended, and as valid now only until a replacement that starts later takes over.
+#: How mature what this module implements is, read by the readiness registry.
+READINESS = {"S/core": "GA", "T/core": "GA"}
 SEARCHABLE_STATUSES = (Memory.Status.ACTIVE.value, Memory.Status.SUPERSEDED.value)
 DEFAULT_LIMIT = 10
 SECONDS_PER_DAY = 86_400.0

@@ -34,6 +34,8 @@ from memories.presenters import iso as _iso
 from memories.selectors import memory_get, visible_scope_ids
 
 Action = ProvenanceEvent.Action
+#: How mature the episodes written here are, read by the readiness registry.
+READINESS = {"E/anchor": "beta"}
 
 #: The feedback actions, and exactly what each does (also in the README):
 #: important  significance ← significance + (1 − significance) × 0.5  (halfway to 1)

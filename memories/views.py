@@ -312,6 +312,18 @@ def compiled(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+def readiness(request: HttpRequest, slug: str) -> HttpResponse:
+    from readiness.report import readiness_report
+
+    membership = _membership(request, slug)
+    return render(
+        request,
+        "memories/readiness.html",
+        _context(request, membership, reports=readiness_report()),
+    )
+
+
+@login_required
 @require_http_methods(["GET", "POST"])
 def agents(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _membership(request, slug)

@@ -1,6 +1,7 @@
 """What the engine can do, per STARE dimension, declared beside the code that does it.
 
-Each capability says how mature its implementation is (GA, beta, preview, or not built), which
+Each capability says how mature its implementation is (GA, beta, preview, declared by the
+implementing module's ``READINESS``; or not built, when no module implements it), which
 setting switches it and how it is deployed by default, which modules implement it (their hash
 is the capability's code version), which settings it depends on (their hash is its
 configuration version), and the checks that back it, with what each check blocks. The report
@@ -15,6 +16,14 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 NOT_BUILT = "not built"
+
+
+def declared(module: str, key: str) -> str:
+    """The implementation level the implementing module declares for ``key`` (its
+    ``READINESS``), so the level lives beside the code."""
+    from importlib import import_module
+
+    return import_module(module).READINESS[key]
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         dim="S",
         name="core",
-        implementation="GA",
+        implementation=declared("memories.search", "S/core"),
         summary="significance ranks relevant memories and decides the compiled file",
         modules=("memories/search.py", "memories/compile/selection.py", "memories/services.py"),
         settings=(*SEARCH_SETTINGS, "MM_S1_HALF_LIFE_DAYS", "MM_DECAY_PRESET"),
@@ -105,7 +114,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         dim="T",
         name="core",
-        implementation="GA",
+        implementation=declared("memories.search", "T/core"),
         summary="validity windows, as_of, supersession; expired memories never compiled",
         modules=("memories/search.py", "memories/services.py", "memories/compile/selection.py"),
         settings=SEARCH_SETTINGS,
@@ -136,7 +145,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         dim="E",
         name="anchor",
-        implementation="beta",
+        implementation=declared("memories.services", "E/anchor"),
         summary="a memory is indexed with its episode (the turns before it in its session)",
         modules=("memories/services.py", "memories/search.py", "memories/bulk.py"),
         settings=(*SEARCH_SETTINGS,),
@@ -157,7 +166,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         Capability(
             dim=dim.upper(),
             name="scorer",
-            implementation="beta",
+            implementation=declared("memories.scorer", f"{dim.upper()}/scorer"),
             summary=f"the bundled scorer fills {dim.upper()} scores on bulk writes",
             modules=("memories/scorer.py", "memories/data/scorer_model.json"),
             settings=("MM_STARE_AUTO_SKIP_DIMS", "MM_STARE_AUTO_SKIP_CATEGORIES", "MM_EMBEDDER"),

@@ -117,3 +117,17 @@ def test_the_api_and_the_command_show_the_report(db, alice):
     assert body["table"].startswith("| Dim | Capability | implementation | deployment |")
     assert [c["verdict"] for c in body["capabilities"]] == ["pending"] * len(CAPABILITIES)
     assert json.loads(out.getvalue())[0]["capability"] == "core"
+
+
+def test_the_dashboard_page_shows_the_report(client, alice):
+    from django.contrib.auth import get_user_model
+
+    from memories.models import Membership
+
+    user = get_user_model().objects.create_user("vic", password="pw")
+    Membership.objects.create(user=user, workspace=alice.agent.workspace, role="viewer")
+    client.force_login(user)
+
+    page = client.get("/w/acme/readiness").content.decode()
+
+    assert "not built" in page and "pending" in page and "s.core.locomo_recall" in page
