@@ -62,10 +62,16 @@ def _episodes() -> str:
 
 
 def _scorer(dim: str) -> Callable[[], str]:
-    def deployment() -> str:
-        from memories.scorer import skipped_dimensions
+    """customer-default when the calibration turns it on; ``opt-in (opted in)`` when only
+    this install's MM_STARE_AUTO_SKIP_DIMS does; off otherwise."""
 
-        return "off" if dim in skipped_dimensions() else "customer-default"
+    def deployment() -> str:
+        from memories.scorer import calibration, skipped_dimensions
+
+        by_default = bool(calibration()["dimensions"].get(dim, {}).get("calibrated"))
+        if dim in skipped_dimensions():
+            return "off (this install)" if by_default else "opt-in"
+        return "customer-default" if by_default else "opt-in (opted in)"
 
     return deployment
 

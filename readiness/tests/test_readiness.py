@@ -33,7 +33,7 @@ def test_a_fresh_install_is_pending_everywhere(db):
 
 def test_stare_eval_records_synthetic_evidence(db):
     out = StringIO()
-    call_command("stare_eval", stdout=out)
+    call_command("stare-eval", stdout=out)
 
     reports = by_key()
     assert "recorded 3 check runs" in out.getvalue()
@@ -45,7 +45,7 @@ def test_stare_eval_records_synthetic_evidence(db):
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason="the shared LoCoMo file is not here")
 def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
-    call_command("stare_eval", "--locomo", str(LOCOMO), "--conversations", "1", stdout=StringIO())
+    call_command("stare-eval", "--locomo", str(LOCOMO), "--conversations", "1", stdout=StringIO())
 
     reports = by_key()
     for key, check_id in (
@@ -131,3 +131,12 @@ def test_the_dashboard_page_shows_the_report(client, alice):
     page = client.get("/w/acme/readiness").content.decode()
 
     assert "not built" in page and "pending" in page and "s.core.locomo_recall" in page
+
+
+def test_deployment_follows_the_running_settings(db, settings):
+    settings.MM_STARE_AUTO_SKIP_DIMS = "s,a,e"
+    settings.MM_EPISODE_WINDOW = 0
+    reports = by_key()
+    assert reports["S/scorer"].deployment == "off (this install)"
+    assert reports["T/scorer"].deployment == "customer-default"
+    assert reports["E/anchor"].deployment == "off"
