@@ -27,9 +27,9 @@ class _Rollback(Exception):
     pass
 
 
-def _sandboxed(run: Callable[[], Result]) -> Result:
-    """Run in a transaction that is always rolled back."""
-    outcome: list[Result] = []
+def _sandboxed(run: Callable[[], Any]) -> Any:
+    """Run in a transaction that is always rolled back; return what ``run`` returned."""
+    outcome: list[Any] = []
     try:
         with transaction.atomic():
             outcome.append(run())
@@ -177,14 +177,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         results["_conversations"] = (len(chosen), {})
         return results
 
-    outcome: list[dict[str, Result]] = []
-    try:
-        with transaction.atomic():
-            outcome.append(run())
-            raise _Rollback
-    except _Rollback:
-        pass
-    return outcome[0]
+    return _sandboxed(run)
 
 
 def _score(agent, conversation, scored, scorer) -> None:  # type: ignore[no-untyped-def]
