@@ -86,7 +86,14 @@ SEARCH_SETTINGS = (
     "MM_SEARCH_NEIGHBOUR_WEIGHT",
     "MM_EPISODE_WINDOW",
     "MM_EMBEDDER",
+    "MM_EMBEDDER_MODEL",
+    "MM_EMBEDDER_URL",
+    "MM_HNSW_EF_SEARCH",
+    "MM_SEARCH_KEYWORD_SCAN_MAX",
 )
+#: What every check depends on besides a capability's own modules: how checks measure, and
+#: the embedder.
+CHECK_MODULES = ("readiness/checks.py", "readiness/locomo.py", "memories/embeddings.py")
 LOCOMO_RECALL = 0.70
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -95,7 +102,13 @@ CAPABILITIES: tuple[Capability, ...] = (
         name="core",
         implementation=declared("memories.search", "S/core"),
         summary="significance ranks relevant memories and decides the compiled file",
-        modules=("memories/search.py", "memories/compile/selection.py", "memories/services.py"),
+        modules=(
+            "memories/search.py",
+            "memories/compile/selection.py",
+            "memories/services.py",
+            "memories/bulk.py",
+            *CHECK_MODULES,
+        ),
         settings=(*SEARCH_SETTINGS, "MM_S1_HALF_LIFE_DAYS", "MM_DECAY_PRESET"),
         deployment=_always,
         checks=(
@@ -122,7 +135,13 @@ CAPABILITIES: tuple[Capability, ...] = (
         name="core",
         implementation=declared("memories.search", "T/core"),
         summary="validity windows, as_of, supersession; expired memories never compiled",
-        modules=("memories/search.py", "memories/services.py", "memories/compile/selection.py"),
+        modules=(
+            "memories/search.py",
+            "memories/services.py",
+            "memories/compile/selection.py",
+            "memories/bulk.py",
+            *CHECK_MODULES,
+        ),
         settings=SEARCH_SETTINGS,
         deployment=_always,
         checks=(
@@ -153,7 +172,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         name="anchor",
         implementation=declared("memories.services", "E/anchor"),
         summary="a memory is indexed with its episode (the turns before it in its session)",
-        modules=("memories/services.py", "memories/search.py", "memories/bulk.py"),
+        modules=("memories/services.py", "memories/search.py", "memories/bulk.py", *CHECK_MODULES),
         settings=(*SEARCH_SETTINGS,),
         switch="MM_EPISODE_WINDOW",
         deployment=_episodes,
@@ -174,8 +193,18 @@ CAPABILITIES: tuple[Capability, ...] = (
             name="scorer",
             implementation=declared("memories.scorer", f"{dim.upper()}/scorer"),
             summary=f"the bundled scorer fills {dim.upper()} scores on bulk writes",
-            modules=("memories/scorer.py", "memories/data/scorer_model.json"),
-            settings=("MM_STARE_AUTO_SKIP_DIMS", "MM_STARE_AUTO_SKIP_CATEGORIES", "MM_EMBEDDER"),
+            modules=(
+                "memories/scorer.py",
+                "memories/data/scorer_model.json",
+                "memories/data/scorer_calibration.json",
+                *CHECK_MODULES,
+            ),
+            settings=(
+                "MM_STARE_AUTO_SKIP_DIMS",
+                "MM_STARE_AUTO_SKIP_CATEGORIES",
+                "MM_EMBEDDER",
+                "MM_EMBEDDER_MODEL",
+            ),
             switch="MM_STARE_AUTO_SKIP_DIMS",
             deployment=_scorer(dim),
             checks=(

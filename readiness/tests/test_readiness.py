@@ -91,22 +91,55 @@ def test_changed_settings_or_code_make_a_pass_stale(db, settings, monkeypatch):
 
 
 def test_no_pass_without_a_passing_record(db):
+    from readiness.evidence import code_version, config_version
+
     cap, synthetic = check("E/anchor", "e.anchor.reply_found")
-    # A row that says it passed but whose value misses the threshold, one for another check
-    # id, and one recorded under another threshold: none of them is a passing record.
+    current = {"code_version": code_version(cap), "config_version": config_version(cap)}
+    # A row for the current code that says it passed though its value misses the threshold.
     Evidence.objects.create(
         capability=cap.key, check_id=synthetic.id, kind="synthetic", metric="m",
-        threshold=synthetic.threshold, value=0.2, passed=True,
-        code_version="x", config_version="y",
+        threshold=synthetic.threshold, value=0.2, passed=True, **current,
     )  # fmt: skip
-    assert by_key()["E/anchor"].verdict != "pass"
-    record(cap, synthetic, 0.2)
     assert by_key()["E/anchor"].verdict == "fail"
+    # One that passed against an easier threshold than the check's.
+    Evidence.objects.create(
+        capability=cap.key, check_id=synthetic.id, kind="synthetic", metric="m",
+        threshold=0.1, value=0.2, passed=True, **current,
+    )  # fmt: skip
+    assert by_key()["E/anchor"].verdict == "stale"
     Evidence.objects.all().delete()
     other_cap, other = check("S/core", "s.core.significance_orders")
     record(other_cap, other, 1.0)
     assert by_key()["E/anchor"].verdict == "pending"
-    assert all(r.verdict != "pass" for k, r in by_key().items() if k != "S/core")
+    assert all(r.verdict != "pass" for r in readiness_report())
+
+
+def test_a_check_that_crashes_records_a_failure(db, monkeypatch):
+    from readiness import checks
+
+    cap, synthetic = check("E/anchor", "e.anchor.reply_found")
+    record(cap, synthetic, 1.0)
+
+    def broken():  # type: ignore[no-untyped-def]
+        raise RuntimeError("the embedder is gone")
+
+    monkeypatch.setitem(checks.SYNTHETIC, "e.anchor.reply_found", broken)
+    checks.run_checks()
+
+    latest = Evidence.objects.filter(check_id=synthetic.id).order_by("-id").first()
+    assert latest.value is None and not latest.passed
+    assert "the embedder is gone" in latest.detail["error"]
+    assert by_key()["E/anchor"].verdict == "fail"
+
+
+def test_a_failing_synthetic_check_beside_a_passing_gated_one(db):
+    cap, synthetic = check("S/core", "s.core.significance_orders")
+    _, gated = check("S/core", "s.core.locomo_recall")
+    record(cap, synthetic, 0.4)
+    record(cap, gated, 0.9)
+
+    report = by_key()["S/core"]
+    assert report.verdict == "fail" and report.evidence == "none"
 
 
 def test_the_api_and_the_command_show_the_report(db, alice):
