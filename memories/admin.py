@@ -187,14 +187,9 @@ class MemoryAdmin(admin.ModelAdmin):
             try:
                 with transaction.atomic():
                     for memory in queryset:
-                        if action == "forget":
-                            services.memory_forget_by_user(
-                                user=request.user, memory_pk=memory.pk, reason=reason
-                            )
-                        else:
-                            services.memory_feedback_by_user(
-                                user=request.user, memory_pk=memory.pk, action=action, reason=reason
-                            )
+                        services.memory_curate_by_user(
+                            user=request.user, memory_pk=memory.pk, action=action, reason=reason
+                        )
             except MemoryEngineError as exc:
                 self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
                 return None

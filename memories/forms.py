@@ -10,6 +10,7 @@ from memories import rules
 from memories.compile import DISPLAY_MODES
 from memories.decay import PRESET_NAMES
 from memories.models import Memory
+from memories.services import CURATE_ACTIONS
 
 REASON_REQUIRED = "A reason is required: say why."
 
@@ -42,9 +43,7 @@ class SearchForm(forms.Form):
 
 
 class FeedbackForm(forms.Form):
-    action = forms.ChoiceField(
-        choices=[(a, a) for a in ("important", "demote", "pin", "unpin", "forget")]
-    )
+    action = forms.ChoiceField(choices=[(a, a) for a in CURATE_ACTIONS])
     reason = forms.CharField(
         max_length=2000,
         error_messages={"required": REASON_REQUIRED},

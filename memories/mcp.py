@@ -32,7 +32,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from memories import rules, services
 from memories.bulk import memory_remember_bulk
-from memories.compile import DISPLAY_MODES, compile_options, compiled_memory_file
+from memories.compile import DISPLAY_MODES, compiled_memory_file
 from memories.decay import PRESET_NAMES
 from memories.embeddings import EmbedderError
 from memories.errors import MemoryEngineError, NotFound, ValidationFailed
@@ -325,12 +325,8 @@ def forget(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    parsed = parse(CompileInput, arguments)
     compiled = compiled_memory_file(
-        workspace=agent.workspace,
-        agent=agent,
-        as_of=parsed.pop("as_of", None),
-        options=compile_options(**parsed),
+        workspace=agent.workspace, agent=agent, **parse(CompileInput, arguments)
     )
     return _result(compiled.markdown, compiled_to_dict(compiled))
 

@@ -13,7 +13,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memories import rules
-from memories.compile import DISPLAY_MODES
+from memories.compile import DISPLAY_MODES, compile_options
 from memories.decay import PRESET_NAMES
 from memories.errors import ValidationFailed
 from memories.models import STARE_DIMENSIONS, Memory
@@ -239,6 +239,12 @@ class CompileInput(StrictSerializer):
         error_messages={"invalid": "must be true or false."},
         help_text="End each line with its mem_id; default MM_COMPILE_SHOW_IDS.",
     )
+
+    def to_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``compiled_memory_file`` (besides whose file)."""
+        data = dict(self.validated_data)
+        as_of = data.pop("as_of", None)
+        return {"as_of": as_of, "options": compile_options(**data)}
 
 
 def parse_bulk(data: Any) -> list[dict[str, Any]]:

@@ -629,11 +629,23 @@ def memory_forget_by_user(*, user: Any, memory_pk: int, reason: str) -> Memory:
     return _apply_forget(_curated(user, memory_pk), reason, user=user)
 
 
+#: What a team member can do to a memory: the feedback actions, and forget.
+CURATE_ACTIONS = (*FEEDBACK_ACTIONS, Action.FORGET.value)
+
+
+def memory_curate_by_user(*, user: Any, memory_pk: int, action: str, reason: str) -> Memory:
+    """One of ``CURATE_ACTIONS`` by a team member (the dashboard and the admin)."""
+    if action == Action.FORGET:
+        return memory_forget_by_user(user=user, memory_pk=memory_pk, reason=reason)
+    return memory_feedback_by_user(user=user, memory_pk=memory_pk, action=action, reason=reason)
+
+
 __all__ = [
     "FEEDBACK_ACTIONS",
     "agent_authenticate",
     "agent_create",
     "memory_feedback",
+    "memory_curate_by_user",
     "memory_feedback_by_user",
     "memory_forget_by_user",
     "user_may_curate",

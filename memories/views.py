@@ -270,12 +270,9 @@ def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
         return redirect(back)
     action, reason = form.cleaned_data["action"], form.cleaned_data["reason"]
     try:
-        if action == "forget":
-            services.memory_forget_by_user(user=request.user, memory_pk=memory.pk, reason=reason)
-        else:
-            services.memory_feedback_by_user(
-                user=request.user, memory_pk=memory.pk, action=action, reason=reason
-            )
+        services.memory_curate_by_user(
+            user=request.user, memory_pk=memory.pk, action=action, reason=reason
+        )
     except MemoryEngineError as exc:
         messages.error(request, exc.message)
     else:

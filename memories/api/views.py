@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from memories import services
 from memories.bulk import memory_remember_bulk
-from memories.compile import compile_options, compiled_memory_file
+from memories.compile import compiled_memory_file
 from memories.errors import ValidationFailed
 from memories.presenters import (
     bulk_result_to_dict,
@@ -157,13 +157,9 @@ class CompiledFileApi(APIView):
             raise ValidationFailed.single(
                 "format", f"{representation!r} is not one of: markdown, json."
             )
-        arguments = parse(CompileInput, params)
         agent = request.user
         compiled = compiled_memory_file(
-            workspace=agent.workspace,
-            agent=agent,
-            as_of=arguments.pop("as_of", None),
-            options=compile_options(**arguments),
+            workspace=agent.workspace, agent=agent, **parse(CompileInput, params)
         )
         if representation == "json":
             return Response(compiled_to_dict(compiled))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.compile import compile_options, compiled_memory_file
+from memories.compile import compiled_memory_file
 from memories.errors import MemoryEngineError
 from memories.management.commands._agent import command_error, resolve_agent
 from memories.models import Workspace
@@ -47,12 +47,7 @@ class Command(BaseCommand):
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         workspace, agent = self._whose(options)
-        compiled = compiled_memory_file(
-            workspace=workspace,
-            agent=agent,
-            as_of=arguments.pop("as_of", None),
-            options=compile_options(**arguments),
-        )
+        compiled = compiled_memory_file(workspace=workspace, agent=agent, **arguments)
         text = (
             json.dumps(compiled_to_dict(compiled), indent=2, ensure_ascii=False) + "\n"
             if options["json"]
