@@ -2,6 +2,8 @@ import pytest
 
 from meaning_memory.testing import Actor, make_actor
 
+pytest_plugins = ["meaning_memory.pytest_plugin"]
+
 
 @pytest.fixture(autouse=True)
 def _fresh_statistics():

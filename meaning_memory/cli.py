@@ -1,4 +1,9 @@
-"""``meaning-memory <command>``: the same commands as ``python manage.py <command>``."""
+"""``meaning-memory <command>``: the same commands as ``python manage.py <command>``.
+
+When the embedded PostgreSQL cannot start or one of its processes dies under a command, the
+command ends with one message that says why (``meaning_memory.embedded.failure_message``), not
+with a traceback through Django's internals.
+"""
 
 from __future__ import annotations
 
@@ -10,4 +15,13 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "meaning_memory.settings")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(argv if argv is not None else sys.argv)
+    try:
+        execute_from_command_line(argv if argv is not None else sys.argv)
+    except Exception as exc:
+        from meaning_memory.embedded import failure_message
+
+        message = failure_message(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"Error: {message}\n")
+        sys.exit(1)

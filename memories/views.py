@@ -27,8 +27,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from memories import services
 from memories.compile import compile_options, compiled_memory_file, stare_marks
 from memories.errors import MemoryEngineError, ValidationFailed
-from memories.forms import AgentForm, CompileForm, FeedbackForm, SearchForm
-from memories.models import Agent, Membership, Memory, ProvenanceEvent
+from memories.forms import AgentForm, CompileForm, FeedbackForm, MemberForm, SearchForm
+from memories.models import Agent, Membership, Memory, ProvenanceEvent, Workspace
 from memories.search import memory_search
 from memories.selectors import is_mem_id
 from memories.serializers import SearchInput, parse
@@ -42,14 +42,34 @@ FEEDBACK_LABELS = {
 }
 
 
+def _memberships(user: Any) -> list[Membership]:
+    """The workspaces the user sees, each with the user's role: a superuser sees every
+    workspace, as an admin (an unsaved membership where there is none)."""
+    own = list(Membership.objects.filter(user=user).select_related("workspace"))
+    if not user.is_superuser:
+        return own
+    by_workspace = {membership.workspace_id: membership for membership in own}
+    return [
+        by_workspace.get(workspace.pk)
+        or Membership(user=user, workspace=workspace, role=Membership.Role.ADMIN)
+        for workspace in Workspace.objects.order_by("slug")
+    ]
+
+
 def _membership(request: HttpRequest, slug: str) -> Membership:
     membership = (
         Membership.objects.select_related("workspace")
         .filter(user=request.user, workspace__slug=slug)
         .first()
     )
+    if membership is None and request.user.is_superuser:
+        workspace = Workspace.objects.filter(slug=slug).first()
+        if workspace is not None:
+            membership = Membership(user=request.user, workspace=workspace, role="admin")
     if membership is None:
         raise Http404("No such workspace.")
+    if request.user.is_superuser:
+        membership.role = Membership.Role.ADMIN
     return membership
 
 
@@ -58,7 +78,8 @@ def _context(request: HttpRequest, membership: Membership, **extra: Any) -> dict
         "membership": membership,
         "workspace": membership.workspace,
         "can_curate": membership.can_curate,
-        "workspaces": Membership.objects.filter(user=request.user).select_related("workspace"),
+        "is_admin": membership.role == Membership.Role.ADMIN,
+        "workspaces": _memberships(request.user),
         **extra,
     }
 
@@ -70,10 +91,10 @@ def home(request: HttpRequest) -> HttpResponse:
         if not re.fullmatch(r"[-a-zA-Z0-9_]+", chosen):
             raise Http404("No such workspace.")
         return redirect("dashboard:overview", slug=chosen)
-    first = Membership.objects.filter(user=request.user).select_related("workspace").first()
-    if first is None:
+    visible = _memberships(request.user)
+    if not visible:
         return render(request, "memories/no_workspace.html")
-    return redirect("dashboard:overview", slug=first.workspace.slug)
+    return redirect("dashboard:overview", slug=visible[0].workspace.slug)
 
 
 @login_required
@@ -362,4 +383,56 @@ def agents(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "memories/agents.html",
         _context(request, membership, agents=listed, form=form, token=token),
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def members(request: HttpRequest, slug: str) -> HttpResponse:
+    """The workspace's members and their roles; its admins add members by username, change a
+    role, or remove a member (never the last admin)."""
+    membership = _membership(request, slug)
+    workspace = membership.workspace
+    form = MemberForm(request.POST if "username" in request.POST else None)
+    if request.method == "POST":
+        if membership.role != Membership.Role.ADMIN:
+            raise PermissionDenied("Only the workspace's admins manage its members.")
+        try:
+            if "remove" in request.POST:
+                member_id = request.POST["remove"]
+                if not (member_id.isdigit() and len(member_id) < 19):
+                    raise Http404("No such member.")
+                removed = services.membership_remove(
+                    by=request.user, workspace=workspace, membership_id=int(member_id)
+                )
+                messages.success(request, f"{removed.user} is no longer a member.")
+                return redirect("dashboard:members", slug=slug)
+            if form.is_valid():
+                saved = services.membership_set(
+                    by=request.user,
+                    workspace=workspace,
+                    username=form.cleaned_data["username"],
+                    role=form.cleaned_data["role"],
+                )
+                messages.success(request, f"{saved.user} is a {saved.role} of {workspace.slug}.")
+                return redirect("dashboard:members", slug=slug)
+        except ValidationFailed as exc:
+            for field, field_errors in exc.errors.items():
+                if field == "member":
+                    messages.error(request, " ".join(field_errors))
+                else:
+                    form.add_error(field if field in form.fields else None, " ".join(field_errors))
+            if "remove" in request.POST:
+                return redirect("dashboard:members", slug=slug)
+        except MemoryEngineError as exc:  # NotFound
+            raise Http404(exc.message) from exc
+    listed = (
+        Membership.objects.filter(workspace=workspace)
+        .select_related("user")
+        .order_by("user__username")
+    )
+    return render(
+        request,
+        "memories/members.html",
+        _context(request, membership, members=listed, form=form),
     )

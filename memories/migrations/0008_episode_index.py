@@ -2,8 +2,9 @@
 in the scope (``services.episode_before``). Without it the lookup reads all of the scope's
 memories. Built concurrently, so outside a transaction."""
 
-from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
+
+from memories.concurrent_indexes import AddIndexConcurrentlyOnce
 
 
 class Migration(migrations.Migration):
@@ -11,7 +12,7 @@ class Migration(migrations.Migration):
     dependencies = [("memories", "0007_memory_episode_embedding_follows")]
 
     operations = [
-        AddIndexConcurrently(
+        AddIndexConcurrentlyOnce(
             model_name="memory",
             index=models.Index(
                 condition=models.Q(("session", ""), _negated=True),

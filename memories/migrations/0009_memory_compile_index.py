@@ -2,8 +2,9 @@
 active memory in a workspace's scopes (``memories.compile``): an index-only scan instead of a
 read of the wide rows. Built concurrently, so outside a transaction."""
 
-from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
+
+from memories.concurrent_indexes import AddIndexConcurrentlyOnce
 
 
 class Migration(migrations.Migration):
@@ -11,7 +12,7 @@ class Migration(migrations.Migration):
     dependencies = [("memories", "0008_episode_index")]
 
     operations = [
-        AddIndexConcurrently(
+        AddIndexConcurrentlyOnce(
             model_name="memory",
             index=models.Index(
                 condition=models.Q(("status", "active")),

