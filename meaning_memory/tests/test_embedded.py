@@ -71,6 +71,15 @@ def wait_for(predicate, timeout: float, what: str):  # type: ignore[no-untyped-d
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.fixture(autouse=True)
+def _no_server_left(tmp_path):
+    """A failing test must not leave its own server running."""
+    yield
+    for process in postgres_of(tmp_path):
+        if process.ppid() == 1 or process.parent() is None or process.parent().name() != "postgres":
+            process.send_signal(signal.SIGQUIT)
+
+
 def test_help_and_version_do_not_start_postgres(tmp_path):
     data = tmp_path / "data"
     assert "serve" in engine(data, "help").stdout
@@ -132,21 +141,21 @@ with connection.cursor() as cursor:
     cursor.execute("SHOW server_version")
     version = cursor.fetchone()[0]
 alice = Agent.objects.get(name="alice")
-found = memory_search(agent=alice, query="When does the staging database get rebuilt?", limit=3)
+found = memory_search(agent=alice, query="Where do the invoices go?", limit=3)
 print(json.dumps({"rows": rows, "vector": vector, "available": available, "indexes": indexes,
                   "plan": plan, "nearest": nearest, "version": version,
-                  "found": [hit.memory.text for hit in found.results]}))
+                  "found": [hit.memory.text for hit in found]}))
 """
-    out = subprocess.run(
+    checked = subprocess.run(
         [sys.executable, "-c", check],
         cwd=ROOT,
         env=engine_env(data, DJANGO_SETTINGS_MODULE="meaning_memory.settings"),
         capture_output=True,
         text=True,
         timeout=300,
-        check=True,
-    ).stdout
-    state = json.loads(out.strip().splitlines()[-1])
+    )
+    assert checked.returncode == 0, checked.stderr
+    state = json.loads(checked.stdout.strip().splitlines()[-1])
 
     assert state["version"].startswith("18.")
     assert state["vector"] == state["available"] != expected["vector"], "vector was not updated"
@@ -158,7 +167,9 @@ print(json.dumps({"rows": rows, "vector": vector, "available": available, "index
     assert any(name.startswith("memory_hnsw_ws_") for name in state["indexes"])
     assert "memory_embedding_hnsw" in state["plan"], state["plan"]
     assert state["nearest"] == expected["memories"][0]["mem_id"]
-    assert state["found"][0] == "The staging database is rebuilt every night at 02:00 UTC."
+    assert state["found"][0] == (
+        "Acme's invoices go to billing@acme.example, not to the account manager."
+    )
     wait_for(lambda: not postgres_of(pgdata), 20, "the server to stop after the last command")
 
 
@@ -206,7 +217,7 @@ def test_a_server_process_killed_by_sigill_is_explained(tmp_path):
             command.kill()
     assert command.returncode == 1, stderr
     assert "Traceback" not in stderr, stderr
-    assert stderr.startswith("Error: The embedded PostgreSQL failed"), stderr
+    assert "Error: The embedded PostgreSQL failed" in stderr, stderr
     assert "killed by SIGILL" in stderr and "does not fit this CPU" in stderr, stderr
     assert "terminated by signal 4: Illegal instruction" in stderr, stderr  # the log's tail
     wait_for(lambda: not postgres_of(pgdata), 20, "the server to stop after the command")

@@ -32,9 +32,9 @@ from meaning_memory.embedded import EmbeddedServer, configured_server, signals_i
 from memories.tasks import ensure_schedules
 
 #: How long the web server and the worker get to finish what they are doing.
-STOP_GRACE_SECONDS = 6
+STOP_GRACE_SECONDS = 3
 #: uvicorn's own limit for open connections (MCP streams) to close, inside the grace period.
-WEB_GRACEFUL_SECONDS = 4
+WEB_GRACEFUL_SECONDS = 2
 
 
 class Command(BaseCommand):
