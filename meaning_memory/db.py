@@ -80,3 +80,25 @@ def embedded_database(data_dir: Path, *, shared_buffers: str | None = None) -> d
         "OPTIONS": {},
         "EMBEDDED": {"DATA_DIR": str(data_dir), "SHARED_BUFFERS": shared_buffers},
     }
+
+
+#: What a forked child inherited from its parent and must neither use nor close.
+_inherited: list[object] = []
+
+
+def forget_connections_after_fork() -> None:
+    """In a forked child (django-q2's cluster forks its pusher, workers and monitor), the
+    parent's connections and connection pool are not the child's: their sockets carry the
+    parent's sessions, and the pool's threads did not survive the fork (a pool without them
+    never hands out a new connection: ``PoolTimeout``). Forget them without closing them
+    (closing would end the parent's sessions); the child opens its own on first use."""
+    from django.db import connections
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    if DatabaseWrapper._connection_pools:
+        _inherited.append(dict(DatabaseWrapper._connection_pools))
+        DatabaseWrapper._connection_pools.clear()
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None:
+            _inherited.append(connection.connection)
+            connection.connection = None

@@ -139,7 +139,7 @@ class EmbeddedServer:
         # This process detaches at exit through ``release`` (which bounds how long stopping
         # may take), not through the package's own exit handler.
         atexit.unregister(server._cleanup)
-        atexit.register(self.release)
+        atexit.register(self._release_at_exit)
         self._server = server
         info = server.get_postmaster_info()
         address = Address(
@@ -253,6 +253,14 @@ class EmbeddedServer:
             if alive != pids:
                 handles.put(alive)
 
+    def _release_at_exit(self) -> None:
+        """At exit, first wait for this process's forked children (django-q2's cluster forks
+        its workers and leaves them running while its main thread exits): they use the
+        server through this process's attachment."""
+        if self._pid == os.getpid():
+            _wait_for_forked_children()
+        self.release()
+
     def release(self, *, immediate: bool = False) -> None:
         """Detach this process (at exit, or earlier): the server stops if no live process of
         the engine still uses it. Dead processes' handles are forgotten first. A forked child
@@ -363,6 +371,26 @@ class EmbeddedServer:
             log_path=self.log_path,
             kernel_lines=kernel_invalid_opcode_lines(),
         )
+
+
+def _wait_for_forked_children() -> None:
+    """Wait until the children forked from this process (same command line) have exited;
+    other children (commands it started) are not waited for."""
+    import psutil
+
+    me = psutil.Process()
+    try:
+        command = me.cmdline()
+        forked = [
+            child
+            for child in me.children(recursive=True)
+            if _process_alive(child.pid) and child.cmdline() == command
+        ]
+    except psutil.Error:
+        return
+    while forked:
+        _, forked = psutil.wait_procs(forked, timeout=1)
+        forked = [child for child in forked if _process_alive(child.pid)]
 
 
 #: A server process or the postmaster itself killed by a signal, as PostgreSQL logs it.

@@ -9,6 +9,7 @@ from pathlib import Path
 from meaning_memory.db import (
     PREPARE_ONLY_WHEN_ASKED,
     embedded_database,
+    forget_connections_after_fork,
     parse_database_url,
     search_options,
 )
@@ -113,6 +114,8 @@ DATABASES = {
 # it sat idle (a restart, an idle timeout, pg_terminate_backend) is replaced, not handed out.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A forked child (the worker cluster's processes) opens its own connections and pool.
+os.register_at_fork(after_in_child=forget_connections_after_fork)
 DATABASES["default"]["OPTIONS"]["pool"] = {
     "min_size": 1,
     "max_size": envint("MM_DB_POOL_SIZE", 8, minimum=1),

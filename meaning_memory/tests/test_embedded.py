@@ -56,6 +56,8 @@ def postgres_of(pgdata: Path) -> list[psutil.Process]:
 def connect(pgdata: Path, dbname: str = "meaning_memory") -> psycopg.Connection:
     """A plain connection to a running embedded server, read from its postmaster.pid."""
     lines = (pgdata / "postmaster.pid").read_text().splitlines()
+    if len(lines) < 8 or lines[7].strip() != "ready":
+        raise psycopg.OperationalError(f"the server of {pgdata} is not ready")
     return psycopg.connect(
         host=lines[4], port=lines[3], user="postgres", dbname=dbname, autocommit=True
     )

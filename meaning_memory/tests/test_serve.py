@@ -1,5 +1,6 @@
 """The README's first command, end to end: serve on a fresh embedded database, create an agent,
-remember and search over HTTP, then Ctrl-C stops the server, the worker and PostgreSQL."""
+remember and search over HTTP, then Ctrl-C stops the server, the worker and PostgreSQL: within
+10 seconds, no process of its tree left (the worker's children and the database's included)."""
 
 import json
 import os
@@ -11,6 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,9 +35,8 @@ def call(url: str, token: str, body: dict) -> dict:
         return json.loads(response.read())
 
 
-@pytest.mark.slow
-def test_serve_remember_search_and_stop(tmp_path):
-    env = {**os.environ, "MM_DATA_DIR": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
+def start_serve(data_dir: Path) -> tuple[subprocess.Popen, int]:
+    env = {**os.environ, "MM_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"}
     env.pop("DATABASE_URL", None)
     port = free_port()
     server = subprocess.Popen(
@@ -46,16 +47,58 @@ def test_serve_remember_search_and_stop(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    try:
-        lines = []
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            line = server.stdout.readline()
-            lines.append(line)
-            if "is serving on" in line or server.poll() is not None:
-                break
-        assert f"http://127.0.0.1:{port}/" in lines[-1], "".join(lines)
+    lines = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = server.stdout.readline()
+        lines.append(line)
+        if "is serving on" in line or server.poll() is not None:
+            break
+    assert f"http://127.0.0.1:{port}/" in lines[-1], "".join(lines)
+    return server, port
 
+
+def process_tree(server: subprocess.Popen, pgdata: Path) -> list[psutil.Process]:
+    """serve, its children and theirs (web server, worker cluster), and the embedded
+    PostgreSQL with its processes."""
+    root = psutil.Process(server.pid)
+    postmaster = psutil.Process(int((pgdata / "postmaster.pid").read_text().split()[0]))
+    tree = [root, *root.children(recursive=True), postmaster, *postmaster.children()]
+    assert len(tree) >= 8, tree  # serve, web, cluster and its workers; the database's own
+    return tree
+
+
+def still_running(processes: list[psutil.Process]) -> list[psutil.Process]:
+    alive = []
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+def stop_and_wait(server: subprocess.Popen, tree, signals) -> tuple[str, float]:
+    started = time.monotonic()
+    for number, signum in enumerate(signals):
+        if number:
+            time.sleep(0.3)
+        server.send_signal(signum)
+    output, _ = server.communicate(timeout=60)
+    while still_running(tree) and time.monotonic() - started < 10:
+        time.sleep(0.05)
+    return output, time.monotonic() - started
+
+
+@pytest.mark.slow
+def test_serve_remember_search_and_stop(tmp_path):
+    server, port = start_serve(tmp_path / "data")
+    tree = []
+    try:
+        tree = process_tree(server, tmp_path / "data" / "pg")
+        env = {**os.environ, "MM_DATA_DIR": str(tmp_path / "data")}
+        env.pop("DATABASE_URL", None)
         token = subprocess.run(
             [
                 sys.executable,
@@ -88,12 +131,27 @@ def test_serve_remember_search_and_stop(tmp_path):
         result = over_http(f"http://127.0.0.1:{port}", token, search)
         assert result.structured_content["results"][0]["mem_id"] == stored["mem_id"]
     finally:
-        server.send_signal(signal.SIGINT)
-        output, _ = server.communicate(timeout=60)
+        output, _ = stop_and_wait(server, tree, [signal.SIGINT])
     assert server.returncode == 0, output
     assert "Stopping" in output
-    pgdata = tmp_path / "data" / "pg"
-    deadline = time.monotonic() + 20
-    while (pgdata / "postmaster.pid").exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not (pgdata / "postmaster.pid").exists(), "embedded PostgreSQL still running"
+    assert still_running(tree) == [], output
+    assert not (tmp_path / "data" / "pg" / "postmaster.pid").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "signals",
+    [[signal.SIGTERM], [signal.SIGINT, signal.SIGINT]],
+    ids=["SIGTERM", "Ctrl-C twice"],
+)
+def test_a_stop_leaves_no_process_behind(tmp_path, signals):
+    server, _ = start_serve(tmp_path / "data")
+    try:
+        tree = process_tree(server, tmp_path / "data" / "pg")
+    except BaseException:
+        server.kill()
+        raise
+    output, seconds = stop_and_wait(server, tree, signals)
+    assert server.returncode == 0, output
+    assert still_running(tree) == [], f"left after {seconds:.1f} s: {still_running(tree)}"
+    assert "Traceback" not in output, output

@@ -90,3 +90,42 @@ def test_the_worker_schedule_is_created_once(db):
     schedule = Schedule.objects.get()
     assert schedule.func == "memories.tasks.sync_workspace_indexes"
     assert schedule.schedule_type == Schedule.HOURLY
+
+
+def leave_invalid_index(name: str) -> None:
+    """What a crash or a kill in the middle of ``CREATE INDEX CONCURRENTLY`` leaves: an
+    INVALID index of that name (here from a unique build that fails on duplicates)."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS leftover (x int)")
+        cursor.execute("INSERT INTO leftover VALUES (1), (1)")
+        with pytest.raises(Exception, match="could not create unique index"):
+            cursor.execute(f"CREATE UNIQUE INDEX CONCURRENTLY {name} ON leftover (x)")
+        cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass", [name])
+        assert cursor.fetchone() == (False,)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_index_build_that_crashed_is_rebuilt(shared_table, alice):
+    workspace = alice.agent.workspace_id
+    try:
+        leave_invalid_index(f"memory_hnsw_ws_{workspace}")
+        assert existing_workspace_indexes() == set()  # an invalid index serves no search
+
+        result = workspace_indexes_sync()
+
+        assert result.created == [workspace]
+        assert existing_workspace_indexes() == {workspace}
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT c.relname, i.indrelid::regclass::text, i.indisvalid FROM pg_index i "
+                "JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname LIKE %s",
+                [f"memory_%_ws_{workspace}"],
+            )
+            rows = sorted(cursor.fetchall())
+        assert rows == [
+            (f"memory_gin_ws_{workspace}", "memories_memory", True),
+            (f"memory_hnsw_ws_{workspace}", "memories_memory", True),
+        ]
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS leftover")

@@ -1,0 +1,87 @@
+"""The background worker (django-q2's cluster) as a real process: its connections to the broker
+survive being closed by the server (an idle timeout, a restart, ``pg_terminate_backend``), the
+next task still runs, and nothing is logged above INFO."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from meaning_memory.tests.test_embedded import connect, engine, engine_env, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow
+
+
+def enqueue(data: Path) -> str:
+    return (
+        engine(
+            data,
+            "shell",
+            "-c",
+            "from django_q.tasks import async_task\n"
+            "print(async_task('memories.tasks.sync_workspace_indexes'))",
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+
+
+def succeeded(pgdata: Path, task_id: str) -> bool:
+    try:
+        with connect(pgdata) as conn:
+            row = conn.execute(
+                "SELECT success FROM django_q_task WHERE id = %s", [task_id]
+            ).fetchone()
+    except (OSError, psycopg.OperationalError):  # the server is (re)starting
+        return False
+    return bool(row and row[0])
+
+
+def test_the_worker_survives_its_connections_being_closed(tmp_path):
+    data = tmp_path / "data"
+    pgdata = data / "pg"
+    engine(data, "migrate", "--no-input")
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "meaning_memory", "qcluster"],
+            cwd=ROOT,
+            # WARNING: only a warning or an error would be printed, so any line is a failure.
+            env=engine_env(data, MM_LOG_LEVEL="WARNING"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        first = enqueue(data)
+        wait_for(lambda: succeeded(pgdata, first), 60, "the first task")
+
+        with connect(pgdata) as conn:
+            closed = conn.execute(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND backend_type = 'client backend'"
+            ).fetchone()[0]
+        assert closed >= 2  # the broker's (pusher) and the worker's connections at least
+        time.sleep(1)  # the pusher polls the broker meanwhile, on a closed connection
+
+        second = enqueue(data)
+        wait_for(lambda: succeeded(pgdata, second), 60, "the task after the connections closed")
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+    printed = log.read_text()
+    assert printed.strip() == "", printed
