@@ -243,7 +243,15 @@ def main() -> None:
     parser.add_argument(
         "--locomo", type=Path, default=ROOT.parent / "shared/data/locomo/locomo_dev7.json"
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest size and a few queries, to show the benchmark still runs (CI)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.runs, args.reuse = "1000", 2, False
+        args.data_dir = ROOT / "benchmarks/out/smoke-compile"
     sizes = [int(s) for s in args.sizes.split(",")]
 
     setup_django(args.data_dir)

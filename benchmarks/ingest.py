@@ -121,7 +121,15 @@ def main() -> None:
     )
     parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks/out/ingest-db")
     parser.add_argument("--json", type=Path, help="Also write the results here.")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest size and a few queries, to show the benchmark still runs (CI)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.seed_lines = "100", 200
+        args.data_dir = ROOT / "benchmarks/out/smoke-ingest"
 
     setup_django(args.data_dir)
     reset()

@@ -208,10 +208,19 @@ def main() -> None:
         action="store_true",
         help="search the memories a previous run loaded (with the same --data and --speaker)",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest size and a few queries, to show the benchmark still runs (CI)",
+    )
     args = parser.parse_args()
     if not args.data.exists():
         parser.error(f"--data {args.data} does not exist")
     conversations = read(args.data)
+    if args.smoke:  # one conversation, its first 20 questions
+        conversations = conversations[:1]
+        conversations[0].questions = conversations[0].questions[:20]
+        args.data_dir, args.reuse = ROOT / "benchmarks/out/smoke-locomo", False
 
     setup_django(args.data_dir)
     from django.test.utils import override_settings

@@ -131,12 +131,21 @@ def main() -> None:
     )
     parser.add_argument("--train", type=int, default=4, help="conversations to fit on")
     parser.add_argument("--write", action="store_true", help="store model and measurement")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest size and a few queries, to show the benchmark still runs (CI)",
+    )
     args = parser.parse_args()
+    if args.smoke and args.write:
+        parser.error("--smoke measures three conversations: it writes nothing")
+    if args.smoke:
+        args.train = 2
 
-    setup_django(ROOT / "benchmarks/out/scorer-db")
+    setup_django(ROOT / "benchmarks/out/" / ("smoke-scorer-db" if args.smoke else "scorer-db"))
     from memories import scorer
 
-    conversations = read(args.data)
+    conversations = read(args.data)[: 3 if args.smoke else None]
     texts, groups, labels = [], [], {dim: [] for dim in LABELS}
     for number, conversation in enumerate(conversations):
         evidence: dict[int | None, set[str]] = {None: set(), 1: set(), 2: set()}

@@ -46,8 +46,10 @@ TWO_YEARS_S = 2 * 365 * 86_400
 #: Indexes dropped before a bulk load and rebuilt after it (the migrations' own definitions).
 INDEXES = ("memory_embedding_hnsw", "memory_search_vector_gin")
 #: Columns COPY fills per row, then columns with one value for every row ('' = blank default).
-VARYING = "mem_id workspace_id scope_id text source significance created_at updated_at embedding"
+VARYING = "mem_id workspace_id scope_id text source content_hash significance created_at updated_at"
+VARYING += " embedding"
 CONSTANT: dict[str, object] = {"category": "fact", "memory_type": "semantic", "pinned": False}
+CONSTANT |= {"idempotency_key": ""}
 CONSTANT |= {"status": "active", "session": "", "thread": ""}
 CONSTANT |= {"embedding_model": "all-MiniLM-L6-v2-onnx-int8"}  # embeddings.LOCAL_MODEL_NAME
 CONSTANT |= {f"{dimension}_origin": "" for dimension in "stare"}
@@ -149,6 +151,8 @@ def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any])
     from pgvector.psycopg import register_vector
     from psycopg.types.json import Jsonb
 
+    from memories.services import content_hash
+
     connection.ensure_connection()
     raw = connection.connection
     register_vector(raw)
@@ -168,7 +172,8 @@ def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any])
             for i in range(n):
                 workspace_id, scope_id, source = owners[owner[i]]
                 created = now - timedelta(seconds=ages[i])
-                head = (mem_id(first + i, key), workspace_id, scope_id, texts[i], source)
+                digest = content_hash(scope_id=scope_id, source=source, text=texts[i])
+                head = (mem_id(first + i, key), workspace_id, scope_id, texts[i], source, digest)
                 copy.write_row((*head, significance[i], created, created, vectors[i], *tail))
         print(f"  loaded {first + n:,}/{size:,} rows", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - started
@@ -447,7 +452,15 @@ def main() -> None:
         type=int,
         help="build the HNSW indexes with this ef_construction instead of the engine's own",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest size and a few queries, to show the benchmark still runs (CI)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.queries, args.warmup, args.exact_queries = "1000", 5, 5, 5
+        args.data_dir = ROOT / "benchmarks/out/smoke-latency"
     sizes = [int(s) for s in args.sizes.split(",")]
     layouts = args.layouts.split(",")
     if set(layouts) - {"one", "spread"} or args.queries < 1 or min(sizes) < 1:

@@ -438,7 +438,10 @@ def explain_crash(
         parts.append(f"A PostgreSQL server process was killed by {names}.")
     if kernel_lines:
         parts.append("Kernel log:\n  " + "\n  ".join(kernel_lines))
-    tail = [line for line in log_lines if line.strip()][-LOG_TAIL_LINES:]
+    killed = [line for line in log_lines if _SIGNAL.search(line)][-3:]
+    if killed:
+        parts.append("Its log says:\n  " + "\n  ".join(killed))
+    tail = [line for line in log_lines if line.strip() and line not in killed][-LOG_TAIL_LINES:]
     if tail:
         parts.append(f"Last lines of its log ({log_path}):\n  " + "\n  ".join(tail))
     else:

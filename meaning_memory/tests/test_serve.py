@@ -155,3 +155,37 @@ def test_a_stop_leaves_no_process_behind(tmp_path, signals):
     assert server.returncode == 0, output
     assert still_running(tree) == [], f"left after {seconds:.1f} s: {still_running(tree)}"
     assert "Traceback" not in output, output
+
+
+@pytest.mark.slow
+def test_serve_stops_with_the_reason_when_postgres_gets_sigill(tmp_path):
+    """A server process killed by SIGILL (a build that does not fit this CPU) stops serve with
+    one message that says so; nothing of its tree is left."""
+    from meaning_memory.tests.test_embedded import connect, wait_for
+
+    server, _ = start_serve(tmp_path / "data")
+    pgdata = tmp_path / "data" / "pg"
+    try:
+        tree = process_tree(server, pgdata)
+
+        def a_backend():  # type: ignore[no-untyped-def]
+            with connect(pgdata) as conn:
+                row = conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND backend_type = 'client backend' AND pid <> pg_backend_pid() LIMIT 1"
+                ).fetchone()
+            return row and row[0]
+
+        os.kill(wait_for(a_backend, 30, "a connection of the worker"), signal.SIGILL)
+        output, _ = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert server.returncode == 1, output
+    assert "killed by SIGILL" in output and "does not fit this CPU" in output, output
+    assert "terminated by signal 4: Illegal instruction" in output, output
+    assert "Traceback" not in output, output
+    deadline = time.monotonic() + 10
+    while still_running(tree) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert still_running(tree) == []
