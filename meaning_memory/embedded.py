@@ -126,7 +126,8 @@ class EmbeddedServer:
                 break
             except subprocess.TimeoutExpired:
                 # pg_ctl gave up waiting (the package allows it 10 s), but the postmaster may
-                # still be recovering after a crash: wait for it, then attach.
+                # still be recovering after a crash: wait for it, then attach to it.
+                self._forget_failed_start()
                 if not self._wait_until_ready(deadline):
                     raise self._failure("did not become ready") from None
             except (subprocess.CalledProcessError, RuntimeError, OSError, AssertionError) as exc:
@@ -141,14 +142,9 @@ class EmbeddedServer:
         atexit.unregister(server._cleanup)
         atexit.register(self._release_at_exit)
         self._server = server
-        info = server.get_postmaster_info()
-        address = Address(
-            host=str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1"),
-            port=str(info.port or 5432),
-        )
         try:
-            self._configure(server, address)
-            address = self._address_of(server)
+            self._configure(server, self._address_of(server))
+            address = self._address_of(server)  # a restart may have moved it
             _ensure_database(address, EMBEDDED_DATABASE_NAME)
             _update_extensions(address, EMBEDDED_DATABASE_NAME)
         except Exception as exc:
