@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from common import ROOT, describe, machine, setup_django
-from search_latency import Corpus, mem_id
+from search_latency import Corpus, copy_types, mem_id
 
 TWO_YEARS_S = 2 * 365 * 86_400
 CATEGORIES = ("fact", "decision", "preference", "commitment", "event", "procedure", "observation")
@@ -39,6 +39,7 @@ COLUMNS = [
     "scope_id",
     "text",
     "source",
+    "content_hash",
     "category",
     "significance",
     "pinned",
@@ -53,6 +54,7 @@ COLUMNS = [
     "embedding",
 ]
 CONSTANT: dict[str, object] = {"memory_type": "semantic", "status": "active"}
+CONSTANT |= {"idempotency_key": ""}
 CONSTANT |= {"session": "", "thread": "", "embedding_model": "all-MiniLM-L6-v2-onnx-int8"}
 CONSTANT |= {f"{d}_origin": "" for d in "stare"}
 
@@ -62,7 +64,7 @@ def reset_and_load(corpus: Corpus, sizes: list[int], seed: int) -> tuple[list[An
     from pgvector.psycopg import register_vector
     from psycopg.types.json import Jsonb
 
-    from memories.services import agent_create
+    from memories.services import agent_create, content_hash
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE memories_workspace, memories_memory CASCADE")
@@ -71,12 +73,7 @@ def reset_and_load(corpus: Corpus, sizes: list[int], seed: int) -> tuple[list[An
     raw = connection.connection
     register_vector(raw)
     columns = (*COLUMNS, *CONSTANT, "metadata")
-    types = dict(
-        raw.execute(
-            "SELECT column_name, udt_name FROM information_schema.columns "
-            "WHERE table_name = 'memories_memory'"
-        ).fetchall()
-    )
+    types = copy_types(raw, columns)  # fails, naming them, if a NOT NULL column is not filled
     sql = f"COPY memories_memory ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
     rng = np.random.default_rng(seed)
     now = datetime.now(UTC)
@@ -90,8 +87,12 @@ def reset_and_load(corpus: Corpus, sizes: list[int], seed: int) -> tuple[list[An
         scores = np.where(rng.random((size, 5)) < 1 / 3, np.nan, rng.random((size, 5)))
         category = rng.integers(0, len(CATEGORIES), size)
         key = int(rng.integers(0, 2**63))
+
+        def digest(text: str, scope_id: int = agent.private_scope_id) -> str:
+            return content_hash(scope_id=scope_id, source="bench", text=text)
+
         with raw.cursor() as cursor, cursor.copy(sql) as copy:
-            copy.set_types([types[c] for c in columns])
+            copy.set_types(types)
             for i in range(size):
                 created = now - timedelta(seconds=float(ages[i]))
                 until = created + (now - created) / 2 if expired[i] else None
@@ -103,6 +104,7 @@ def reset_and_load(corpus: Corpus, sizes: list[int], seed: int) -> tuple[list[An
                         agent.private_scope_id,
                         texts[i],
                         "bench",
+                        digest(texts[i]),
                         CATEGORIES[category[i]],
                         float(significance[i]),
                         bool(pinned[i]),

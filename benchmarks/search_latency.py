@@ -102,18 +102,18 @@ def mem_id(n: int, key: int) -> str:
     return f"{((n * 0x9E3779B97F4A7C15) ^ key) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
 
 
-def copy_types(raw: Any) -> list[str]:
-    """Database types of ``COLUMNS``; fails if a NOT NULL column without default is missing."""
+def copy_types(raw: Any, columns: tuple[str, ...] = COLUMNS) -> list[str]:
+    """Database types of ``columns``; fails if a NOT NULL column without default is missing."""
     rows = raw.execute(
         "SELECT column_name, udt_name, is_nullable = 'NO' AND column_default IS NULL "
         "AND is_generated = 'NEVER' AND is_identity = 'NO' FROM information_schema.columns "
         "WHERE table_name = 'memories_memory'"
     ).fetchall()
-    missing = {name for name, _, required in rows if required} - set(COLUMNS)
+    missing = {name for name, _, required in rows if required} - set(columns)
     if missing:
         raise SystemExit(f"memories_memory has NOT NULL columns not filled: {sorted(missing)}")
     types = {name: udt for name, udt, _ in rows}
-    return [types[column] for column in COLUMNS]
+    return [types[column] for column in columns]
 
 
 def reset(workspaces: int) -> tuple[list[Any], dict[str, str]]:
