@@ -14,7 +14,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from meaning_memory.tests.test_embedded import connect, engine, engine_env, wait_for
+from meaning_memory.tests.test_embedded import (  # noqa: F401 (the fixture is used by name)
+    _no_server_left,
+    connect,
+    engine,
+    engine_env,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
