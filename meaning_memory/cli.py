@@ -16,8 +16,11 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "meaning_memory.settings")
     from django.core.management import execute_from_command_line
 
+    argv = argv if argv is not None else sys.argv
     try:
-        execute_from_command_line(argv if argv is not None else sys.argv)
+        if argv[1:2] == ["qcluster"]:
+            _attach_before_forking()
+        execute_from_command_line(argv)
     except Exception as exc:
         from meaning_memory.embedded import failure_message
 
@@ -27,6 +30,19 @@ def main(argv: list[str] | None = None) -> None:
         _quiet_database_pools()
         sys.stderr.write(f"Error: {message}\n")
         sys.exit(1)
+
+
+def _attach_before_forking() -> None:
+    """The worker cluster forks its processes, which end without running exit handlers: the
+    parent holds the embedded server for them, and releases it after they are gone."""
+    import django
+
+    django.setup()
+    from meaning_memory.embedded import configured_server
+
+    server = configured_server()
+    if server is not None:
+        server.ensure_started()
 
 
 def _quiet_database_pools() -> None:

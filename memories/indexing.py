@@ -35,6 +35,8 @@ WORKSPACE_INDEXES = {
     "memory_gin_ws_": "USING gin (search_vector)",
 }
 INDEX_PREFIX = "memory_hnsw_ws_"
+#: The session-level advisory lock that serializes ``workspace_indexes_sync``.
+SYNC_LOCK = 0x4D4D_0001
 _INDEX_NAME = re.compile(r"^(memory_hnsw_ws_|memory_gin_ws_)(\d+)$")
 
 
@@ -89,6 +91,18 @@ def workspace_indexes_sync() -> IndexSync:
     needed. Indexes are built and dropped CONCURRENTLY: searches and writes go on meanwhile."""
     if connection.in_atomic_block:
         raise RuntimeError("workspace_indexes_sync builds indexes concurrently: no transaction")
+    # One sync at a time (the hourly task, index_workspaces, a migration): a build in progress
+    # looks like an invalid leftover to another sync, which would drop it.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [SYNC_LOCK])
+    try:
+        return _sync()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [SYNC_LOCK])
+
+
+def _sync() -> IndexSync:
     wanted, existing = workspaces_needing_an_index(), _workspace_indexes()
     valid = _workspace_indexes(valid_only=True)
     complete = {ws for ws, kinds in valid.items() if kinds == set(WORKSPACE_INDEXES)}

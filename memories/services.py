@@ -629,6 +629,7 @@ def membership_set(*, by: Any, workspace: Workspace, username: str, role: str) -
         raise NotFound(f"no workspace {workspace.slug!r}")
     if acting_role != Membership.Role.ADMIN:
         raise PermissionError("only the workspace's admins manage its members")
+    _lock_members(workspace)
     from django.contrib.auth import get_user_model
 
     errors = Errors()
@@ -665,6 +666,7 @@ def membership_remove(*, by: Any, workspace: Workspace, membership_id: int) -> M
         raise NotFound(f"no workspace {workspace.slug!r}")
     if acting_role != Membership.Role.ADMIN:
         raise PermissionError("only the workspace's admins manage its members")
+    _lock_members(workspace)
     membership = (
         Membership.objects.select_for_update()
         .filter(workspace=workspace, pk=membership_id)
@@ -679,6 +681,12 @@ def membership_remove(*, by: Any, workspace: Workspace, membership_id: int) -> M
     errors.raise_if_any()
     membership.delete()
     return membership
+
+
+def _lock_members(workspace: Workspace) -> None:
+    """Membership changes of one workspace, one at a time (the last-admin rule reads the
+    others' rows): the workspace row is the lock."""
+    Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
 
 
 def _check_not_last_admin(

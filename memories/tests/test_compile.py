@@ -416,10 +416,12 @@ def test_equal_memories_are_ordered_by_their_row(alice):
         for n in range(4)
     ]
 
-    compiled = compile_for(alice)
+    as_of = timezone.now()  # both compiles at one instant: the header shows it to the second
+    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent, as_of=as_of)
+    again = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent, as_of=as_of)
 
     assert [e.mem_id for e in compiled.included] == [m.mem_id for m in memories]
-    assert compiled.markdown == compile_for(alice).markdown
+    assert compiled.markdown == again.markdown
 
 
 def test_header_dates_are_iso_8601_for_any_year(alice):
