@@ -118,7 +118,7 @@ class EmbeddedServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self.pgdata.exists():
             self.forget_dead_handles()
-        self._log_offset = self._log_size()
+        self._log_offset = self.log_offset()
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while True:
             try:
@@ -325,7 +325,8 @@ class EmbeddedServer:
         pid = self.postmaster_pid()
         return pid is not None and _process_alive(pid)
 
-    def _log_size(self) -> int:
+    def log_offset(self) -> int:
+        """Where the server log ends now (a reader's starting point)."""
         try:
             return self.log_path.stat().st_size
         except OSError:
@@ -333,13 +334,7 @@ class EmbeddedServer:
 
     def log_since_start(self) -> list[str]:
         """The server log's lines written since this process started or attached."""
-        try:
-            with self.log_path.open("rb") as log:
-                size = self.log_path.stat().st_size
-                log.seek(self._log_offset if self._log_offset <= size else 0)
-                return log.read().decode("utf-8", "replace").splitlines()
-        except OSError:
-            return []
+        return self.read_log_from(self._log_offset)[0]
 
     def read_log_from(self, offset: int) -> tuple[list[str], int]:
         """The complete lines written to the log from ``offset`` on, and the offset after
@@ -354,9 +349,6 @@ class EmbeddedServer:
             return [], offset
         end = data.rfind(b"\n") + 1
         return data[:end].decode("utf-8", "replace").splitlines(), offset + end
-
-    def log_offset(self) -> int:
-        return self._log_size()
 
     def crash_evidence(self) -> list[str]:
         """Log lines since this process attached that say a server process died."""

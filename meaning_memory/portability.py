@@ -10,6 +10,14 @@ AVX-512 only in functions chosen at run time after the CPU was asked (PostgreSQL
 ``62`` after any legacy prefixes, in 64-bit code) outside such functions. VEX-encoded (AVX,
 AVX2, FMA, BMI) instructions are allowed: the engine's floor is x86-64-v3.
 
+The byte ``62`` is only an EVEX prefix where an instruction begins. Inside an instruction it is
+data: ``movabs $0x3f50624dd2f1a9fc,%rax`` (the double 0.001 in ``contsel``) or the ASCII in
+``movabs $0x7962646e617473`` ("standby"). objdump's default listing wraps an instruction after 7
+bytes, and a continuation line that starts with such a byte looks like an EVEX instruction to a
+scan of that listing (7 in PostgreSQL 18.4's ``postgres``, 4 in 16.14's, none real). The scan
+asks for one line per instruction (``-w --insn-width=15``, the longest x86 instruction) and reads
+only lines that carry a mnemonic.
+
 ``python -m meaning_memory.portability [BUILD_ROOT]`` prints the report (default: the embedded
 build) and exits 1 when it finds any.
 """

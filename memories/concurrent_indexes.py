@@ -11,6 +11,8 @@ checked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations
 
@@ -44,32 +46,36 @@ class IndexBuildFailed(RuntimeError):
     pass
 
 
-def create_index_concurrently(cursor, name: str, statement: str, params=None) -> bool:
-    """Run ``statement`` (a ``CREATE [UNIQUE] INDEX CONCURRENTLY`` of index ``name``) unless a
-    valid index of that name exists; an invalid one is dropped first. True if it built."""
+def build_index_once(cursor, name: str, build: Callable[[], object]) -> bool:
+    """Call ``build`` (a concurrent build of index ``name``) unless a valid index of that name
+    exists; an invalid one is dropped first, and the result is checked. True if it built."""
     drop_invalid_index(cursor, name)
     if index_validity(cursor, name):
         return False
-    cursor.execute(statement, params)
+    build()
     if not index_validity(cursor, name):
         raise IndexBuildFailed(f"index {name} is not valid after its build")
     return True
+
+
+def create_index_concurrently(cursor, name: str, statement: str) -> bool:
+    """Run ``statement``, a ``CREATE [UNIQUE] INDEX CONCURRENTLY`` of index ``name``, once."""
+    return build_index_once(cursor, name, lambda: cursor.execute(statement))
 
 
 class AddIndexConcurrentlyOnce(AddIndexConcurrently):
     """Django's ``AddIndexConcurrently`` that a rerun finishes: see the module docstring."""
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        forwards = super().database_forwards
         if schema_editor.collect_sql:  # sqlmigrate: show the statement, touch nothing
-            return super().database_forwards(app_label, schema_editor, from_state, to_state)
+            return forwards(app_label, schema_editor, from_state, to_state)
         with schema_editor.connection.cursor() as cursor:
-            drop_invalid_index(cursor, self.index.name)
-            if index_validity(cursor, self.index.name):
-                return
-        super().database_forwards(app_label, schema_editor, from_state, to_state)
-        with schema_editor.connection.cursor() as cursor:
-            if not index_validity(cursor, self.index.name):
-                raise IndexBuildFailed(f"index {self.index.name} is not valid after its build")
+            build_index_once(
+                cursor,
+                self.index.name,
+                lambda: forwards(app_label, schema_editor, from_state, to_state),
+            )
 
 
 class RunIndexSQLConcurrentlyOnce(migrations.RunSQL):

@@ -624,12 +624,7 @@ def membership_set(*, by: Any, workspace: Workspace, username: str, role: str) -
     """Add a user to the workspace with ``role``, or change a member's role. Only the
     workspace's admins (and superusers) may; a member who may not gets NotFound for a
     workspace they do not see, PermissionError otherwise."""
-    acting_role = user_workspace_role(by, workspace)
-    if acting_role is None:
-        raise NotFound(f"no workspace {workspace.slug!r}")
-    if acting_role != Membership.Role.ADMIN:
-        raise PermissionError("only the workspace's admins manage its members")
-    _lock_members(workspace)
+    _lock_members_as_admin(by, workspace)
     from django.contrib.auth import get_user_model
 
     errors = Errors()
@@ -661,12 +656,7 @@ def membership_set(*, by: Any, workspace: Workspace, username: str, role: str) -
 @transaction.atomic
 def membership_remove(*, by: Any, workspace: Workspace, membership_id: int) -> Membership:
     """Remove a member (workspace admins and superusers only; never the last admin)."""
-    acting_role = user_workspace_role(by, workspace)
-    if acting_role is None:
-        raise NotFound(f"no workspace {workspace.slug!r}")
-    if acting_role != Membership.Role.ADMIN:
-        raise PermissionError("only the workspace's admins manage its members")
-    _lock_members(workspace)
+    _lock_members_as_admin(by, workspace)
     membership = (
         Membership.objects.select_for_update()
         .filter(workspace=workspace, pk=membership_id)
@@ -683,9 +673,16 @@ def membership_remove(*, by: Any, workspace: Workspace, membership_id: int) -> M
     return membership
 
 
-def _lock_members(workspace: Workspace) -> None:
-    """Membership changes of one workspace, one at a time (the last-admin rule reads the
-    others' rows): the workspace row is the lock."""
+def _lock_members_as_admin(by: Any, workspace: Workspace) -> None:
+    """Only the workspace's admins (and superusers) manage its members: NotFound for a user
+    who does not see the workspace, PermissionError for one who only reads or curates it. Then
+    the workspace row is locked: membership changes of one workspace go one at a time (the
+    last-admin rule reads the other members' rows)."""
+    role = user_workspace_role(by, workspace)
+    if role is None:
+        raise NotFound(f"no workspace {workspace.slug!r}")
+    if role != Membership.Role.ADMIN:
+        raise PermissionError("only the workspace's admins manage its members")
     Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
 
 

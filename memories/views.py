@@ -62,14 +62,13 @@ def _membership(request: HttpRequest, slug: str) -> Membership:
         .filter(user=request.user, workspace__slug=slug)
         .first()
     )
-    if membership is None and request.user.is_superuser:
-        workspace = Workspace.objects.filter(slug=slug).first()
+    if request.user.is_superuser:  # an admin of every workspace, member or not
+        workspace = membership.workspace if membership else None
+        workspace = workspace or Workspace.objects.filter(slug=slug).first()
         if workspace is not None:
             membership = Membership(user=request.user, workspace=workspace, role="admin")
     if membership is None:
         raise Http404("No such workspace.")
-    if request.user.is_superuser:
-        membership.role = Membership.Role.ADMIN
     return membership
 
 

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from meaning_memory.embedded import install_root
-from meaning_memory.portability import describe, objects, scan
+from meaning_memory.portability import describe, evex_by_function, objects, scan
 
 pytestmark = pytest.mark.skipif(
     platform.machine() not in {"x86_64", "AMD64"}, reason="x86-64 builds only"
@@ -76,3 +76,27 @@ def test_an_avx512_instruction_in_an_ordinary_function_is_found(objdump, tmp_pat
     assert f"lib/vector.so: {library.stray_count} instructions in 1 functions: vector_norm" in (
         message
     )
+
+
+def test_a_byte_62_inside_an_instruction_is_not_an_evex_prefix(objdump, tmp_path):
+    """objdump's default listing wraps ``movabs $0x3f50624dd2f1a9fc,%rax`` after 7 bytes, and
+    its continuation line starts with 62: data, not an instruction. PostgreSQL's ``contsel``
+    is such a function; the scan must not count it."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to build the sample")
+    import subprocess
+
+    source = tmp_path / "sel.c"
+    # 0.001's bits as a 64-bit immediate: gcc emits the same movabs as in PostgreSQL's contsel.
+    source.write_text("long contsel(void) { return 0x3f50624dd2f1a9fcL; }\n")
+    library = tmp_path / "sel.so"
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    wrapped = subprocess.run(
+        ["objdump", "-d", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+    # The trap is there: a wrapped line of the default listing begins with the byte 62.
+    assert any(
+        len(line.split("\t")) == 2 and line.split("\t")[1].startswith("62 ")
+        for line in wrapped.splitlines()
+    ), wrapped
+    assert evex_by_function(library) == {}
