@@ -11,14 +11,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "meaning_memory.settings")
 django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 
-def build_application():  # type: ignore[no-untyped-def]
+def build_application():
     """The app: ``/mcp`` to a new MCP endpoint, and lifespan events to it too (it runs its
     session manager there, once per instance; Django has no lifespan); the rest to Django."""
     from memories.mcp import http_app  # needs the apps loaded above
 
     mcp_application = http_app()
 
-    async def application(scope, receive, send):  # type: ignore[no-untyped-def]
+    async def application(scope, receive, send):
         path = scope.get("path", "")
         if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
             await mcp_application(scope, receive, send)

@@ -171,7 +171,7 @@ class EmbeddedServer:
             atexit.unregister(failed._cleanup)
 
     def _address_of(self, server: object) -> Address:
-        info = server.get_postmaster_info()  # type: ignore[attr-defined]
+        info = server.get_postmaster_info()
         return Address(
             host=str(info.socket_dir) if info.socket_dir else (info.hostname or "127.0.0.1"),
             port=str(info.port or 5432),
@@ -200,7 +200,7 @@ class EmbeddedServer:
         from psycopg import sql
 
         wanted = embedded_server_settings(self.shared_buffers or default_shared_buffers())
-        with server._lock:  # type: ignore[attr-defined]
+        with server._lock:
             with psycopg.connect(
                 host=address.host,
                 port=address.port,
@@ -234,12 +234,12 @@ class EmbeddedServer:
             pgexec(
                 "pg_ctl",
                 ("-w", "-D", str(self.pgdata), "-l", str(self.log_path), "restart"),
-                bin_path=server.bin_path,  # type: ignore[attr-defined]
-                user=server.system_user,  # type: ignore[attr-defined]
+                bin_path=server.bin_path,
+                user=server.system_user,
                 timeout=START_TIMEOUT_SECONDS,
             )
             # The package remembers the postmaster it started, to stop it at exit.
-            server._postmaster_info = PostmasterInfo.read_from_pgdata(self.pgdata)  # type: ignore[attr-defined]
+            server._postmaster_info = PostmasterInfo.read_from_pgdata(self.pgdata)
 
     def forget_dead_handles(self) -> None:
         """Drop pids of processes that died without detaching (killed, crashed).
@@ -302,8 +302,8 @@ class EmbeddedServer:
                         "pg_ctl",
                         ("-D", str(self.pgdata), "-m", mode, "-w")
                         + ("-t", str(STOP_TIMEOUT_SECONDS[mode]), "stop"),
-                        bin_path=server.bin_path,  # type: ignore[attr-defined]
-                        user=server.system_user,  # type: ignore[attr-defined]
+                        bin_path=server.bin_path,
+                        user=server.system_user,
                         timeout=STOP_TIMEOUT_SECONDS[mode] + 5,
                     )
                     return

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 
-def pytest_exception_interact(node, call, report) -> None:  # type: ignore[no-untyped-def]
+def pytest_exception_interact(node, call, report) -> None:
     if call.excinfo is None:
         return
     from meaning_memory.embedded import failure_message

@@ -42,10 +42,10 @@ class ValidityFilter(admin.SimpleListFilter):
     title = "validity"
     parameter_name = "validity"
 
-    def lookups(self, request, model_admin):  # type: ignore[no-untyped-def]
+    def lookups(self, request, model_admin):
         return [("now", "valid now"), ("expired", "expired"), ("future", "not yet valid")]
 
-    def queryset(self, request, queryset):  # type: ignore[no-untyped-def]
+    def queryset(self, request, queryset):
         now = timezone.now()
         if self.value() == "now":
             return queryset.filter(
@@ -67,23 +67,23 @@ class ProvenanceInline(admin.TabularInline):
     can_delete = False
     ordering = ("created_at", "id")
 
-    def get_queryset(self, request):  # type: ignore[no-untyped-def]
+    def get_queryset(self, request):
         return super().get_queryset(request).select_related("agent", "user")
 
-    def has_add_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request, obj=None):
         return False
 
-    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request, obj=None):
         return False
 
 
-def _feedback_action(action: str, label: str):  # type: ignore[no-untyped-def]
-    def run(modeladmin, request, queryset):  # type: ignore[no-untyped-def]
+def _feedback_action(action: str, label: str):
+    def run(modeladmin, request, queryset):
         return modeladmin.with_reason(request, queryset, action, label)
 
     run.__name__ = f"feedback_{action}"
-    run.short_description = label  # type: ignore[attr-defined]
-    run.allowed_permissions = ("change",)  # type: ignore[attr-defined]
+    run.short_description = label
+    run.allowed_permissions = ("change",)
     return run
 
 
@@ -223,10 +223,10 @@ class ProvenanceEventAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
 
@@ -240,7 +240,7 @@ class NoDeleting:
     """Workspaces, scopes and agents are not deleted here: a deletion would take memories and
     their history with it, or leave history without its actor. Deactivate an agent instead."""
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
 
@@ -287,7 +287,7 @@ class AgentAdmin(NoDeleting, admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # tokens are made by `createagent` or the dashboard, shown once
 
-    def formfield_for_manytomany(self, db_field, request, **kwargs):  # type: ignore[no-untyped-def]
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "scopes":
             agent_id = request.resolver_match.kwargs.get("object_id")
             agent = Agent.objects.filter(pk=agent_id).first() if agent_id else None

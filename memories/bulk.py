@@ -174,7 +174,7 @@ def _existing(agent: Agent, prepared: list[PreparedMemory], offset: int = 0) -> 
         if found is not None:
             existing[i] = found
         elif identity in first_seen:
-            existing[i] = _Repeat(first_seen[identity])  # type: ignore[assignment]
+            existing[i] = _Repeat(first_seen[identity])
         else:
             first_seen[identity] = i
     return existing
@@ -216,7 +216,7 @@ def _built(agent: Agent, prepared: list[PreparedMemory]) -> list[Memory]:
         memories.append(memory)
     for memory, (_, position) in zip(memories, episodes, strict=True):
         # The memory it follows, when that one is in the list too (its pk comes on insert).
-        memory._follows_in_batch = None if position is None else memories[position]  # type: ignore[attr-defined]
+        memory._follows_in_batch = None if position is None else memories[position]
     return memories
 
 
@@ -256,7 +256,7 @@ def _insert(agent: Agent, prepared: list[PreparedMemory], memories: list[Memory]
     stored = Memory.objects.bulk_create(memories, batch_size=500)
     follows = []
     for memory in stored:
-        previous = memory._follows_in_batch  # type: ignore[attr-defined]
+        previous = memory._follows_in_batch
         if previous is not None and previous.pk is not None:
             memory.follows_id = previous.pk
             follows.append(memory)

@@ -9,7 +9,7 @@ from django.db.utils import OperationalError
 
 
 @register(Tags.database)
-def check_pgvector(app_configs, **kwargs):  # type: ignore[no-untyped-def]
+def check_pgvector(app_configs, **kwargs):
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
@@ -67,7 +67,7 @@ def check_search_settings() -> list[Warning]:
 
 
 @register()
-def check_embedder(app_configs, **kwargs):  # type: ignore[no-untyped-def]
+def check_embedder(app_configs, **kwargs):
     from memories.embeddings import EmbedderError, check_embedder_available
 
     try:
@@ -83,7 +83,7 @@ def check_embedder(app_configs, **kwargs):  # type: ignore[no-untyped-def]
 
 
 @register()
-def check_decay(app_configs, **kwargs):  # type: ignore[no-untyped-def]
+def check_decay(app_configs, **kwargs):
     from django.core.exceptions import ImproperlyConfigured
 
     from memories.compile import decay_policy
@@ -103,7 +103,7 @@ def check_decay(app_configs, **kwargs):  # type: ignore[no-untyped-def]
 
 
 @register()
-def check_scorer(app_configs, **kwargs):  # type: ignore[no-untyped-def]
+def check_scorer(app_configs, **kwargs):
     from django.core.exceptions import ImproperlyConfigured
 
     from memories.scorer import skipped_categories, skipped_dimensions

@@ -403,7 +403,7 @@ class EngineServer(MCPServer):
             mime_type="text/markdown",
         )(self._compiled_resource)
 
-    async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
+    async def call_tool(self, name, arguments, context=None):
         handler = HANDLERS.get(name)
         if handler is None:
             return await super().call_tool(name, arguments, context)
@@ -450,7 +450,7 @@ async def _request_agent() -> Agent | None:
     return current_agent.get()
 
 
-def http_app():  # type: ignore[no-untyped-def]
+def http_app():
     """The streamable HTTP endpoint (ASGI), mounted at ``/mcp`` by ``meaning_memory.asgi``:
     stateless (required: the acting agent travels in the request's context), one JSON response
     per request, behind ``BearerTokenRequired``, which also checks the Host header as Django
@@ -469,10 +469,10 @@ class BearerTokenRequired:
     token (401) before the MCP app sees it; otherwise runs it as that agent. Lifespan events
     pass through (the MCP session manager starts there)."""
 
-    def __init__(self, app) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, app) -> None:
         self.app = app
 
-    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+    async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -497,7 +497,7 @@ class BearerTokenRequired:
             current_agent.reset(reset)
 
 
-async def _refuse(send, status: int, detail: str) -> None:  # type: ignore[no-untyped-def]
+async def _refuse(send, status: int, detail: str) -> None:
     headers = [(b"content-type", b"application/json")]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="meaning-memory"'))

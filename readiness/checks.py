@@ -39,7 +39,7 @@ def _sandboxed(run: Callable[[], Any]) -> Any:
     return outcome[0]
 
 
-def _agent():  # type: ignore[no-untyped-def]
+def _agent():
     from memories.services import agent_create
 
     return agent_create(workspace_slug=f"readiness-{secrets.token_hex(4)}", name="checker")[0]
@@ -186,7 +186,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
     return _sandboxed(run)
 
 
-def _score(agent, conversation, scored, scorer) -> None:  # type: ignore[no-untyped-def]
+def _score(agent, conversation, scored, scorer) -> None:
     from memories.models import Memory
 
     rows = list(

@@ -63,7 +63,7 @@ def connect(pgdata: Path, dbname: str = "meaning_memory") -> psycopg.Connection:
     )
 
 
-def wait_for(predicate, timeout: float, what: str):  # type: ignore[no-untyped-def]
+def wait_for(predicate, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -199,7 +199,7 @@ def test_a_server_process_killed_by_sigill_is_explained(tmp_path):
     try:
         pgdata = data / "pg"
 
-        def sleeping_backend():  # type: ignore[no-untyped-def]
+        def sleeping_backend():
             if not (pgdata / "postmaster.pid").exists():
                 return None
             try:

@@ -125,7 +125,7 @@ def test_serve_remember_search_and_stop(tmp_path):
         # The same server answers MCP clients at /mcp.
         from memories.tests.test_mcp import over_http
 
-        async def search(session):  # type: ignore[no-untyped-def]
+        async def search(session):
             return await session.call_tool("mm_search", {"query": "When does Zephyr renew?"})
 
         result = over_http(f"http://127.0.0.1:{port}", token, search)
@@ -168,7 +168,7 @@ def test_serve_stops_with_the_reason_when_postgres_gets_sigill(tmp_path):
     try:
         tree = process_tree(server, pgdata)
 
-        def a_backend():  # type: ignore[no-untyped-def]
+        def a_backend():
             with connect(pgdata) as conn:
                 row = conn.execute(
                     "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "

@@ -40,5 +40,5 @@ class AgentTokenScheme(OpenApiAuthenticationExtension):
     target_class = AgentTokenAuthentication
     name = "agentToken"
 
-    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+    def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer", "description": "An agent's API token."}

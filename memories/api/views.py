@@ -110,7 +110,7 @@ class _ErrorsAsJson(BaseContentNegotiation):
     def select_parser(self, request: Request, parsers: list) -> object:
         return parsers[0] if parsers else None
 
-    def select_renderer(self, request: Request, renderers: list, format_suffix=None):  # type: ignore[no-untyped-def]
+    def select_renderer(self, request: Request, renderers: list, format_suffix=None):
         return renderers[0], renderers[0].media_type
 
 

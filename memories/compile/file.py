@@ -214,7 +214,7 @@ def _compiled(
             significance=float(candidates.significance[index]),
             weight=round(float(candidates.weight[index]), 6),
             protected=bool(candidates.protected[index]),
-            **extra,  # type: ignore[arg-type]
+            **extra,
         )
 
     def reason(index: int) -> str:

@@ -66,7 +66,7 @@ def team(transactional_db):
     return {"renewal": renewal}
 
 
-def log_in(browser, base: str, name: str):  # type: ignore[no-untyped-def]
+def log_in(browser, base: str, name: str):
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(f"{base}/accounts/login/")
     page.fill("#id_username", name)
@@ -76,7 +76,7 @@ def log_in(browser, base: str, name: str):  # type: ignore[no-untyped-def]
     return page
 
 
-def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+def shot(page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 

@@ -70,8 +70,8 @@ def actors(transactional_db):
     }
 
 
-def over_http(base: str, token: str, work):  # type: ignore[no-untyped-def]
-    async def main():  # type: ignore[no-untyped-def]
+def over_http(base: str, token: str, work):
+    async def main():
         headers = {"Authorization": f"Bearer {token}"}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=60) as http,
@@ -84,14 +84,14 @@ def over_http(base: str, token: str, work):  # type: ignore[no-untyped-def]
     return asyncio.run(main())
 
 
-def text_of(result) -> str:  # type: ignore[no-untyped-def]
+def text_of(result) -> str:
     return "".join(block.text for block in result.content)
 
 
 def test_http_lists_the_tools_and_each_one_works(served, actors):
     alice = actors["alice"]
 
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         stored = await session.call_tool(
             "mm_remember", {"text": RENEWAL, "stare_scores": {"s": 0.9, "t": 0.4}}
@@ -148,7 +148,7 @@ def test_the_search_table_is_the_rest_apis_byte_for_byte(served, actors):
         assert response.status_code == 201
     query = {"query": "Zephyr contract", "limit": 5}
 
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         return await session.call_tool("mm_search", query)
 
     result = over_http(served, alice.token, work)
@@ -162,7 +162,7 @@ def test_the_search_table_is_the_rest_apis_byte_for_byte(served, actors):
 
 
 def test_a_bad_argument_is_a_tool_error_naming_the_field(served, actors):
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         return (
             await session.call_tool("mm_remember", {"text": "x", "significance": 1.5}),
             await session.call_tool("mm_feedback", {"mem_id": "0" * 16, "action": "pin",
@@ -183,13 +183,13 @@ def test_a_bad_argument_is_a_tool_error_naming_the_field(served, actors):
 
 
 def test_another_workspaces_token_sees_nothing(served, actors):
-    async def remember(session):  # type: ignore[no-untyped-def]
+    async def remember(session):
         return await session.call_tool("mm_remember", {"text": RENEWAL})
 
     stored = over_http(served, actors["alice"].token, remember)
     mem_id = stored.structured_content["mem_id"]
 
-    async def look(session):  # type: ignore[no-untyped-def]
+    async def look(session):
         return (
             await session.call_tool("mm_search", {"query": "Zephyr renewal"}),
             await session.call_tool("mm_forget", {"mem_id": mem_id, "reason": "mine now"}),
@@ -223,7 +223,7 @@ def test_stdio_server_as_a_subprocess(actors):
         command=sys.executable, args=["-m", "meaning_memory", "mcp"], env=env, cwd=str(ROOT)
     )
 
-    async def main():  # type: ignore[no-untyped-def]
+    async def main():
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             names = {tool.name for tool in (await session.list_tools()).tools}
@@ -241,7 +241,7 @@ def test_stdio_server_as_a_subprocess(actors):
 
 
 def test_arguments_are_checked_as_the_rest_api_checks_them(served, actors):
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         return [
             await session.call_tool(name, arguments)
             for name, arguments in [
@@ -273,12 +273,12 @@ def test_arguments_are_checked_as_the_rest_api_checks_them(served, actors):
 
 
 def test_the_resource_is_the_readers_own_file(served, actors):
-    async def remember(session):  # type: ignore[no-untyped-def]
+    async def remember(session):
         return await session.call_tool("mm_remember", {"text": RENEWAL})
 
     over_http(served, actors["alice"].token, remember)
 
-    async def read(session):  # type: ignore[no-untyped-def]
+    async def read(session):
         return (await session.read_resource("memory://compiled")).contents[0].text
 
     assert RENEWAL in over_http(served, actors["alice"].token, read)
@@ -293,7 +293,7 @@ def test_a_revoked_token_stops_working_in_a_running_server(actors):
     alice = actors["alice"]
     server = stdio_server(lambda: agent_authenticate(alice.token))
 
-    async def call():  # type: ignore[no-untyped-def]
+    async def call():
         return await server.call_tool("mm_search", {"query": "anything"})
 
     assert not asyncio.run(call()).is_error

@@ -120,7 +120,7 @@ def test_a_check_that_crashes_records_a_failure(db, monkeypatch):
     cap, synthetic = check("E/anchor", "e.anchor.reply_found")
     record(cap, synthetic, 1.0)
 
-    def broken():  # type: ignore[no-untyped-def]
+    def broken():
         raise RuntimeError("the embedder is gone")
 
     monkeypatch.setitem(checks.SYNTHETIC, "e.anchor.reply_found", broken)

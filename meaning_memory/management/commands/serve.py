@@ -144,7 +144,7 @@ class _LogWatcher:
         self.database = database
         self.offset = database.log_offset()
 
-    def check(self, stderr) -> str | None:  # type: ignore[no-untyped-def]
+    def check(self, stderr) -> str | None:
         """Report new crashes on ``stderr``; a message when serving must stop."""
         lines, self.offset = self.database.read_log_from(self.offset)
         crashed = signals_in(lines)
