@@ -86,7 +86,7 @@ def load(conversations: list[Conversation], speaker_in_text: bool) -> dict[str, 
                 source=None if speaker_in_text else turn.speaker,
                 session=f"session_{turn.session}",
                 metadata={"dia_id": turn.dia_id},
-            )
+            ).memory
             conversation.memory_ids[memory.pk] = turn.dia_id
         print(f"  {conversation.sample_id}: {len(conversation.turns)} turns", flush=True)
     return agents

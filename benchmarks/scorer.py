@@ -32,6 +32,8 @@ import numpy as np
 from common import ROOT, setup_django
 from locomo import read
 
+from readiness.metrics import auc
+
 LABELS = {
     "s": ("evidence of any question", None),
     "t": ("evidence of a temporal question (category 2)", 2),
@@ -46,27 +48,6 @@ BINS = (0.0, 0.1, 0.2, 0.4, 0.6, 1.0)
 #: The category the engine stores LoCoMo turns as (the remember default), the only one the
 #: calibration covers.
 CATEGORIES = ["fact"]
-
-
-def auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """Area under the ROC curve (the Mann-Whitney statistic, ties counted half)."""
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(len(scores))
-    sorted_scores = scores[order]
-    i = 0
-    while i < len(scores):
-        j = i
-        while j + 1 < len(scores) and sorted_scores[j + 1] == sorted_scores[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    positives = labels.sum()
-    negatives = len(labels) - positives
-    if not positives or not negatives:
-        return float("nan")
-    return float(
-        (ranks[labels == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives)
-    )
 
 
 def fit(

@@ -14,9 +14,10 @@ django_application = ASGIStaticFilesHandler(get_asgi_application())
 def build_application():
     """The app: ``/mcp`` to a new MCP endpoint, and lifespan events to it too (it runs its
     session manager there, once per instance; Django has no lifespan); the rest to Django."""
-    from memories.mcp import http_app  # needs the apps loaded above
+    from meaning_memory.mcp import engine_tools  # needs the apps loaded above
+    from memories.mcp import http_app
 
-    mcp_application = http_app()
+    mcp_application = http_app(engine_tools())
 
     async def application(scope, receive, send):
         path = scope.get("path", "")

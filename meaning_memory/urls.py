@@ -12,5 +12,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health, name="health"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("readiness.urls")),
     path("", include("memories.urls")),
 ]

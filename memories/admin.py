@@ -10,7 +10,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
@@ -19,6 +19,7 @@ from django.utils.html import format_html
 from memories import services
 from memories.errors import MemoryEngineError
 from memories.models import Agent, Membership, Memory, ProvenanceEvent, Scope, Workspace
+from memories.validity import ended_by_q, not_yet_valid_q, valid_at_q
 
 TEXT_PREVIEW = 90
 
@@ -47,15 +48,9 @@ class ValidityFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         now = timezone.now()
-        if self.value() == "now":
-            return queryset.filter(
-                Q(valid_from__isnull=True) | Q(valid_from__lte=now),
-                Q(valid_until__isnull=True) | Q(valid_until__gt=now),
-            )
-        if self.value() == "expired":
-            return queryset.filter(valid_until__lte=now)
-        if self.value() == "future":
-            return queryset.filter(valid_from__gt=now)
+        chosen = {"now": valid_at_q, "expired": ended_by_q, "future": not_yet_valid_q}
+        if self.value() in chosen:
+            return queryset.filter(chosen[self.value()](now))
         return queryset
 
 
@@ -280,9 +275,25 @@ class AgentAdmin(NoDeleting, admin.ModelAdmin):
         "token_prefix",
         "token_hash",
         "private_scope",
+        "is_active",
         "created_at",
     )
     filter_horizontal = ("scopes",)
+    actions = ("revoke",)
+
+    @admin.action(description="Revoke the tokens of the selected agents", permissions=["change"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
+        """Through the service, so each revocation is recorded; all or none."""
+        try:
+            with transaction.atomic():
+                for agent in queryset.select_related("workspace"):
+                    services.agent_revoke(
+                        user=request.user, workspace=agent.workspace, agent_id=agent.pk
+                    )
+        except MemoryEngineError as exc:
+            self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
+            return
+        self.message_user(request, f"Revoked: {queryset.count()} agents.")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # tokens are made by `createagent` or the dashboard, shown once

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from memories.compile import BudgetLine, CompileOptions, budget_line, compile_options, keys_of
 from memories.models import Agent, Memory, Workspace
+from memories.validity import is_valid_at
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +59,7 @@ def _active_and_valid(memory: Memory, now: datetime) -> bool:
     return (
         memory.status == Memory.Status.ACTIVE
         and memory.created_at <= now
-        and (memory.valid_from is None or memory.valid_from <= now)
-        and (memory.valid_until is None or now < memory.valid_until)
+        and is_valid_at(memory, now)
     )
 
 

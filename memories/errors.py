@@ -31,6 +31,12 @@ class NotFound(MemoryEngineError):
     code = "not_found"
 
 
+class Forbidden(MemoryEngineError):
+    """Seen, but the caller's role does not allow the change (a viewer curating)."""
+
+    code = "forbidden"
+
+
 class Errors:
     """Collects field errors so a caller sees every problem at once, then raises."""
 
@@ -39,6 +45,11 @@ class Errors:
 
     def add(self, field: str, message: str) -> None:
         self.errors.setdefault(field, []).append(message)
+
+    def check(self, field: str, message: str | None) -> None:
+        """Add ``message`` (one of ``memories.rules``' answers) when there is one."""
+        if message:
+            self.add(field, message)
 
     def __contains__(self, field: str) -> bool:
         return field in self.errors

@@ -1,45 +1,40 @@
-"""The dashboard's forms. Search arguments are checked by the API's own rules
-(``memories.serializers.SearchInput``); these forms render them and carry the messages."""
+"""The dashboard's forms. The search and compile forms are generated from the API's own input
+shapes (``memories.serializers``), so their fields are the API's; the search page's values are
+then checked by the API's serializer, whose messages these forms carry."""
 
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 
 from memories import rules
-from memories.compile import DISPLAY_MODES
-from memories.decay import PRESET_NAMES
-from memories.models import Membership, Memory
+from memories.models import Membership
+from memories.serializers import CompileInput, SearchInput
 from memories.services import CURATE_ACTIONS
+from memories.shapes import form_class
 
 REASON_REQUIRED = "A reason is required: say why."
 
 
-def _choices(values: list[str], blank: str) -> list[tuple[str, str]]:
-    return [("", blank), *((v, v) for v in values)]
-
-
-class SearchForm(forms.Form):
-    query = forms.CharField(required=False, label="Search")
-    limit = forms.CharField(required=False, label="Results")
-    as_of = forms.CharField(
-        required=False, label="As of", help_text="ISO 8601, e.g. 2026-03-01T09:00:00Z"
+class SearchForm(
+    form_class(
+        SearchInput,
+        labels={
+            "query": "Search",
+            "limit": "Results",
+            "currently_valid": "Validity",
+            **{f"min_{d}_score": f"Min {d.upper()}" for d in "stare"},
+        },
+        choices={
+            "currently_valid": [
+                ("", "valid now (default)"),
+                ("false", "no longer valid"),
+                ("true", "valid now"),
+            ]
+        },
+        blank={"category": "any", "memory_type": "any"},
     )
-    currently_valid = forms.ChoiceField(
-        required=False,
-        label="Validity",
-        choices=[("", "valid now (default)"), ("false", "no longer valid"), ("true", "valid now")],
-    )
-    category = forms.ChoiceField(required=False, choices=_choices(Memory.Category.values, "any"))
-    memory_type = forms.ChoiceField(
-        required=False, label="Memory type", choices=_choices(Memory.MemoryType.values, "any")
-    )
-    source = forms.CharField(required=False)
-    min_s_score = forms.CharField(required=False, label="Min S")
-    min_t_score = forms.CharField(required=False, label="Min T")
-    min_a_score = forms.CharField(required=False, label="Min A")
-    min_r_score = forms.CharField(required=False, label="Min R")
-    min_e_score = forms.CharField(required=False, label="Min E")
+):
+    """The search page's filters: text for ``SearchInput`` to parse."""
 
 
 class FeedbackForm(forms.Form):
@@ -57,18 +52,16 @@ class FeedbackForm(forms.Form):
         return reason
 
 
-class CompileForm(forms.Form):
-    budget = forms.IntegerField(
-        required=False,
-        min_value=rules.MIN_COMPILE_BUDGET,
-        max_value=settings.MM_COMPILE_MAX_BUDGET_TOKENS,
-        help_text=f"Tokens; default {settings.MM_COMPILE_BUDGET_TOKENS}.",
+class CompileForm(
+    form_class(
+        CompileInput,
+        exclude=("as_of",),  # the page shows the file as of now
+        labels={"display_mode": "Display", "show_ids": "Show mem_ids"},
+        blank={"display_mode": "default", "decay": "configured"},
+        typed=True,  # the view hands the cleaned values to compile_options
     )
-    display_mode = forms.ChoiceField(
-        required=False, label="Display", choices=_choices(list(DISPLAY_MODES), "default")
-    )
-    decay = forms.ChoiceField(required=False, choices=_choices(list(PRESET_NAMES), "configured"))
-    show_ids = forms.BooleanField(required=False, label="Show mem_ids")
+):
+    """The compiled file page's options."""
 
 
 class MemberForm(forms.Form):

@@ -91,7 +91,12 @@ class Membership(models.Model):
 
     @property
     def can_curate(self) -> bool:
-        return self.role in (self.Role.CURATOR, self.Role.ADMIN)
+        return self.role in CURATING_ROLES
+
+
+#: The roles that may curate a workspace's memories and manage its agents (the one statement of
+#: "may curate": ``Membership.can_curate`` and ``selectors.permissions.user_may_curate``).
+CURATING_ROLES = (Membership.Role.CURATOR, Membership.Role.ADMIN)
 
 
 class Agent(models.Model):
@@ -314,8 +319,21 @@ class ProvenanceEvent(models.Model):
         FORGET = "forget"
         RESTORE = "restore"
         RESCORE = "rescore"
+        REVOKE = "revoke"
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="provenance")
+    #: The memory changed; empty for an event about an agent (``subject_agent``).
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="provenance", null=True, blank=True
+    )
+    #: The agent an event is about (its token revoked), when it is not about a memory.
+    subject_agent = models.ForeignKey(
+        Agent,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="events",
+        db_index=False,
+    )
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=12, choices=Action.choices)
     agent = models.ForeignKey(
@@ -334,7 +352,8 @@ class ProvenanceEvent(models.Model):
         indexes = [models.Index(fields=["memory", "created_at"], name="provenance_memory_time")]
 
     def __str__(self) -> str:
-        return f"{self.action} {self.memory_id} at {self.created_at:%Y-%m-%d %H:%M}"
+        subject = self.memory_id or f"agent {self.subject_agent_id}"
+        return f"{self.action} {subject} at {self.created_at:%Y-%m-%d %H:%M}"
 
     @property
     def actor(self) -> str:

@@ -3,22 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memories.compile import CUT_LIST_MAX, CompiledEntry, CompiledFile
+from memories.errors import MemoryEngineError, ValidationFailed
 from memories.models import Memory, ProvenanceEvent
 from memories.search import SearchHit
+from memories.selectors import memory_history
+from memories.services import BulkResult, iso
 from memories.tokens import COUNTER_NAME
-
-if TYPE_CHECKING:
-    from memories.bulk import BulkResult
 
 TABLE_TEXT_WIDTH = 80
 
+#: Every engine error's HTTP status, by its ``code`` (``MemoryEngineError.code``): the REST
+#: API answers with it, the MCP tools turn every one into a tool error with the same body, the
+#: dashboard shows 404s as its 404 page and the rest as form errors or messages.
+ERROR_STATUS = {
+    "invalid": 400,
+    "not_found": 404,
+    "forbidden": 403,
+    "embedder_unavailable": 503,
+    "error": 400,
+}
+#: What precedes an error's message in its body, by code.
+ERROR_PREFIX = {"embedder_unavailable": "embedder unavailable: "}
 
-def iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
+
+def error_response(exc: MemoryEngineError) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and JSON body of an engine error: a ValidationFailed's body maps each
+    field to the rules it broke; any other's is ``{"detail": message}``."""
+    status = ERROR_STATUS.get(exc.code, 400)
+    if isinstance(exc, ValidationFailed):
+        return status, exc.errors
+    return status, {"detail": ERROR_PREFIX.get(exc.code, "") + exc.message}
 
 
 def memory_to_dict(memory: Memory) -> dict[str, Any]:
@@ -58,7 +75,7 @@ def provenance_to_dict(event: ProvenanceEvent) -> dict[str, Any]:
 
 
 def memory_detail(memory: Memory) -> dict[str, Any]:
-    events = memory.provenance.select_related("agent", "user").order_by("created_at", "id")
+    events = memory_history(memory)
     return {**memory_to_dict(memory), "provenance": [provenance_to_dict(e) for e in events]}
 
 

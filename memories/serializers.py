@@ -1,12 +1,16 @@
-"""Input shapes shared by every adapter (REST API, CLI, MCP tools).
+"""Input shapes shared by every adapter (REST API, CLI, MCP tools, dashboard): the one
+declaration of each operation's arguments.
 
 They turn JSON into Python values (numbers, aware datetimes, choices) and refuse unknown
 fields; the rules about those values (ranges, windows, existence) live in the services so that
-every caller, serializer or not, gets them.
+every caller, serializer or not, gets them. The MCP tools' input schemas, the commands' options
+and the dashboard's search and compile forms are generated from these classes
+(``memories.shapes``), so a field added here shows up in each of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -16,19 +20,33 @@ from memories import rules
 from memories.compile import DISPLAY_MODES, compile_options
 from memories.decay import PRESET_NAMES
 from memories.errors import ValidationFailed
-from memories.models import STARE_DIMENSIONS, Memory
+from memories.models import Memory
 from memories.services import FEEDBACK_ACTIONS
+from memories.tokens import COUNTER_NAME
 
 
-def _rule(check):
-    """A serializer validator from one of memories.rules."""
+class Rule:
+    """A serializer validator from one of ``memories.rules``, carrying the bounds that rule
+    enforces so the generated shapes (``memories.shapes``) publish them: the rule keeps its own
+    message, which DRF's min_value / max_value validators would replace."""
 
-    def validate(value: Any) -> None:
-        message = check(value)
+    def __init__(
+        self,
+        check: Callable[[Any], str | None],
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        max_length: int | None = None,
+    ) -> None:
+        self.check = check
+        self.minimum = minimum
+        self.maximum = maximum
+        self.max_length = max_length
+
+    def __call__(self, value: Any) -> None:
+        message = self.check(value)
         if message:
             raise serializers.ValidationError(message)
-
-    return validate
 
 
 def _choice_message(choices: list[str]) -> dict[str, str]:
@@ -61,14 +79,28 @@ class StrictSerializer(serializers.Serializer):
         return dict(self.validated_data)
 
 
+UNIT_INTERVAL = Rule(rules.unit_interval, minimum=0, maximum=1)
+MEMORY_TEXT = Rule(rules.memory_text, max_length=settings.MM_MAX_TEXT_CHARS)
+INTEGER_MESSAGES = {"invalid": "must be an integer."}
+
+
 def _unit_field(**kwargs: Any) -> serializers.FloatField:
     return serializers.FloatField(
         error_messages=NUMBER_MESSAGES,
         min_value=None,
         max_value=None,
-        validators=[_rule(rules.unit_interval)],
+        validators=[UNIT_INTERVAL],
         **kwargs,
     )
+
+
+class StringField(serializers.CharField):
+    """A CharField that takes strings only (DRF's turns a number into its digits)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 class StareScoresInput(StrictSerializer):
@@ -83,44 +115,65 @@ class RememberInput(StrictSerializer):
     text = serializers.CharField(
         trim_whitespace=False,
         error_messages=BLANK_MESSAGES,
-        validators=[_rule(rules.memory_text)],
-        help_text=f"What to remember (required; at most {settings.MM_MAX_TEXT_CHARS} characters).",
+        validators=[MEMORY_TEXT],
+        help_text="What to remember, in one or a few sentences (required; at most "
+        f"{settings.MM_MAX_TEXT_CHARS} characters).",
     )
     category = serializers.ChoiceField(
         choices=Memory.Category.choices,
         required=False,
         error_messages=_choice_message(Memory.Category.values),
-        help_text="Default: fact.",
+        help_text="Kind of memory; default fact.",
     )
     memory_type = serializers.ChoiceField(
         choices=Memory.MemoryType.choices,
         required=False,
         error_messages=_choice_message(Memory.MemoryType.values),
-        help_text="Default: semantic.",
+        help_text="Default semantic.",
     )
-    significance = _unit_field(required=False, help_text="0 to 1; default 0.80.")
+    significance = _unit_field(
+        required=False, help_text="How much it matters, 0 to 1; default 0.80."
+    )
     stare_scores = StareScoresInput(
-        required=False, help_text="Scores 0 to 1 for the dimensions s,t,a,r,e."
+        required=False,
+        help_text="Your scores 0 to 1 for the dimensions s, t, a, r, e; leave out what you cannot "
+        "judge.",
     )
     valid_from = serializers.DateTimeField(
-        required=False, allow_null=True, error_messages=DATETIME_MESSAGES
+        required=False,
+        allow_null=True,
+        error_messages=DATETIME_MESSAGES,
+        help_text="When it starts being true; default open.",
     )
     valid_until = serializers.DateTimeField(
-        required=False, allow_null=True, error_messages=DATETIME_MESSAGES
+        required=False,
+        allow_null=True,
+        error_messages=DATETIME_MESSAGES,
+        help_text="When it stops being true; default open.",
     )
     observed_at = serializers.DateTimeField(
-        required=False, allow_null=True, error_messages=DATETIME_MESSAGES
+        required=False,
+        allow_null=True,
+        error_messages=DATETIME_MESSAGES,
+        help_text="When it happened.",
     )
     created_at = serializers.DateTimeField(
         required=False,
         allow_null=True,
         error_messages=DATETIME_MESSAGES,
-        validators=[_rule(rules.not_in_future)],
+        validators=[Rule(rules.not_in_future)],
         help_text="When the memory was really written (importing history); not in the future.",
     )
-    source = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    source = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="Who says so; default the agent's name.",
+    )
     scope = serializers.CharField(
-        required=False, allow_blank=True, help_text="Scope name; default the agent's private scope."
+        required=False,
+        allow_blank=True,
+        help_text="Scope to write to, e.g. team:accounts; default the agent's private scope.",
     )
     supersedes = serializers.CharField(
         required=False,
@@ -128,16 +181,26 @@ class RememberInput(StrictSerializer):
         allow_null=True,
         help_text="mem_id of the memory this one replaces.",
     )
-    session = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    thread = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    metadata = serializers.DictField(required=False)
+    session = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="The conversation or run it belongs to.",
+    )
+    thread = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="The ongoing story it belongs to.",
+    )
+    metadata = serializers.DictField(required=False, help_text="Any JSON object to keep with it.")
     idempotency_key = serializers.CharField(
         required=False,
         allow_blank=True,
         allow_null=True,
         max_length=rules.IDEMPOTENCY_KEY_MAX,
         help_text="Your key for this write: sent again (a retry), nothing new is stored and the "
-        "memory stored under it comes back (200 instead of 201).",
+        "memory stored under it comes back (over REST, 200 instead of 201).",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -149,81 +212,136 @@ class RememberInput(StrictSerializer):
 
 class SearchInput(StrictSerializer):
     query = serializers.CharField(
-        error_messages=BLANK_MESSAGES, validators=[_rule(rules.memory_text)]
+        error_messages=BLANK_MESSAGES,
+        validators=[MEMORY_TEXT],
+        help_text="What you are looking for, in your words.",
     )
     limit = serializers.IntegerField(
         required=False,
-        error_messages={"invalid": "must be an integer."},
-        validators=[_rule(rules.search_limit)],
-        help_text=f"1 to {settings.MM_SEARCH_MAX_LIMIT}; default 10.",
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.search_limit, minimum=1, maximum=settings.MM_SEARCH_MAX_LIMIT)],
+        help_text=f"How many results, 1 to {settings.MM_SEARCH_MAX_LIMIT}; default 10.",
     )
     as_of = serializers.DateTimeField(
-        required=False, allow_null=True, error_messages=DATETIME_MESSAGES
+        required=False,
+        allow_null=True,
+        error_messages=DATETIME_MESSAGES,
+        help_text="Search the memories valid at this instant.",
     )
-    currently_valid = serializers.BooleanField(required=False, allow_null=True, default=None)
+    currently_valid = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="true: valid now; false: no longer valid. Without it or as_of, valid now.",
+    )
     category = serializers.ChoiceField(
         choices=Memory.Category.choices,
         required=False,
         allow_null=True,
         error_messages=_choice_message(Memory.Category.values),
+        help_text="Only this category.",
     )
     memory_type = serializers.ChoiceField(
         choices=Memory.MemoryType.choices,
         required=False,
         allow_null=True,
         error_messages=_choice_message(Memory.MemoryType.values),
+        help_text="Only this memory type.",
     )
-    source = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-    min_s_score = _unit_field(required=False, allow_null=True)
-    min_t_score = _unit_field(required=False, allow_null=True)
-    min_a_score = _unit_field(required=False, allow_null=True)
-    min_r_score = _unit_field(required=False, allow_null=True)
-    min_e_score = _unit_field(required=False, allow_null=True)
+    source = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, help_text="Only this source."
+    )
+    min_s_score = _unit_field(
+        required=False, allow_null=True, help_text="Only memories with an S score at least this."
+    )
+    min_t_score = _unit_field(
+        required=False, allow_null=True, help_text="Only memories with a T score at least this."
+    )
+    min_a_score = _unit_field(
+        required=False, allow_null=True, help_text="Only memories with an A score at least this."
+    )
+    min_r_score = _unit_field(
+        required=False, allow_null=True, help_text="Only memories with an R score at least this."
+    )
+    min_e_score = _unit_field(
+        required=False, allow_null=True, help_text="Only memories with an E score at least this."
+    )
 
-    def to_kwargs(self) -> dict[str, Any]:
-        data = dict(self.validated_data)
-        data["min_scores"] = {d: data.pop(f"min_{d}_score", None) for d in STARE_DIMENSIONS}
-        return data
+
+def _reason_field() -> serializers.CharField:
+    """Blank goes through to the service, whose message says why a reason is needed;
+    ``min_length`` (never broken by a reason that is not blank) tells the published shapes that
+    one is expected."""
+    return serializers.CharField(
+        allow_blank=True,
+        trim_whitespace=True,
+        min_length=1,
+        help_text="Why (required; kept in the history).",
+    )
 
 
 class FeedbackInput(StrictSerializer):
     action = serializers.ChoiceField(
         choices=FEEDBACK_ACTIONS,
         error_messages=_choice_message(list(FEEDBACK_ACTIONS)),
-        help_text="important: significance += (1 - significance) / 2; demote: significance /= 2; "
-        "pin / unpin: protect the memory in the compiled file or stop protecting it.",
+        help_text="important: it mattered (significance halfway to 1: += (1 - significance) / 2); "
+        "demote: it misled or did not matter (significance halved); pin: always keep it in the "
+        "compiled file; unpin: stop doing so.",
     )
-    reason = serializers.CharField(
-        allow_blank=True, trim_whitespace=True, help_text="Why; required."
-    )
+    reason = _reason_field()
 
 
 class ForgetInput(StrictSerializer):
-    reason = serializers.CharField(
-        allow_blank=True, trim_whitespace=True, help_text="Why; required."
+    reason = _reason_field()
+
+
+class NoArguments(StrictSerializer):
+    """An operation without arguments (the readiness report): any argument is unknown."""
+
+
+class MemIdInput(StrictSerializer):
+    """The memory acted on, for the adapters that take it as an argument (the MCP tools; the
+    REST API takes it from the URL). Combined with a shape: ``class X(MemIdInput, FeedbackInput)``.
+    """
+
+    # The messages the tools have always given; anything else goes on to the lookup (NotFound).
+    mem_id = StringField(
+        trim_whitespace=False,
+        error_messages={
+            "invalid": "must be a string.",
+            "blank": "must be a string.",
+            "null": "This field is required.",
+        },
+        help_text="The memory's mem_id (16 hex characters).",
     )
 
 
 class CompileInput(StrictSerializer):
     budget = serializers.IntegerField(
         required=False,
-        error_messages={"invalid": "must be an integer."},
-        validators=[_rule(rules.compile_budget)],
-        help_text=f"Tokens ({rules.MIN_COMPILE_BUDGET} to {settings.MM_COMPILE_MAX_BUDGET_TOKENS});"
-        f" default {settings.MM_COMPILE_BUDGET_TOKENS}.",
+        error_messages=INTEGER_MESSAGES,
+        validators=[
+            Rule(
+                rules.compile_budget,
+                minimum=rules.MIN_COMPILE_BUDGET,
+                maximum=settings.MM_COMPILE_MAX_BUDGET_TOKENS,
+            )
+        ],
+        help_text=f"Tokens ({COUNTER_NAME}), {rules.MIN_COMPILE_BUDGET} to "
+        f"{settings.MM_COMPILE_MAX_BUDGET_TOKENS}; default {settings.MM_COMPILE_BUDGET_TOKENS}.",
     )
     as_of = serializers.DateTimeField(
         required=False,
         allow_null=True,
         error_messages=DATETIME_MESSAGES,
-        help_text="The instant whose validity windows, writing times and ages apply (status, "
-        "significance and pins are current); default now.",
+        help_text="The file as of this instant: its validity windows, writing times and ages "
+        "apply (status, significance and pins are current); default now.",
     )
     display_mode = serializers.ChoiceField(
         choices=DISPLAY_MODES,
         required=False,
         error_messages=_choice_message(list(DISPLAY_MODES)),
-        help_text="marks (●○—), verbose (the numbers) or off; default MM_STARE_DISPLAY_MODE.",
+        help_text="marks (● ○ —), verbose (the numbers) or off; default MM_STARE_DISPLAY_MODE.",
     )
     decay = serializers.ChoiceField(
         choices=PRESET_NAMES,

@@ -13,5 +13,4 @@ urlpatterns = [
     path("w/<slug:slug>/compiled", views.compiled, name="compiled"),
     path("w/<slug:slug>/agents", views.agents, name="agents"),
     path("w/<slug:slug>/members", views.members, name="members"),
-    path("w/<slug:slug>/readiness", views.readiness, name="readiness"),
 ]

@@ -9,14 +9,12 @@ read; curators and admins also give feedback and manage agents (a viewer's forge
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, F, Func, IntegerField, Value
-from django.db.models.functions import TruncWeek
+from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -28,9 +26,20 @@ from memories import services
 from memories.compile import compile_options, compiled_memory_file, stare_marks
 from memories.errors import MemoryEngineError, ValidationFailed
 from memories.forms import AgentForm, CompileForm, FeedbackForm, MemberForm, SearchForm
-from memories.models import Agent, Membership, Memory, ProvenanceEvent, Workspace
+from memories.models import Membership, Memory
+from memories.presenters import ERROR_STATUS
 from memories.search import memory_search
-from memories.selectors import is_mem_id
+from memories.selectors import (
+    membership_of,
+    memberships_of,
+    memory_history,
+    memory_texts,
+    supersession_chain,
+    workspace_agents,
+    workspace_members,
+    workspace_memory,
+    workspace_overview,
+)
 from memories.serializers import SearchInput, parse
 
 FEEDBACK_LABELS = {
@@ -42,43 +51,43 @@ FEEDBACK_LABELS = {
 }
 
 
-def _memberships(user: Any) -> list[Membership]:
-    """The workspaces the user sees, each with the user's role: a superuser sees every
-    workspace, as an admin (an unsaved membership where there is none)."""
-    own = list(Membership.objects.filter(user=user).select_related("workspace"))
-    if not user.is_superuser:
-        return own
-    by_workspace = {membership.workspace_id: membership for membership in own}
-    return [
-        by_workspace.get(workspace.pk)
-        or Membership(user=user, workspace=workspace, role=Membership.Role.ADMIN)
-        for workspace in Workspace.objects.order_by("slug")
-    ]
+def page_membership(request: HttpRequest, slug: str) -> Membership:
+    """The user's membership of the page's workspace; 404 when the user does not see it."""
+    try:
+        return membership_of(request.user, slug)
+    except MemoryEngineError as exc:
+        raise _page_error(exc) from exc
 
 
-def _membership(request: HttpRequest, slug: str) -> Membership:
-    membership = (
-        Membership.objects.select_related("workspace")
-        .filter(user=request.user, workspace__slug=slug)
-        .first()
-    )
-    if request.user.is_superuser:  # an admin of every workspace, member or not
-        workspace = membership.workspace if membership else None
-        workspace = workspace or Workspace.objects.filter(slug=slug).first()
-        if workspace is not None:
-            membership = Membership(user=request.user, workspace=workspace, role="admin")
-    if membership is None:
-        raise Http404("No such workspace.")
-    return membership
+def _page_error(exc: MemoryEngineError) -> Exception:
+    """The page's answer to an engine error that is not a form error, by the one table of
+    statuses (``presenters.ERROR_STATUS``): 404 and 403 as Django's own pages."""
+    status = ERROR_STATUS.get(exc.code, 400)
+    if status == 404:
+        return Http404(exc.message)
+    if status == 403:
+        return PermissionDenied(exc.message)
+    return exc
 
 
-def _context(request: HttpRequest, membership: Membership, **extra: Any) -> dict[str, Any]:
+def _form_errors(
+    form: Form, exc: ValidationFailed, *, rename: dict[str, str] | None = None
+) -> None:
+    """A ValidationFailed as the form's errors: each field's under it, the rest on top."""
+    for field, field_errors in exc.errors.items():
+        field = (rename or {}).get(field, field)
+        if field not in form.errors or field not in form.fields:
+            form.add_error(field if field in form.fields else None, " ".join(field_errors))
+
+
+def page_context(request: HttpRequest, membership: Membership, **extra: Any) -> dict[str, Any]:
+    """What every workspace page's template gets (the navigation, the role) and ``extra``."""
     return {
         "membership": membership,
         "workspace": membership.workspace,
         "can_curate": membership.can_curate,
         "is_admin": membership.role == Membership.Role.ADMIN,
-        "workspaces": _memberships(request.user),
+        "workspaces": memberships_of(request.user),
         **extra,
     }
 
@@ -90,7 +99,7 @@ def home(request: HttpRequest) -> HttpResponse:
         if not re.fullmatch(r"[-a-zA-Z0-9_]+", chosen):
             raise Http404("No such workspace.")
         return redirect("dashboard:overview", slug=chosen)
-    visible = _memberships(request.user)
+    visible = memberships_of(request.user)
     if not visible:
         return render(request, "memories/no_workspace.html")
     return redirect("dashboard:overview", slug=visible[0].workspace.slug)
@@ -98,61 +107,22 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _membership(request, slug)
-    memories = Memory.objects.filter(workspace=membership.workspace)
-    this_week = _week_start(timezone.now())
-    weeks = [this_week - timedelta(weeks=n) for n in range(11, -1, -1)]
-    counted = {
-        row["week"]: row["n"]
-        for row in memories.filter(created_at__gte=weeks[0])
-        .annotate(week=TruncWeek("created_at"))
-        .values("week")
-        .annotate(n=Count("id"))
-    }
-    per_week = [{"week": week, "n": counted.get(week, 0)} for week in weeks]
-    buckets = dict(
-        memories.filter(status=Memory.Status.ACTIVE)
-        .annotate(
-            bucket=Func(
-                F("significance"),
-                Value(0.0),
-                Value(1.0),
-                Value(10),
-                function="width_bucket",
-                output_field=IntegerField(),
-            )
-        )
-        .values_list("bucket")
-        .annotate(n=Count("id"))
-    )
-    # width_bucket puts 1.0 in an 11th bucket: it belongs with 0.9 to 1.0.
-    significance = [
-        buckets.get(b, 0) + (buckets.get(11, 0) if b == 10 else 0) for b in range(1, 11)
-    ]
+    membership = page_membership(request, slug)
+    counts = workspace_overview(membership.workspace)
     return render(
         request,
         "memories/overview.html",
-        _context(
+        page_context(
             request,
             membership,
-            total=memories.count(),
-            by_category=memories.values("category").annotate(n=Count("id")).order_by("-n"),
-            by_type=memories.values("memory_type").annotate(n=Count("id")).order_by("-n"),
-            by_scope=memories.values("scope__name").annotate(n=Count("id")).order_by("-n"),
-            per_week=_bars([(row["week"].strftime("%d %b"), row["n"]) for row in per_week]),
-            significance=_bars([(f"{i / 10:.1f}", n) for i, n in enumerate(significance)]),
-            recent=ProvenanceEvent.objects.filter(workspace=membership.workspace)
-            .select_related("memory", "agent", "user")
-            .order_by("-created_at", "-id")[:10],
+            total=counts.total,
+            by_category=counts.by_category,
+            by_type=counts.by_type,
+            by_scope=counts.by_scope,
+            per_week=_bars([(week.strftime("%d %b"), n) for week, n in counts.per_week]),
+            significance=_bars([(f"{i / 10:.1f}", n) for i, n in enumerate(counts.significance)]),
+            recent=counts.recent,
         ),
-    )
-
-
-def _week_start(moment):
-    """Monday 00:00 of the week, in the current time zone (as TruncWeek counts)."""
-    local = timezone.localtime(moment)
-    return (local - timedelta(days=local.weekday())).replace(
-        hour=0, minute=0, second=0, microsecond=0
     )
 
 
@@ -177,7 +147,7 @@ def _bars(points: list[tuple[str, int]]) -> dict[str, Any]:
 
 @login_required
 def search(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _membership(request, slug)
+    membership = page_membership(request, slug)
     form = SearchForm(request.GET or None)
     hits, errors = [], {}
     if request.GET.get("query"):
@@ -186,39 +156,30 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
             hits = memory_search(workspace=membership.workspace, **parse(SearchInput, data))
         except ValidationFailed as exc:
             errors = exc.errors
-            for field, field_errors in errors.items():
-                if field not in form.errors:  # the form's own check said it already
-                    form.add_error(field if field in form.fields else None, field_errors)
+            _form_errors(form, exc)
     elif request.GET:
         form.add_error("query", "Type what you are looking for.")
     rows = [{"hit": hit, "marks": stare_marks(hit.memory.stare_scores, "marks")} for hit in hits]
     return render(
         request,
         "memories/search.html",
-        _context(request, membership, form=form, rows=rows, errors=errors,
+        page_context(request, membership, form=form, rows=rows, errors=errors,
                  feedback=FeedbackForm(), labels=FEEDBACK_LABELS),
     )  # fmt: skip
 
 
 def _memory(membership: Membership, mem_id: str) -> Memory:
-    if not is_mem_id(mem_id):
-        raise Http404("No such memory.")
-    memory = (
-        Memory.objects.select_related("scope", "superseded_by", "follows")
-        .filter(workspace=membership.workspace, mem_id=mem_id)
-        .first()
-    )
-    if memory is None:
-        raise Http404("No such memory.")
-    return memory
+    try:
+        return workspace_memory(workspace=membership.workspace, mem_id=mem_id)
+    except MemoryEngineError as exc:
+        raise _page_error(exc) from exc
 
 
 @login_required
 def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
-    membership = _membership(request, slug)
+    membership = page_membership(request, slug)
     memory = _memory(membership, mem_id)
-    newer, older = _chain(memory)
-    events = memory.provenance.select_related("agent", "user").order_by("created_at", "id")
+    newer, older = supersession_chain(memory)
     scores = [
         {"dim": d.upper(), "score": memory.stare_scores[d], "origin": memory.stare_origins[d]}
         for d in "stare"
@@ -226,33 +187,11 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
     return render(
         request,
         "memories/memory.html",
-        _context(request, membership, memory=memory, scores=scores, events=events,
-                 newer=newer, older=older, feedback=FeedbackForm(), labels=FEEDBACK_LABELS,
-                 window=_window(memory),
+        page_context(request, membership, memory=memory, scores=scores,
+                 events=memory_history(memory), newer=newer, older=older,
+                 feedback=FeedbackForm(), labels=FEEDBACK_LABELS, window=_window(memory),
                  marks=stare_marks(memory.stare_scores, "marks")),
     )  # fmt: skip
-
-
-CHAIN_MAX = 20
-
-
-def _chain(memory: Memory) -> tuple[list[Memory], list[Memory]]:
-    """The memories that replaced this one (newest last) and those it replaced (oldest last),
-    at most ``CHAIN_MAX`` each way: one query per step."""
-    newer, current = [], memory
-    while current.superseded_by_id and len(newer) < CHAIN_MAX:
-        current = Memory.objects.only("mem_id", "text", "superseded_by").get(
-            pk=current.superseded_by_id
-        )
-        newer.append(current)
-    older, current = [], memory
-    while len(older) < CHAIN_MAX:
-        previous = Memory.objects.only("mem_id", "text").filter(superseded_by=current).first()
-        if previous is None:
-            break
-        older.append(previous)
-        current = previous
-    return newer, older
 
 
 def _window(memory: Memory) -> dict[str, float]:
@@ -274,7 +213,7 @@ def _window(memory: Memory) -> dict[str, float]:
 @login_required
 @require_POST
 def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
-    membership = _membership(request, slug)
+    membership = page_membership(request, slug)
     if not membership.can_curate:
         raise PermissionDenied("Viewers cannot change memories.")
     memory = _memory(membership, mem_id)
@@ -294,6 +233,8 @@ def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
             user=request.user, memory_pk=memory.pk, action=action, reason=reason
         )
     except MemoryEngineError as exc:
+        if ERROR_STATUS.get(exc.code) in (403, 404):
+            raise _page_error(exc) from exc
         messages.error(request, exc.message)
     else:
         messages.success(request, f"{FEEDBACK_LABELS[action]}: {memory.mem_id} ({reason})")
@@ -302,7 +243,7 @@ def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
 
 @login_required
 def compiled(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _membership(request, slug)
+    membership = page_membership(request, slug)
     form = CompileForm(request.GET or None)
     options = compile_options()
     if form.is_bound and form.is_valid():
@@ -314,36 +255,21 @@ def compiled(request: HttpRequest, slug: str) -> HttpResponse:
         response = HttpResponse(result.markdown, content_type="text/markdown; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="MEMORY-{slug}.md"'
         return response
-    mem_ids = [entry.mem_id for entry in result.cut]
-    texts = dict(
-        Memory.objects.filter(workspace=membership.workspace, mem_id__in=mem_ids).values_list(
-            "mem_id", "text"
-        )
+    texts = memory_texts(
+        workspace=membership.workspace, mem_ids=[entry.mem_id for entry in result.cut]
     )
     return render(
         request,
         "memories/compiled.html",
-        _context(request, membership, form=form, result=result,
+        page_context(request, membership, form=form, result=result,
                  cut=[{"entry": e, "text": texts.get(e.mem_id, "")} for e in result.cut]),
     )  # fmt: skip
 
 
 @login_required
-def readiness(request: HttpRequest, slug: str) -> HttpResponse:
-    from readiness.report import readiness_report
-
-    membership = _membership(request, slug)
-    return render(
-        request,
-        "memories/readiness.html",
-        _context(request, membership, reports=readiness_report()),
-    )
-
-
-@login_required
 @require_http_methods(["GET", "POST"])
 def agents(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _membership(request, slug)
+    membership = page_membership(request, slug)
     form = AgentForm(request.POST or None)
     token = None
     if request.method == "POST":
@@ -351,16 +277,18 @@ def agents(request: HttpRequest, slug: str) -> HttpResponse:
             raise PermissionDenied("Viewers cannot manage agents.")
         if "revoke" in request.POST:
             agent_id = request.POST["revoke"]
-            agent = (
-                Agent.objects.filter(workspace=membership.workspace, pk=int(agent_id)).first()
-                if agent_id.isdigit() and len(agent_id) < 19
-                else None
-            )
-            if agent is None:
+            if not (agent_id.isdigit() and len(agent_id) < 19):
                 raise Http404("No such agent.")
-            agent.is_active = False
-            agent.save(update_fields=["is_active"])
-            messages.success(request, f"Token of {agent.name} revoked.")
+            try:
+                agent = services.agent_revoke(
+                    user=request.user, workspace=membership.workspace, agent_id=int(agent_id)
+                )
+            except ValidationFailed as exc:
+                messages.error(request, exc.message)
+            except MemoryEngineError as exc:
+                raise _page_error(exc) from exc
+            else:
+                messages.success(request, f"Token of {agent.name} revoked.")
             return redirect("dashboard:agents", slug=slug)
         if form.is_valid():
             try:
@@ -370,18 +298,12 @@ def agents(request: HttpRequest, slug: str) -> HttpResponse:
                     shared_scopes=form.cleaned_data["scopes"],
                 )
             except ValidationFailed as exc:
-                for field, field_errors in exc.errors.items():
-                    form.add_error("name" if field == "name" else None, " ".join(field_errors))
-    listed = (
-        Agent.objects.filter(workspace=membership.workspace)
-        .select_related("private_scope")
-        .prefetch_related("scopes")
-        .order_by("name")
-    )
+                _form_errors(form, exc, rename={"scopes": "__all__", "workspace": "__all__"})
+    listed = workspace_agents(membership.workspace)
     return render(
         request,
         "memories/agents.html",
-        _context(request, membership, agents=listed, form=form, token=token),
+        page_context(request, membership, agents=listed, form=form, token=token),
     )
 
 
@@ -390,7 +312,7 @@ def agents(request: HttpRequest, slug: str) -> HttpResponse:
 def members(request: HttpRequest, slug: str) -> HttpResponse:
     """The workspace's members and their roles; its admins add members by username, change a
     role, or remove a member (never the last admin)."""
-    membership = _membership(request, slug)
+    membership = page_membership(request, slug)
     workspace = membership.workspace
     form = MemberForm(request.POST if "username" in request.POST else None)
     if request.method == "POST":
@@ -416,22 +338,14 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
                 messages.success(request, f"{saved.user} is a {saved.role} of {workspace.slug}.")
                 return redirect("dashboard:members", slug=slug)
         except ValidationFailed as exc:
-            for field, field_errors in exc.errors.items():
-                if field == "member":
-                    messages.error(request, " ".join(field_errors))
-                else:
-                    form.add_error(field if field in form.fields else None, " ".join(field_errors))
             if "remove" in request.POST:
+                messages.error(request, exc.message.removeprefix("member: "))
                 return redirect("dashboard:members", slug=slug)
-        except MemoryEngineError as exc:  # NotFound
-            raise Http404(exc.message) from exc
-    listed = (
-        Membership.objects.filter(workspace=workspace)
-        .select_related("user")
-        .order_by("user__username")
-    )
+            _form_errors(form, exc)
+        except MemoryEngineError as exc:
+            raise _page_error(exc) from exc
     return render(
         request,
         "memories/members.html",
-        _context(request, membership, members=listed, form=form),
+        page_context(request, membership, members=workspace_members(workspace), form=form),
     )

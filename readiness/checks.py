@@ -17,7 +17,13 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
+from memories.models import Memory
+from memories.scorer import bundled_scorer, calibration
+from memories.search import memory_search
+from memories.services import agent_create, memory_remember, memory_remember_bulk
 from readiness.evidence import record
+from readiness.locomo import memory_text, read
+from readiness.metrics import auc
 from readiness.registry import Capability, Check, all_checks
 
 Result = tuple[float, dict[str, Any]]
@@ -40,8 +46,6 @@ def _sandboxed(run: Callable[[], Any]) -> Any:
 
 
 def _agent():
-    from memories.services import agent_create
-
     return agent_create(workspace_slug=f"readiness-{secrets.token_hex(4)}", name="checker")[0]
 
 
@@ -55,17 +59,14 @@ TOPICS = [
 
 
 def significance_orders() -> Result:
-    from memories.search import memory_search
-    from memories.services import memory_remember
-
     agent = _agent()
     wins = 0
     for n, (text, question) in enumerate(TOPICS):
         # Which of the two is written first alternates, so that the newer memory's edge (age,
         # ties) cannot pass the check for significance.
         first, second = (0.3, 0.95) if n % 2 else (0.95, 0.3)
-        a = memory_remember(agent=agent, text=text, significance=first)
-        b = memory_remember(agent=agent, text=text + " ", significance=second)
+        a = memory_remember(agent=agent, text=text, significance=first).memory
+        b = memory_remember(agent=agent, text=text + " ", significance=second).memory
         high, low = (b, a) if second > first else (a, b)
         order = [h.memory.pk for h in memory_search(agent=agent, query=question, limit=5)]
         wins += high.pk in order and (
@@ -75,21 +76,18 @@ def significance_orders() -> Result:
 
 
 def as_of_finds_the_valid_memory() -> Result:
-    from memories.search import memory_search
-    from memories.services import memory_remember
-
     agent = _agent()
     now = timezone.now()
     right = 0
     for n, (text, question) in enumerate(TOPICS):
         start = now - timedelta(days=40 + n)
-        old = memory_remember(agent=agent, text=text, created_at=start, valid_from=start)
+        old = memory_remember(agent=agent, text=text, created_at=start, valid_from=start).memory
         new = memory_remember(
             agent=agent,
             text="Update: " + text,
             supersedes=old.mem_id,
             valid_from=now - timedelta(days=10),
-        )
+        ).memory
         then = {
             h.memory.pk
             for h in memory_search(agent=agent, query=question, as_of=now - timedelta(days=20))
@@ -100,9 +98,6 @@ def as_of_finds_the_valid_memory() -> Result:
 
 
 def reply_found_by_its_episode() -> Result:
-    from memories.search import memory_search
-    from memories.services import memory_remember
-
     agent = _agent()
     found = 0
     pairs = [
@@ -112,7 +107,7 @@ def reply_found_by_its_episode() -> Result:
     ]
     for n, (question, reply) in enumerate(pairs):
         memory_remember(agent=agent, text=question, session=f"s{n}")
-        answer = memory_remember(agent=agent, text=reply, session=f"s{n}")
+        answer = memory_remember(agent=agent, text=reply, session=f"s{n}").memory
         words = question.rstrip("?").split()[-2:]  # its last two words, e.g. "this year"
         hits = memory_search(agent=agent, query=" ".join(words), limit=2)
         found += answer.pk in {h.memory.pk for h in hits}
@@ -129,11 +124,6 @@ SYNTHETIC: dict[str, Callable[[], Result]] = {
 def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
     """Load LoCoMo conversations (bulk, with sessions and dates), search every question, and
     measure the scorer on the held-out conversations it has; all rolled back."""
-    from memories.bulk import memory_remember_bulk
-    from memories.models import Memory
-    from memories.scorer import bundled_scorer, calibration
-    from memories.search import memory_search
-    from readiness.locomo import memory_text, read
 
     def run() -> dict[str, Result]:
         chosen = read(path)[:conversations]
@@ -177,7 +167,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         for dim, (scores, labels) in scored.items():
             if scores and any(labels) and not all(labels):
                 results[f"{dim}.scorer.locomo_auc"] = (
-                    _auc(np.array(scores), np.array(labels)),
+                    auc(np.array(scores), np.array(labels)),
                     {"memories": len(scores), "positives": int(sum(labels))},
                 )
         results["_conversations"] = (len(chosen), {})
@@ -187,8 +177,6 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
 
 
 def _score(agent, conversation, scored, scorer) -> None:
-    from memories.models import Memory
-
     rows = list(
         Memory.objects.filter(workspace=agent.workspace)
         .order_by("pk")
@@ -203,18 +191,6 @@ def _score(agent, conversation, scored, scorer) -> None:
     for dim, category in (("s", None), ("t", 2), ("r", 1)):
         scored[dim][0].extend(predicted[dim].tolist())
         scored[dim][1].extend(dia in evidence[category] for _, _, dia in rows)
-
-
-def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(len(scores))
-    ranks[order] = np.arange(1, len(scores) + 1)
-    for value in np.unique(scores):  # ties share their mean rank
-        tied = scores == value
-        ranks[tied] = ranks[tied].mean()
-    positives = labels.sum()
-    negatives = len(labels) - positives
-    return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
 def run_checks(

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from memories.scorer import calibration, skipped_dimensions
+
 NOT_BUILT = "not built"
 
 
@@ -66,8 +68,6 @@ def _scorer(dim: str) -> Callable[[], str]:
     this install's MM_STARE_AUTO_SKIP_DIMS does; off otherwise."""
 
     def deployment() -> str:
-        from memories.scorer import calibration, skipped_dimensions
-
         by_default = bool(calibration()["dimensions"].get(dim, {}).get("calibrated"))
         if dim in skipped_dimensions():
             return "off (this install)" if by_default else "opt-in"
@@ -93,7 +93,29 @@ SEARCH_SETTINGS = (
 )
 #: What every check depends on besides a capability's own modules: how checks measure, and
 #: the embedder.
-CHECK_MODULES = ("readiness/checks.py", "readiness/locomo.py", "memories/embeddings.py")
+CHECK_MODULES = (
+    "readiness/checks.py",
+    "readiness/locomo.py",
+    "readiness/metrics.py",
+    "memories/embeddings.py",
+)
+#: The search: its filters, the ranking statement, its words and statistics, its hits.
+SEARCH_MODULES = (
+    "memories/search/filters.py",
+    "memories/search/ranking.py",
+    "memories/search/words.py",
+    "memories/search/statistics.py",
+    "memories/search/hydration.py",
+    "memories/validity.py",
+)
+#: The writes that store what search and compile read.
+WRITE_MODULES = (
+    "memories/services/remember.py",
+    "memories/services/bulk.py",
+    "memories/services/episodes.py",
+    "memories/services/supersede.py",
+    "memories/services/feedback.py",
+)
 LOCOMO_RECALL = 0.70
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -103,10 +125,9 @@ CAPABILITIES: tuple[Capability, ...] = (
         implementation=declared("memories.search", "S/core"),
         summary="significance ranks relevant memories and decides the compiled file",
         modules=(
-            "memories/search.py",
+            *SEARCH_MODULES,
             "memories/compile/selection.py",
-            "memories/services.py",
-            "memories/bulk.py",
+            *WRITE_MODULES,
             *CHECK_MODULES,
         ),
         settings=(*SEARCH_SETTINGS, "MM_S1_HALF_LIFE_DAYS", "MM_DECAY_PRESET"),
@@ -136,10 +157,9 @@ CAPABILITIES: tuple[Capability, ...] = (
         implementation=declared("memories.search", "T/core"),
         summary="validity windows, as_of, supersession; expired memories never compiled",
         modules=(
-            "memories/search.py",
-            "memories/services.py",
+            *SEARCH_MODULES,
+            *WRITE_MODULES,
             "memories/compile/selection.py",
-            "memories/bulk.py",
             *CHECK_MODULES,
         ),
         settings=SEARCH_SETTINGS,
@@ -170,9 +190,9 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         dim="E",
         name="anchor",
-        implementation=declared("memories.services", "E/anchor"),
+        implementation=declared("memories.services.episodes", "E/anchor"),
         summary="a memory is indexed with its episode (the turns before it in its session)",
-        modules=("memories/services.py", "memories/search.py", "memories/bulk.py", *CHECK_MODULES),
+        modules=(*WRITE_MODULES, *SEARCH_MODULES, *CHECK_MODULES),
         settings=(*SEARCH_SETTINGS,),
         switch="MM_EPISODE_WINDOW",
         deployment=_episodes,

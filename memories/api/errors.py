@@ -14,19 +14,14 @@ from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from memories.embeddings import EmbedderError
-from memories.errors import NotFound, ValidationFailed
+from memories.errors import MemoryEngineError
+from memories.presenters import error_response
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, ValidationFailed):
-        return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, NotFound):
-        return Response({"detail": exc.message}, status=status.HTTP_404_NOT_FOUND)
-    if isinstance(exc, EmbedderError):
-        return Response(
-            {"detail": f"embedder unavailable: {exc}"}, status=status.HTTP_503_SERVICE_UNAVAILABLE
-        )
+    if isinstance(exc, MemoryEngineError):
+        code, body = error_response(exc)
+        return Response(body, status=code)
     if isinstance(exc, ParseError):
         return Response(
             {"body": [f"is not valid JSON: {exc.detail}"]}, status=status.HTTP_400_BAD_REQUEST

@@ -13,7 +13,6 @@ urlpatterns = [
     path("memories/<str:mem_id>/forget", views.MemoryForgetApi.as_view(), name="memory-forget"),
     path("search", views.SearchApi.as_view(), name="search"),
     path("compiled", views.CompiledFileApi.as_view(), name="compiled"),
-    path("readiness", views.ReadinessApi.as_view(), name="readiness"),
     path(
         "schema/",
         SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]),

@@ -12,7 +12,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
-from memories.bulk import memory_remember_bulk
 from memories.compile import compiled_memory_file
 from memories.errors import ValidationFailed
 from memories.presenters import (
@@ -42,9 +41,9 @@ class MemoryCreateApi(APIView):
         summary="Remember: store a memory",
     )
     def post(self, request: Request) -> Response:
-        memory = services.memory_remember(agent=request.user, **parse(RememberInput, request.data))
-        code = status.HTTP_200_OK if memory.existing else status.HTTP_201_CREATED
-        return Response(memory_detail(memory), status=code)
+        result = services.memory_remember(agent=request.user, **parse(RememberInput, request.data))
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(memory_detail(result.memory), status=code)
 
 
 class MemoryBulkApi(APIView):
@@ -58,7 +57,7 @@ class MemoryBulkApi(APIView):
         "as `existing`; 201 when at least one was stored.",
     )
     def post(self, request: Request) -> Response:
-        results = memory_remember_bulk(agent=request.user, items=parse_bulk(request.data))
+        results = services.memory_remember_bulk(agent=request.user, items=parse_bulk(request.data))
         stored = sum(1 for r in results if r.status == "stored")
         return Response(
             {
@@ -164,18 +163,6 @@ class CompiledFileApi(APIView):
         if representation == "json":
             return Response(compiled_to_dict(compiled))
         return HttpResponse(compiled.markdown, content_type="text/markdown; charset=utf-8")
-
-
-class ReadinessApi(APIView):
-    @extend_schema(
-        responses={200: OpenApiTypes.OBJECT},
-        summary="The STARE readiness report, from the registry and recorded evidence",
-    )
-    def get(self, request: Request) -> Response:
-        from readiness.report import readiness_report, table
-
-        reports = readiness_report()
-        return Response({"capabilities": [r.to_dict() for r in reports], "table": table(reports)})
 
 
 class SearchApi(APIView):

@@ -11,6 +11,7 @@ from django.db import connection
 
 from memories.decay import DecayPolicy
 from memories.models import Memory
+from memories.validity import valid_at_sql
 
 PROTECTED_SIGNIFICANCE = 0.90
 SECONDS_PER_DAY = 86_400.0
@@ -88,8 +89,7 @@ _CANDIDATES_SQL = f"""
     SELECT id, significance, pinned, extract(epoch FROM created_at)::float8, category
     FROM {Memory._meta.db_table}
     WHERE workspace_id = %(workspace)s AND status = 'active' AND created_at <= %(as_of)s
-        AND (valid_from IS NULL OR valid_from <= %(as_of)s)
-        AND (valid_until IS NULL OR valid_until > %(as_of)s)
+        AND {valid_at_sql("as_of")}
 """
 
 

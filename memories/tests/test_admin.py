@@ -24,7 +24,7 @@ def act(client, action, memories, **extra):
 
 
 def test_an_action_asks_for_a_reason_then_goes_through_the_services(admin_client, alice):
-    memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.")
+    memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
 
     asked = act(admin_client, "feedback_demote", [memory])
     assert asked.status_code == 200 and b'name="reason"' in asked.content
@@ -41,7 +41,7 @@ def test_an_action_asks_for_a_reason_then_goes_through_the_services(admin_client
 
 
 def test_an_empty_reason_is_a_form_error_and_nothing_changes(admin_client, alice):
-    memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.")
+    memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
 
     response = act(admin_client, "feedback_pin", [memory], apply="1", reason="   ")
 
@@ -53,8 +53,8 @@ def test_an_empty_reason_is_a_form_error_and_nothing_changes(admin_client, alice
 
 
 def test_forget_is_all_or_nothing(admin_client, alice):
-    first = memory_remember(agent=alice.agent, text="One.")
-    second = memory_remember(agent=alice.agent, text="Two.")
+    first = memory_remember(agent=alice.agent, text="One.").memory
+    second = memory_remember(agent=alice.agent, text="Two.").memory
     act(admin_client, "feedback_forget", [second], apply="1", reason="wrong")
 
     response = act(admin_client, "feedback_forget", [first, second], apply="1", reason="again")
@@ -65,8 +65,8 @@ def test_forget_is_all_or_nothing(admin_client, alice):
 
 
 def test_pin_unpin_and_important_for_many_at_once(admin_client, alice, charlie):
-    mine = [memory_remember(agent=alice.agent, text=f"Note {n}.") for n in range(3)]
-    theirs = memory_remember(agent=charlie.agent, text="Globex note.")
+    mine = [memory_remember(agent=alice.agent, text=f"Note {n}.").memory for n in range(3)]
+    theirs = memory_remember(agent=charlie.agent, text="Globex note.").memory
 
     act(admin_client, "feedback_important", [*mine, theirs], apply="1", reason="key facts")
 
@@ -97,8 +97,8 @@ def test_filters_and_the_detail_page(admin_client, alice):
         text="The old office.",
         valid_from=now - timedelta(days=9),
         valid_until=now - timedelta(days=1),
-    )
-    current = memory_remember(agent=alice.agent, text="The new office.", category="decision")
+    ).memory
+    current = memory_remember(agent=alice.agent, text="The new office.", category="decision").memory
 
     expired = admin_client.get(CHANGELIST, {"validity": "expired"}).content.decode()
     decisions = admin_client.get(CHANGELIST, {"category__exact": "decision"}).content.decode()
@@ -113,7 +113,7 @@ def test_filters_and_the_detail_page(admin_client, alice):
 def test_a_staff_member_who_may_only_view_cannot_curate(client, alice):
     from django.contrib.auth.models import Permission
 
-    memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.")
+    memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
     staff = get_user_model().objects.create_user("sam", password="pw", is_staff=True)
     staff.user_permissions.add(Permission.objects.get(codename="view_memory"))
     client.force_login(staff)

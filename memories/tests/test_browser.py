@@ -61,7 +61,7 @@ def team(transactional_db):
         )
     renewal = memory_remember(
         agent=alice.agent, text=RENEWAL, category="commitment", stare_scores={"s": 0.9, "t": 0.4}
-    )
+    ).memory
     memory_remember(agent=alice.agent, text="Zephyr's main contact is Dana Whitfield.")
     return {"renewal": renewal}
 

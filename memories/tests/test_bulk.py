@@ -1,10 +1,9 @@
 import pytest
 from django.db import connection
 
-from memories.bulk import memory_remember_bulk
 from memories.models import Memory, ProvenanceEvent
 from memories.search import memory_search
-from memories.services import content_hash, memory_remember
+from memories.services import content_hash, memory_remember, memory_remember_bulk
 
 URL = "/api/v1/memories/bulk"
 TEXTS = [
@@ -72,7 +71,7 @@ def test_an_idempotency_key_identifies_the_memory(alice):
 
 
 def test_a_memory_remembered_singly_counts_as_stored(alice):
-    memory = memory_remember(agent=alice.agent, text=TEXTS[2])
+    memory = memory_remember(agent=alice.agent, text=TEXTS[2]).memory
 
     body = post(alice, [{"text": TEXTS[2]}, {"text": TEXTS[2], "scope": "team:accounts"}]).json()
 
@@ -183,7 +182,7 @@ def test_filters_work_on_scorer_scores_and_exclude_unscored(alice):
     memory_remember_bulk(agent=alice.agent, items=[{"text": text} for text in TEXTS])
     memory_remember(agent=alice.agent, text="Caroline went to a support group, unscored.")
 
-    hits = memory_search(agent=alice.agent, query="support group", min_scores={"s": 0.0})
+    hits = memory_search(agent=alice.agent, query="support group", min_s_score=0.0)
 
     assert hits and all(hit.memory.s_origin == "scorer" for hit in hits)
     assert "unscored" not in " ".join(hit.memory.text for hit in hits)
@@ -223,7 +222,7 @@ def test_bob_cannot_reuse_a_key_of_alices_private_memory(alice, bob):
 
 
 def test_the_content_hash_of_the_migration_is_the_services(alice):
-    memory = memory_remember(agent=alice.agent, text="Ünïcode — and a: colon", source="a:b")
+    memory = memory_remember(agent=alice.agent, text="Ünïcode — and a: colon", source="a:b").memory
     from importlib import import_module
 
     fill = import_module("memories.migrations.0010_memory_idempotency").FILL
@@ -249,7 +248,7 @@ def test_remember_with_a_used_idempotency_key_returns_the_stored_memory(alice):
 
 
 def test_a_retried_batch_that_supersedes_comes_back_as_existing(alice):
-    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.")
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.").memory
     batch = [{"text": "The office closes at 18:00.", "supersedes": old.mem_id}]
 
     first = post(alice, batch).json()
@@ -263,7 +262,7 @@ def test_a_retried_batch_that_supersedes_comes_back_as_existing(alice):
 
 
 def test_a_retried_remember_that_supersedes_comes_back_by_its_key(alice):
-    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.")
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.").memory
     body = {"text": "It closes at 18:00.", "supersedes": old.mem_id, "idempotency_key": "r1"}
 
     first = alice.client.post("/api/v1/memories", body, format="json")
@@ -274,7 +273,7 @@ def test_a_retried_remember_that_supersedes_comes_back_by_its_key(alice):
 
 
 def test_superseding_a_superseded_memory_is_still_refused(alice):
-    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.")
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.").memory
     post(alice, [{"text": "The office closes at 18:00.", "supersedes": old.mem_id}])
 
     response = post(alice, [{"text": "No, at 19:00.", "supersedes": old.mem_id}])
@@ -284,7 +283,7 @@ def test_superseding_a_superseded_memory_is_still_refused(alice):
 
 
 def test_two_items_cannot_supersede_the_same_memory(alice):
-    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.")
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.").memory
 
     response = post(
         alice,

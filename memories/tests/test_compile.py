@@ -42,7 +42,7 @@ def lines_of(compiled):
 
 def remember_fillers(actor, significances, **extra):
     return [
-        memory_remember(agent=actor.agent, text=FILLER.format(n=n), significance=s, **extra)
+        memory_remember(agent=actor.agent, text=FILLER.format(n=n), significance=s, **extra).memory
         for n, s in enumerate(significances)
     ]
 
@@ -63,7 +63,7 @@ def test_verbose_and_off_modes(alice):
 
 
 def test_show_ids_puts_the_mem_id_on_each_line(alice):
-    memory = memory_remember(agent=alice.agent, text=RENEWAL)
+    memory = memory_remember(agent=alice.agent, text=RENEWAL).memory
 
     assert lines_of(compile_for(alice, show_ids=True)) == [
         f"- ————— {RENEWAL} (mem_id: {memory.mem_id})"
@@ -149,11 +149,11 @@ def test_expired_superseded_and_forgotten_memories_never_appear(alice):
         valid_from=now - timedelta(days=30),
         valid_until=now - timedelta(days=1),
     )
-    old = memory_remember(agent=alice.agent, text="The support line closes at 17:00.")
+    old = memory_remember(agent=alice.agent, text="The support line closes at 17:00.").memory
     memory_remember(
         agent=alice.agent, text="The support line closes at 18:00.", supersedes=old.mem_id
     )
-    gone = memory_remember(agent=alice.agent, text="Dana likes green tea.")
+    gone = memory_remember(agent=alice.agent, text="Dana likes green tea.").memory
     memory_forget(agent=alice.agent, mem_id=gone.mem_id, reason="wrong person")
     memory_remember(
         agent=alice.agent,
@@ -206,7 +206,7 @@ def test_decay_changes_order_and_cuts_but_not_stored_significance(alice):
         text=FILLER.format(n="old"),
         significance=0.8,
         created_at=now - timedelta(days=60),
-    )
+    ).memory
     fresh = remember_fillers(alice, [0.6, 0.6, 0.6, 0.6, 0.6, 0.6])
 
     without = compile_for(alice, budget=200)
@@ -232,13 +232,13 @@ def test_decay_per_category_override(alice, settings):
         category="event",
         significance=0.9,
         created_at=now - timedelta(days=28),
-    )
+    ).memory
     fact = memory_remember(
         agent=alice.agent,
         text="The auditors are from Baker & Co.",
         significance=0.9,
         created_at=now - timedelta(days=28),
-    )
+    ).memory
 
     weights = {e.mem_id: e.weight for e in compile_for(alice).included}
 
@@ -252,7 +252,7 @@ def test_pinned_memories_do_not_decay(alice):
         text="Never call the client before 9:00.",
         significance=0.5,
         created_at=timezone.now() - timedelta(days=365),
-    )
+    ).memory
     memory_feedback(agent=alice.agent, mem_id=old.mem_id, action="pin", reason="a rule")
 
     [entry] = compile_for(alice, decay="fast").included
@@ -375,7 +375,7 @@ def test_the_readme_example_is_what_the_compiler_writes(db):
 def test_a_memory_too_long_for_any_file_of_the_budget_does_not_block_the_rest(alice, settings):
     settings.MM_COMPILE_BUDGET_TOKENS = 300
     long_text = " ".join(f"clause{n} of the master services agreement" for n in range(120))
-    huge = memory_remember(agent=alice.agent, text=long_text, significance=0.99)
+    huge = memory_remember(agent=alice.agent, text=long_text, significance=0.99).memory
     small = remember_fillers(alice, [0.5, 0.4])
 
     compiled = compile_for(alice)
@@ -398,7 +398,7 @@ def test_decay_never_takes_protection_away(alice):
         text=FILLER.format(n="important"),
         significance=0.95,
         created_at=now - timedelta(days=60),
-    )
+    ).memory
     remember_fillers(alice, [0.6] * 6)
 
     compiled = compile_for(alice, budget=200, decay="fast")
@@ -412,7 +412,7 @@ def test_decay_never_takes_protection_away(alice):
 def test_equal_memories_are_ordered_by_their_row(alice):
     written = timezone.now() - timedelta(days=1)
     memories = [
-        memory_remember(agent=alice.agent, text=f"Same weight {n}.", created_at=written)
+        memory_remember(agent=alice.agent, text=f"Same weight {n}.", created_at=written).memory
         for n in range(4)
     ]
 

@@ -52,7 +52,7 @@ def test_accept_json_gives_json(alice):
 
 
 def test_as_of_and_ids(alice):
-    memory = memory_remember(agent=alice.agent, text=RENEWAL)
+    memory = memory_remember(agent=alice.agent, text=RENEWAL).memory
 
     response = alice.client.get(URL, {"as_of": "2100-01-01T00:00:00Z", "show_ids": "true"})
 

@@ -42,7 +42,7 @@ def test_log_in_and_land_on_the_first_workspace(client, alice):
 
 
 def test_curator_searches_demotes_with_a_reason_and_sees_the_history(curator, alice):
-    memory = memory_remember(agent=alice.agent, text=RENEWAL, category="commitment")
+    memory = memory_remember(agent=alice.agent, text=RENEWAL, category="commitment").memory
     memory_remember(agent=alice.agent, text="Zephyr's contact is Dana.", category="fact")
 
     page = curator.get("/w/acme/search", {"query": "Zephyr contract", "category": "commitment"})
@@ -62,7 +62,7 @@ def test_curator_searches_demotes_with_a_reason_and_sees_the_history(curator, al
 
 
 def test_pin_shows_as_protected_in_the_compiled_file_page(curator, alice):
-    memory = memory_remember(agent=alice.agent, text=RENEWAL, significance=0.1)
+    memory = memory_remember(agent=alice.agent, text=RENEWAL, significance=0.1).memory
 
     curator.post(f"/w/acme/m/{memory.mem_id}/feedback", {"action": "pin", "reason": "key"})
     page = curator.get("/w/acme/compiled").content.decode()
@@ -74,7 +74,7 @@ def test_pin_shows_as_protected_in_the_compiled_file_page(curator, alice):
 
 
 def test_an_empty_reason_changes_nothing(curator, alice):
-    memory = memory_remember(agent=alice.agent, text=RENEWAL)
+    memory = memory_remember(agent=alice.agent, text=RENEWAL).memory
 
     response = curator.post(
         f"/w/acme/m/{memory.mem_id}/feedback", {"action": "pin", "reason": "  "}, follow=True
@@ -86,7 +86,7 @@ def test_an_empty_reason_changes_nothing(curator, alice):
 
 
 def test_a_viewer_sees_no_feedback_and_a_forged_post_is_refused(viewer, alice):
-    memory = memory_remember(agent=alice.agent, text=RENEWAL)
+    memory = memory_remember(agent=alice.agent, text=RENEWAL).memory
 
     page = viewer.get(f"/w/acme/m/{memory.mem_id}")
     forged = viewer.post(f"/w/acme/m/{memory.mem_id}/feedback", {"action": "pin", "reason": "x"})
@@ -98,8 +98,8 @@ def test_a_viewer_sees_no_feedback_and_a_forged_post_is_refused(viewer, alice):
 
 
 def test_another_workspace_is_a_404(client, alice, charlie):
-    theirs = memory_remember(agent=charlie.agent, text="Globex secret.")
-    mine = memory_remember(agent=alice.agent, text=RENEWAL)
+    theirs = memory_remember(agent=charlie.agent, text="Globex secret.").memory
+    mine = memory_remember(agent=alice.agent, text=RENEWAL).memory
     member(client, "carol", alice.agent.workspace, "curator")
 
     assert client.get("/w/globex/").status_code == 404
@@ -178,7 +178,7 @@ def test_the_workspace_switcher_works_without_javascript(curator, alice):
 
 
 def test_feedback_goes_back_only_to_this_site(curator, alice):
-    memory = memory_remember(agent=alice.agent, text=RENEWAL)
+    memory = memory_remember(agent=alice.agent, text=RENEWAL).memory
     url = f"/w/acme/m/{memory.mem_id}/feedback"
 
     outside = curator.post(url, {"action": "pin", "reason": "r", "next": "//evil.example/x"})
@@ -223,9 +223,13 @@ def test_pages_of_another_workspace_or_bad_ids_are_404(curator, charlie, path):
 
 
 def test_the_memory_page_shows_the_whole_supersession_chain(curator, alice):
-    first = memory_remember(agent=alice.agent, text="Closes at 17:00.")
-    second = memory_remember(agent=alice.agent, text="Closes at 18:00.", supersedes=first.mem_id)
-    third = memory_remember(agent=alice.agent, text="Closes at 19:00.", supersedes=second.mem_id)
+    first = memory_remember(agent=alice.agent, text="Closes at 17:00.").memory
+    second = memory_remember(
+        agent=alice.agent, text="Closes at 18:00.", supersedes=first.mem_id
+    ).memory
+    third = memory_remember(
+        agent=alice.agent, text="Closes at 19:00.", supersedes=second.mem_id
+    ).memory
 
     page = curator.get(f"/w/acme/m/{first.mem_id}").content.decode()
     latest = curator.get(f"/w/acme/m/{third.mem_id}").content.decode()

@@ -39,8 +39,8 @@ def test_eligible_is_a_dash_for_memories_not_valid_now(alice):
         text="The old office is on Elm Street.",
         valid_from=now - timedelta(days=30),
         valid_until=now - timedelta(days=1),
-    )
-    current = memory_remember(agent=alice.agent, text="The new office is on Oak Street.")
+    ).memory
+    current = memory_remember(agent=alice.agent, text="The new office is on Oak Street.").memory
 
     eligible = eligible_by_mem_id(
         alice, "office street", currently_valid=None, as_of=now - timedelta(days=2)

@@ -21,7 +21,7 @@ def say(actor, text, minute, session="s1", scope=None):
         session=session,
         scope=scope,
         created_at=START + timedelta(minutes=minute),
-    )
+    ).memory
 
 
 def test_a_memory_holds_the_texts_just_before_it_in_its_session_and_scope(alice, bob):

@@ -9,7 +9,7 @@ def feedback(actor, mem_id, **body):
 
 
 def test_important_moves_significance_halfway_to_one(alice):
-    memory = memory_remember(agent=alice.agent, text="Renewal is in March.")
+    memory = memory_remember(agent=alice.agent, text="Renewal is in March.").memory
     response = feedback(alice, memory.mem_id, action="important", reason="drives the budget")
     assert response.status_code == 200, response.json()
     assert response.json()["significance"] == pytest.approx(0.9)
@@ -20,7 +20,7 @@ def test_important_moves_significance_halfway_to_one(alice):
 
 
 def test_demote_halves_significance_and_records_reason(alice):
-    memory = memory_remember(agent=alice.agent, text="Lunch was pizza.", significance=0.6)
+    memory = memory_remember(agent=alice.agent, text="Lunch was pizza.", significance=0.6).memory
     response = feedback(alice, memory.mem_id, action="demote", reason="trivia")
     assert response.json()["significance"] == pytest.approx(0.3)
     event = ProvenanceEvent.objects.get(memory=memory, action="demote")
@@ -32,7 +32,7 @@ def test_demote_halves_significance_and_records_reason(alice):
 
 
 def test_pin_and_unpin(alice):
-    memory = memory_remember(agent=alice.agent, text="Never deploy on Fridays.")
+    memory = memory_remember(agent=alice.agent, text="Never deploy on Fridays.").memory
     assert feedback(alice, memory.mem_id, action="pin", reason="team rule").json()["pinned"]
     assert not feedback(alice, memory.mem_id, action="unpin", reason="rule lifted").json()["pinned"]
     actions = list(
@@ -58,7 +58,7 @@ def test_pin_and_unpin(alice):
     ],
 )
 def test_bad_feedback_is_refused_and_nothing_changes(alice, body, field, rule):
-    memory = memory_remember(agent=alice.agent, text="Renewal is in March.")
+    memory = memory_remember(agent=alice.agent, text="Renewal is in March.").memory
     events = ProvenanceEvent.objects.count()
     response = feedback(alice, memory.mem_id, **body)
     assert response.status_code == 400
@@ -69,7 +69,7 @@ def test_bad_feedback_is_refused_and_nothing_changes(alice, body, field, rule):
 
 
 def test_forget_is_soft_and_hides_the_memory_from_search(alice):
-    memory = memory_remember(agent=alice.agent, text="The vault code is 1234.")
+    memory = memory_remember(agent=alice.agent, text="The vault code is 1234.").memory
     response = alice.client.post(
         f"/api/v1/memories/{memory.mem_id}/forget",
         {"reason": "secret, should not be stored"},
@@ -85,7 +85,7 @@ def test_forget_is_soft_and_hides_the_memory_from_search(alice):
 
 
 def test_forget_needs_a_reason(alice):
-    memory = memory_remember(agent=alice.agent, text="Keep me.")
+    memory = memory_remember(agent=alice.agent, text="Keep me.").memory
     response = alice.client.post(f"/api/v1/memories/{memory.mem_id}/forget", {}, format="json")
     assert response.status_code == 400 and "reason" in response.json()
     memory.refresh_from_db()

@@ -4,7 +4,7 @@ from memories.services import memory_remember
 def test_outsider_gets_404_on_every_endpoint_and_sees_nothing(alice, charlie):
     memory = memory_remember(
         agent=alice.agent, text="Acme's renewal is in March.", scope="team:accounts"
-    )
+    ).memory
     base = f"/api/v1/memories/{memory.mem_id}"
     assert charlie.client.get(base).status_code == 404
     unknown = charlie.client.get("/api/v1/memories/ffffffffffffffff")
@@ -23,10 +23,10 @@ def test_outsider_gets_404_on_every_endpoint_and_sees_nothing(alice, charlie):
 
 
 def test_private_scope_is_private_and_shared_scope_is_shared(alice, bob):
-    private = memory_remember(agent=alice.agent, text="Alice's draft: renewal pricing idea.")
+    private = memory_remember(agent=alice.agent, text="Alice's draft: renewal pricing idea.").memory
     shared = memory_remember(
         agent=alice.agent, text="Renewal pricing is 5% up.", scope="team:accounts"
-    )
+    ).memory
     assert bob.client.get(f"/api/v1/memories/{private.mem_id}").status_code == 404
     assert bob.client.get(f"/api/v1/memories/{shared.mem_id}").status_code == 200
     hits = bob.client.post("/api/v1/search", {"query": "renewal pricing"}, format="json").json()

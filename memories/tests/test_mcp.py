@@ -287,11 +287,12 @@ def test_the_resource_is_the_readers_own_file(served, actors):
 
 
 def test_a_revoked_token_stops_working_in_a_running_server(actors):
+    from meaning_memory.mcp import engine_tools
     from memories.mcp import stdio_server
     from memories.services import agent_authenticate
 
     alice = actors["alice"]
-    server = stdio_server(lambda: agent_authenticate(alice.token))
+    server = stdio_server(lambda: agent_authenticate(alice.token), engine_tools())
 
     async def call():
         return await server.call_tool("mm_search", {"query": "anything"})

@@ -61,7 +61,9 @@ def unrelated_texts(n: int) -> list[str]:
 
 @pytest.fixture
 def zephyr_workspace(alice):
-    renewal = memory_remember(agent=alice.agent, text=RENEWAL, stare_scores={"s": 0.9, "t": 0.4})
+    renewal = memory_remember(
+        agent=alice.agent, text=RENEWAL, stare_scores={"s": 0.9, "t": 0.4}
+    ).memory
     memory_remember(agent=alice.agent, text="Zephyr Logistics' main contact is Dana Whitfield.")
     memory_remember(agent=alice.agent, text="Zephyr Logistics ships from a warehouse in Rotterdam.")
     for text in unrelated_texts(200):
@@ -121,7 +123,7 @@ def test_significance_and_age_never_lift_off_topic_memories(alice, zephyr_worksp
         text="Zephyr's contract renewal happens in March.",
         significance=0.05,
         created_at=long_ago,
-    )
+    ).memory
     Memory.objects.exclude(pk=old.pk).filter(text__contains="afternoon").update(significance=1.0)
     ids = [r["mem_id"] for r in search(alice, query=QUERY, limit=5)["results"]]
     assert old.mem_id in ids[:3]
@@ -176,10 +178,10 @@ def test_half_life_changes_the_ranking_exactly_as_the_formula_says(alice, settin
     now = timezone.now()
     recent = memory_remember(
         agent=alice.agent, text=text, significance=0.5, created_at=now - timedelta(days=10)
-    )
+    ).memory
     old = memory_remember(
         agent=alice.agent, text=text, significance=1.0, created_at=now - timedelta(days=200)
-    )
+    ).memory
 
     def ranked(half_life):
         settings.MM_S1_HALF_LIFE_DAYS = half_life
@@ -206,14 +208,14 @@ def test_as_of_and_currently_valid(alice):
         agent=alice.agent,
         text="The Berlin office opens its doors.",
         valid_from=now + timedelta(days=30),
-    )
+    ).memory
     expired = memory_remember(
         agent=alice.agent,
         text="The Berlin office runs a pilot.",
         valid_from=now - timedelta(days=60),
         valid_until=now - timedelta(days=30),
-    )
-    always = memory_remember(agent=alice.agent, text="The Berlin office is on Torstrasse.")
+    ).memory
+    always = memory_remember(agent=alice.agent, text="The Berlin office is on Torstrasse.").memory
 
     def ids(**body):
         return {r["mem_id"] for r in search(alice, query="Berlin office", **body)["results"]}
@@ -232,7 +234,7 @@ def test_category_type_and_source_filters(alice):
         text="We chose Postgres for billing.",
         category="decision",
         source="architecture review",
-    )
+    ).memory
     memory_remember(
         agent=alice.agent, text="Postgres billing tables are partitioned.", memory_type="procedural"
     )
@@ -379,7 +381,9 @@ def test_limit_above_the_candidate_count_still_fills_the_page(alice, settings):
 
 def test_vectors_of_another_model_are_not_compared(alice):
     """After a change of embedder, old vectors are not mixed with the new model's."""
-    memory = memory_remember(agent=alice.agent, text="Quarterly revenue grew by eight percent.")
+    memory = memory_remember(
+        agent=alice.agent, text="Quarterly revenue grew by eight percent."
+    ).memory
     Memory.objects.filter(pk=memory.pk).update(embedding_model="some-older-model")
     hits = memory_search(agent=alice.agent, query="How much money came in?")
     assert hits == []  # no keyword in common, and its vector is not comparable
@@ -398,7 +402,7 @@ def test_words_most_memories_contain_do_not_select_keyword_candidates(alice, cha
         memory_remember(agent=alice.agent, text=f"Weekly status meeting number {i} went fine.")
     for i in range(30):
         memory_remember(agent=charlie.agent, text=f"Status report {i}: all fine.")
-    rare = memory_remember(agent=alice.agent, text="The Zephyr status is green.")
+    rare = memory_remember(agent=alice.agent, text="The Zephyr status is green.").memory
     settings.MM_SEARCH_KEYWORD_SCAN_MAX = 50  # a word in more rows than this is common
     assert keyword_queries("What is the Zephyr status?", alice.agent)[1] == "'status' | 'zephyr'"
     with connection.cursor() as cursor:
@@ -443,12 +447,12 @@ def test_a_word_is_common_in_each_of_several_equal_workspaces(alice, charlie, se
 def test_words_with_quotes_and_backslashes_are_matched_literally(db):
     from django.db import connection
 
-    from memories.search import _tsquery
+    from memories.search.words import tsquery
 
     for word in ("it's", "back\\slash", "'quoted'", "a|b&!c:*"):
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT array_to_tsvector(ARRAY[%s]) @@ %s::tsquery", [word, _tsquery([word])]
+                "SELECT array_to_tsvector(ARRAY[%s]) @@ %s::tsquery", [word, tsquery([word])]
             )
             assert cursor.fetchone() == (True,), word
 
@@ -460,10 +464,12 @@ def test_punctuation_in_a_query_is_not_syntax(alice):
 
 
 def test_a_team_member_searches_every_scope_of_the_workspace(alice, bob, charlie):
-    private = memory_remember(agent=bob.agent, text="Bob's private note: Zephyr renews in March.")
+    private = memory_remember(
+        agent=bob.agent, text="Bob's private note: Zephyr renews in March."
+    ).memory
     shared = memory_remember(
         agent=alice.agent, text="Zephyr renews in March.", scope="team:accounts"
-    )
+    ).memory
     memory_remember(agent=charlie.agent, text="Globex: Zephyr renews in March.")
 
     hits = memory_search(workspace=alice.agent.workspace, query="Zephyr renew March")

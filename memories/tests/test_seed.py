@@ -94,7 +94,7 @@ def test_bad_arguments(alice, tmp_path):
 
 
 def test_a_store_time_refusal_names_the_line_and_what_was_stored(alice, bob, tmp_path):
-    from memories.bulk import memory_remember_bulk
+    from memories.services import memory_remember_bulk
 
     memory_remember_bulk(agent=bob.agent, items=[{"text": "Bob's.", "idempotency_key": "k9"}])
     path = tmp_path / "keys.jsonl"

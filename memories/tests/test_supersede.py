@@ -16,7 +16,7 @@ def test_supersedes_closes_the_old_window_and_keeps_it_findable_in_the_past(alic
     start = timezone.now() - timedelta(days=100)
     old = memory_remember(
         agent=alice.agent, text="Zephyr's account manager is Priya.", valid_from=start
-    )
+    ).memory
     response = alice.client.post(
         "/api/v1/memories",
         {"text": "Zephyr's account manager is Tom.", "supersedes": old.mem_id},
@@ -48,7 +48,7 @@ def test_supersedes_closes_the_old_window_and_keeps_it_findable_in_the_past(alic
 
 
 def test_cannot_supersede_twice(alice):
-    old = memory_remember(agent=alice.agent, text="Plan A.")
+    old = memory_remember(agent=alice.agent, text="Plan A.").memory
     memory_remember(agent=alice.agent, text="Plan B.", supersedes=old.mem_id)
     count = Memory.objects.count()
     response = alice.client.post(
@@ -62,7 +62,7 @@ def test_cannot_supersede_twice(alice):
 def test_new_window_must_start_after_the_old_one(alice):
     old = memory_remember(
         agent=alice.agent, text="Price is 10 EUR.", valid_from=timezone.now() - timedelta(days=5)
-    )
+    ).memory
     response = alice.client.post(
         "/api/v1/memories",
         {
@@ -80,7 +80,7 @@ def test_new_window_must_start_after_the_old_one(alice):
 
 
 def test_cannot_supersede_another_workspaces_memory(alice, charlie):
-    theirs = memory_remember(agent=charlie.agent, text="Globex secret.")
+    theirs = memory_remember(agent=charlie.agent, text="Globex secret.").memory
     response = alice.client.post(
         "/api/v1/memories", {"text": "Mine.", "supersedes": theirs.mem_id}, format="json"
     )
@@ -93,7 +93,7 @@ def test_cannot_supersede_another_workspaces_memory(alice, charlie):
 def test_replacement_of_a_shared_memory_stays_shared(alice, bob):
     shared = memory_remember(
         agent=alice.agent, text="Renewal owner is Alice.", scope="team:accounts"
-    )
+    ).memory
     response = bob.client.post(
         "/api/v1/memories",
         {"text": "Renewal owner is Bob.", "supersedes": shared.mem_id},
@@ -108,7 +108,7 @@ def test_replacement_of_a_shared_memory_stays_shared(alice, bob):
 def test_replacement_cannot_move_to_another_scope(alice, bob):
     shared = memory_remember(
         agent=alice.agent, text="Renewal owner is Alice.", scope="team:accounts"
-    )
+    ).memory
     count = Memory.objects.count()
     response = bob.client.post(
         "/api/v1/memories",
@@ -123,14 +123,14 @@ def test_replacement_cannot_move_to_another_scope(alice, bob):
 
 
 def test_future_cutover_keeps_the_old_memory_valid_until_then(alice):
-    old = memory_remember(agent=alice.agent, text="Support hotline is +1 555 0100.")
+    old = memory_remember(agent=alice.agent, text="Support hotline is +1 555 0100.").memory
     cutover = timezone.now() + timedelta(days=7)
     new = memory_remember(
         agent=alice.agent,
         text="Support hotline is +1 555 0199.",
         supersedes=old.mem_id,
         valid_from=cutover,
-    )
+    ).memory
     now_ids = search(alice, query="support hotline number")
     assert now_ids == [old.mem_id]
     later = search(

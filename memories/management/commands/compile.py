@@ -11,6 +11,7 @@ from memories.management.commands._agent import command_error, resolve_agent
 from memories.models import Workspace
 from memories.presenters import compiled_to_dict
 from memories.serializers import CompileInput, parse
+from memories.shapes import add_options, command_input
 
 
 class Command(BaseCommand):
@@ -25,25 +26,12 @@ class Command(BaseCommand):
         group.add_argument("--agent", help="With --workspace: only the scopes this agent sees.")
         group.add_argument("--token", help="An agent's token: the scopes it sees.")
         parser.add_argument("--out", help="Write the file here (write, then rename).")
-        parser.add_argument("--budget", type=int, help="Tokens; default MM_COMPILE_BUDGET_TOKENS.")
-        parser.add_argument("--as-of", dest="as_of", help="ISO 8601 instant; default now.")
-        parser.add_argument("--display-mode", dest="display_mode", help="marks, verbose or off.")
-        parser.add_argument("--decay", help="A decay preset for every category.")
-        parser.add_argument(
-            "--show-ids",
-            dest="show_ids",
-            action="store_true",
-            default=None,
-            help="mem_id per line.",
-        )
+        add_options(parser, CompileInput)
         parser.add_argument("--json", action="store_true", help="JSON with what was cut and why.")
 
     def handle(self, *args, **options):
-        data = {
-            name: options[name] for name in CompileInput().fields if options.get(name) is not None
-        }
         try:
-            arguments = parse(CompileInput, data)
+            arguments = parse(CompileInput, command_input(CompileInput, options))
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         workspace, agent = self._whose(options)

@@ -7,30 +7,23 @@ from memories.management.commands._agent import add_agent_arguments, command_err
 from memories.presenters import hit_to_dict, results_table
 from memories.search import memory_search
 from memories.serializers import SearchInput, parse
+from memories.shapes import add_options, command_input
 
 
 class Command(BaseCommand):
     help = "Search as an agent; prints the markdown results table (or JSON with --json)."
 
     def add_arguments(self, parser):
-        parser.add_argument("query")
+        add_options(parser, SearchInput, positional=["query"])
         add_agent_arguments(parser)
-        parser.add_argument("--limit", type=int)
-        parser.add_argument("--as-of", dest="as_of")
-        parser.add_argument("--currently-valid", dest="currently_valid", choices=["true", "false"])
-        for name in ("category", "memory_type", "source"):
-            parser.add_argument(f"--{name.replace('_', '-')}", dest=name)
-        for dim in "stare":
-            parser.add_argument(f"--min-{dim}-score", dest=f"min_{dim}_score", type=float)
         parser.add_argument("--json", action="store_true", help="Print results as JSON.")
 
     def handle(self, *args, **options):
         agent = resolve_agent(options)
-        data = {
-            name: options[name] for name in SearchInput().fields if options.get(name) is not None
-        }
         try:
-            hits = memory_search(agent=agent, **parse(SearchInput, data))
+            hits = memory_search(
+                agent=agent, **parse(SearchInput, command_input(SearchInput, options))
+            )
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         if options["json"]:

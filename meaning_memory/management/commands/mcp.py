@@ -1,7 +1,9 @@
 from django.core.management.base import BaseCommand
 from django.db import connections
 
+from meaning_memory.mcp import engine_tools
 from memories.management.commands._agent import add_agent_arguments, resolve_agent
+from memories.mcp import stdio_server
 from memories.selectors import agent_by_name
 from memories.services import agent_authenticate
 
@@ -16,8 +18,6 @@ class Command(BaseCommand):
         add_agent_arguments(parser)
 
     def handle(self, *args, **options):
-        from memories.mcp import stdio_server
-
         agent = resolve_agent(options)  # a bad token stops here, before any tool runs
         if options.get("workspace") and options.get("agent"):
             workspace, name = options["workspace"], options["agent"]
@@ -32,4 +32,4 @@ class Command(BaseCommand):
 
         connections.close_all()  # each call opens and hands back its own
         self.stderr.write(f"meaning-memory MCP server on stdio for {agent}")
-        stdio_server(find_agent).run("stdio")
+        stdio_server(find_agent, engine_tools()).run("stdio")

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -33,15 +34,10 @@ from memories.embeddings import get_embedder
 from memories.errors import ValidationFailed
 from memories.models import Agent, Memory, ProvenanceEvent
 from memories.scorer import auto_scores
-from memories.selectors import visible_scope_ids
-from memories.services import (
-    Episode,
-    PreparedMemory,
-    _supersede,
-    episode_rows,
-    lock_workspace,
-    prepare_remember,
-)
+from memories.selectors.visibility import visible_scope_ids
+from memories.services.episodes import Episode, episode_rows
+from memories.services.remember import PreparedMemory, lock_workspace, prepare_remember
+from memories.services.supersede import supersede
 
 
 @dataclass(frozen=True)
@@ -224,8 +220,6 @@ def _episodes(agent: Agent, prepared: list[PreparedMemory]) -> list[tuple[Episod
     """Each item's episode: the memories before it in its session and scope, from the database
     and from the items before it in the list. The second value is the position of the item it
     follows when that item is in the list."""
-    from django.conf import settings
-
     window = settings.MM_EPISODE_WINDOW
     history: dict[tuple[int, str], list[tuple[int | None, int | None, str]]] = {}
     result = []
@@ -267,5 +261,5 @@ def _insert(agent: Agent, prepared: list[PreparedMemory], memories: list[Memory]
     )
     for p, memory in zip(prepared, stored, strict=True):
         if p.supersedes is not None:
-            _supersede(old=p.supersedes, new=memory, agent=agent)
+            supersede(old=p.supersedes, new=memory, agent=agent)
     return stored

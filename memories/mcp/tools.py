@@ -1,0 +1,185 @@
+"""The ``mm_*`` tools: descriptions, annotations, input schemas and handlers.
+
+The input schemas are generated from the REST API's serializers (``memories.shapes``), and each
+handler parses its raw arguments with the same serializer, calls one service or selector and
+presents the result as the REST API does.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from memories.compile import compiled_memory_file
+from memories.models import Agent
+from memories.presenters import (
+    bulk_result_to_dict,
+    compiled_to_dict,
+    hit_to_dict,
+    memory_detail,
+    results_table,
+)
+from memories.search import memory_search
+from memories.serializers import (
+    CompileInput,
+    FeedbackInput,
+    ForgetInput,
+    MemIdInput,
+    RememberInput,
+    SearchInput,
+    parse,
+    parse_bulk,
+)
+from memories.services import (
+    memory_feedback,
+    memory_forget,
+    memory_remember,
+    memory_remember_bulk,
+)
+from memories.shapes import json_schema, object_schema
+
+# --- Argument shapes: the REST API's, plus mem_id where the REST API takes it from the URL ------
+
+
+class FeedbackArguments(MemIdInput, FeedbackInput):
+    """mm_feedback's arguments."""
+
+
+class ForgetArguments(MemIdInput, ForgetInput):
+    """mm_forget's arguments."""
+
+
+REMEMBER = json_schema(RememberInput)
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "mm_remember": REMEMBER,
+    "mm_bulk_remember": object_schema(
+        {
+            "memories": {
+                "type": "array",
+                "items": REMEMBER,
+                "minItems": 1,
+                "maxItems": settings.MM_BULK_MAX_ITEMS,
+                "description": "The memories, each with the arguments of mm_remember.",
+            }
+        },
+        ["memories"],
+    ),
+    "mm_search": json_schema(SearchInput),
+    "mm_feedback": json_schema(FeedbackArguments),
+    "mm_forget": json_schema(ForgetArguments),
+    "mm_compile": json_schema(CompileInput),
+}
+
+DESCRIPTIONS = {
+    "mm_remember": "Store one memory. Call it when something is worth knowing in a later run: a "
+    "decision, a commitment, a preference, a fact, a procedure. Returns the stored memory with "
+    "its mem_id. Sent again with the same idempotency_key, it stores nothing new and returns the "
+    "memory stored under that key.",
+    "mm_bulk_remember": "Store many memories at once (an import, the notes of a meeting). All "
+    "are checked first: one bad item refuses the batch and nothing is stored. Items already "
+    "stored come back as existing; the engine adds the scores its bundled scorer is "
+    "calibrated for.",
+    "mm_search": "Search the memories you may see. Call it before answering from memory. "
+    "Returns a markdown table (| # | mem_id | Sig | Eligible | Category | Date | Text |) and, as "
+    "structured content, each hit with the figures that explain its rank. Only memories valid "
+    "now are searched unless you give as_of or currently_valid.",
+    "mm_feedback": "Tell the engine how a memory served you, with a reason. Returns the memory "
+    "with its history.",
+    "mm_forget": "Forget a memory that must not be used again (it is kept, with its history, for "
+    "people to review). Give the reason.",
+    "mm_compile": "The compiled memory file: the memories that matter most, by category, built "
+    "to a token budget. Load it at the start of a run. Each line starts with one mark per STARE "
+    "dimension (● score ≥ 0.6, ○ below, — none).",
+}
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+DESTROYS = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+READS = ToolAnnotations(read_only_hint=True)
+
+# --- Handlers: (agent, raw arguments) → result, run in a worker thread ------------------------
+
+
+def tool_result(text: str, data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def tool_error(body: dict[str, Any]) -> CallToolResult:
+    """A tool error whose text is the REST API's error body."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+        is_error=True,
+    )
+
+
+def remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    result = memory_remember(agent=agent, **parse(RememberInput, arguments))
+    status = "stored" if result.created else "already stored"
+    return tool_result(f"{status}: {result.memory.mem_id}", memory_detail(result.memory))
+
+
+def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    results = memory_remember_bulk(agent=agent, items=parse_bulk(arguments))
+    stored = sum(1 for r in results if r.status == "stored")
+    data = {
+        "stored": stored,
+        "existing": len(results) - stored,
+        "results": [bulk_result_to_dict(r) for r in results],
+    }
+    return tool_result(f"{stored} stored, {len(results) - stored} already there", data)
+
+
+def search(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    hits = memory_search(agent=agent, **parse(SearchInput, arguments))
+    results = [hit_to_dict(hit, position) for position, hit in enumerate(hits, 1)]
+    return tool_result(results_table(hits), {"results": results})
+
+
+def feedback(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    parsed = parse(FeedbackArguments, arguments)
+    memory = memory_feedback(agent=agent, **parsed)
+    return tool_result(f"{parsed['action']}: {memory.mem_id}", memory_detail(memory))
+
+
+def forget(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    memory = memory_forget(agent=agent, **parse(ForgetArguments, arguments))
+    return tool_result(f"forgotten: {memory.mem_id}", memory_detail(memory))
+
+
+def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    compiled = compiled_memory_file(
+        workspace=agent.workspace, agent=agent, **parse(CompileInput, arguments)
+    )
+    return tool_result(compiled.markdown, compiled_to_dict(compiled))
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One MCP tool: what it is called, what it takes (a JSON Schema generated from its input
+    shape), what it says of itself, and its handler ``(agent, raw arguments) → result``, run
+    in a worker thread; an engine error it raises becomes a tool error."""
+
+    name: str
+    schema: dict[str, Any]
+    description: str
+    annotations: ToolAnnotations
+    handler: Callable[[Agent, dict[str, Any]], CallToolResult]
+
+
+#: The memory tools. The server is given these and the other apps' (``meaning_memory.mcp``).
+TOOLS = (
+    Tool("mm_remember", SCHEMAS["mm_remember"], DESCRIPTIONS["mm_remember"], WRITES, remember),
+    Tool(
+        "mm_bulk_remember",
+        SCHEMAS["mm_bulk_remember"],
+        DESCRIPTIONS["mm_bulk_remember"],
+        WRITES,
+        bulk_remember,
+    ),
+    Tool("mm_search", SCHEMAS["mm_search"], DESCRIPTIONS["mm_search"], READS, search),
+    Tool("mm_feedback", SCHEMAS["mm_feedback"], DESCRIPTIONS["mm_feedback"], WRITES, feedback),
+    Tool("mm_forget", SCHEMAS["mm_forget"], DESCRIPTIONS["mm_forget"], DESTROYS, forget),
+    Tool("mm_compile", SCHEMAS["mm_compile"], DESCRIPTIONS["mm_compile"], READS, compile_file),
+)

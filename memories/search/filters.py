@@ -1,0 +1,54 @@
+"""A search's filters as the WHERE fragments of the ranking statement."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memories.models import STARE_DIMENSIONS, Memory
+from memories.validity import ended_by_sql, valid_at_sql
+
+#: Statuses a search can return. A superseded memory's window closes where its replacement's
+#: begins, so it is found by ``as_of`` inside its window, by ``currently_valid: false`` once the
+#: window has ended, and as valid now only until a replacement that starts later takes over.
+SEARCHABLE_STATUSES = (Memory.Status.ACTIVE.value, Memory.Status.SUPERSEDED.value)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """The filters of one search, as ``memories.serializers.SearchInput`` validated them (the one
+    declaration of the search arguments): a filter added there is read here by name, in
+    ``sql``, and nowhere else."""
+
+    values: Mapping[str, Any]
+
+    def sql(self, now: datetime) -> tuple[str, dict[str, object]]:
+        """WHERE fragments (beyond workspace and scope) and their named parameters. A filter
+        this does not read is an error (a misspelt name must not pass as no filter)."""
+        values = dict(self.values)
+        clauses = ["status = ANY(%(statuses)s)"]
+        params: dict[str, object] = {"statuses": list(SEARCHABLE_STATUSES)}
+        as_of = values.pop("as_of", None)
+        currently_valid = values.pop("currently_valid", None)
+        if as_of is None and currently_valid is None:
+            currently_valid = True  # the default: what is valid now
+        if as_of is not None:
+            clauses.append(valid_at_sql("as_of"))
+            params["as_of"] = as_of
+        if currently_valid is not None:
+            clauses.append(valid_at_sql("now") if currently_valid else ended_by_sql("now"))
+            params["now"] = now
+        for column in ("category", "memory_type", "source"):
+            if value := values.pop(column, None):
+                clauses.append(f"{column} = %({column})s")
+                params[column] = value
+        for dim in STARE_DIMENSIONS:
+            minimum = values.pop(f"min_{dim}_score", None)
+            if minimum is not None:  # NULL (no score) never passes
+                clauses.append(f"{dim}_score >= %(min_{dim}_score)s")
+                params[f"min_{dim}_score"] = minimum
+        if values:
+            raise TypeError(f"unknown search filters: {', '.join(sorted(values))}")
+        return " AND ".join(clauses), params

@@ -1,0 +1,118 @@
+"""Search hits: the memories of the ranking statement's rows, with the figures that explain
+their place."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Field, Model
+from django.db.models.expressions import Col
+
+from memories.models import Memory, Scope
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    memory: Memory
+    similarity: float
+    keyword_rank: float
+    episode_similarity: float
+    similarity_z: float
+    keyword_z: float
+    episode_z: float
+    fused: float
+    neighbour: float
+    relevance: float
+    age_days: float
+    age_factor: float
+    score: float
+    gated: bool
+    eligible: str
+
+    def explanation(self) -> dict[str, float | bool]:
+        return {
+            "similarity": round(self.similarity, 6),
+            "keyword_rank": round(self.keyword_rank, 6),
+            "episode_similarity": round(self.episode_similarity, 6),
+            "similarity_z": round(self.similarity_z, 6),
+            "keyword_z": round(self.keyword_z, 6),
+            "episode_z": round(self.episode_z, 6),
+            "fused": round(self.fused, 6),
+            "neighbour": round(self.neighbour, 6),
+            "relevance": round(self.relevance, 6),
+            "significance": self.memory.significance,
+            "age_days": round(self.age_days, 3),
+            "age_factor": round(self.age_factor, 6),
+            "score": round(self.score, 6),
+            "passed_gate": self.gated,
+        }
+
+
+#: What a search loads of each memory it shows: everything but the vectors.
+SHOWN_MEMORY_FIELDS = tuple(
+    model_field
+    for model_field in Memory._meta.concrete_fields
+    if model_field.name not in {"embedding", "episode_embedding", "search_vector"}
+)
+SCOPE_FIELDS = tuple(Scope._meta.concrete_fields)
+
+
+def hit_from_row(row: tuple) -> SearchHit:
+    """A search hit from a row of ``_ranked``'s statement: the memory with its scope and
+    replacement, and the figures that explain its place."""
+    memory_end = len(SHOWN_MEMORY_FIELDS)
+    scope_end = memory_end + len(SCOPE_FIELDS)
+    memory = _instance(Memory, SHOWN_MEMORY_FIELDS, row[:memory_end])
+    memory.scope = _instance(Scope, SCOPE_FIELDS, row[memory_end:scope_end])
+    replacement_mem_id, *figures = row[scope_end:]
+    if memory.superseded_by_id is not None:
+        memory.superseded_by = Memory.from_db(
+            connection.alias, ["id", "mem_id"], [memory.superseded_by_id, replacement_mem_id]
+        )
+    (similarity, keyword_rank, episode_similarity, *rest) = figures
+    similarity_z, keyword_z, episode_z, fused, neighbour, relevance, *rest = rest
+    age_days, age_factor, score, gated = rest
+    return SearchHit(
+        memory=memory,
+        similarity=similarity,
+        keyword_rank=keyword_rank,
+        episode_similarity=episode_similarity,
+        similarity_z=similarity_z,
+        keyword_z=keyword_z,
+        episode_z=episode_z,
+        fused=fused,
+        neighbour=neighbour,
+        relevance=relevance,
+        age_days=age_days,
+        age_factor=age_factor,
+        score=score,
+        gated=gated,
+        eligible="",  # set by ``ranked`` for all hits at once
+    )
+
+
+def _instance(model: type[Model], fields: tuple[Field, ...], values: tuple) -> Model:
+    """A model instance from a row's values for ``fields`` (the others deferred), converted
+    from their database form as the ORM converts them (a JSON field's text, for one)."""
+    converted = list(values)
+    for index, column, converters in _converters(model, fields):
+        for converter in converters:
+            converted[index] = converter(converted[index], column, connection)
+    return model.from_db(
+        connection.alias, [model_field.attname for model_field in fields], converted
+    )
+
+
+@functools.cache
+def _converters(model: type[Model], fields: tuple[Field, ...]) -> list[tuple[int, Col, list]]:
+    """For each of ``fields`` that has any, the converters the ORM applies to its values."""
+    found = []
+    for index, model_field in enumerate(fields):
+        column = model_field.get_col(model._meta.db_table)
+        converters = connection.ops.get_db_converters(column)
+        converters += column.get_db_converters(connection)
+        if converters:
+            found.append((index, column, converters))
+    return found

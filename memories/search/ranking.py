@@ -1,0 +1,278 @@
+"""The ranking of ``memories.search``, as one SQL statement."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+from psycopg.types.numeric import Int8
+
+from memories.eligibility import eligibility_boundary
+from memories.embeddings import current_model_name, get_embedder
+from memories.models import Agent, Workspace
+from memories.prepared import prepared_cursor
+from memories.search.filters import SearchFilters
+from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
+from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
+
+#: How mature what this module implements is, read by the readiness registry.
+READINESS = {"S/core": "GA", "T/core": "GA"}
+DEFAULT_LIMIT = 10
+SECONDS_PER_DAY = 86_400.0
+
+
+def memory_search(
+    *,
+    agent: Agent | None = None,
+    workspace: Workspace | None = None,
+    query: str,
+    limit: int | None = None,
+    now: datetime | None = None,
+    query_vector: np.ndarray | None = None,
+    exact: bool = False,
+    **filters: Any,
+) -> list[SearchHit]:
+    """Rank the memories ``agent`` may see for ``query`` (see ``memories.search``); without
+    an agent, every memory of ``workspace`` (a team member's view: the dashboard).
+
+    The arguments are those ``memories.serializers.SearchInput`` declares and validates (every
+    adapter parses with it first); ``filters`` are read by ``SearchFilters``. With neither
+    ``as_of`` nor ``currently_valid`` given, only memories valid now are searched
+    (``currently_valid`` defaults to true). ``exact`` replaces the HNSW scan by an exact one:
+    benchmarks use it to measure the index's recall.
+    """
+    if agent is None and workspace is None:
+        raise ValueError("memory_search needs an agent or a workspace")
+    now = now or timezone.now()
+    if query_vector is None:
+        query_vector = get_embedder().embed([query])[0]
+    return ranked(
+        agent=agent,
+        workspace=agent.workspace if agent is not None else workspace,
+        query=query,
+        vector=query_vector,
+        filters=SearchFilters(filters),
+        limit=DEFAULT_LIMIT if limit is None else limit,
+        reference=filters.get("as_of") or now,
+        now=now,
+        exact=exact,
+    )
+
+
+def ranked(
+    *,
+    agent: Agent | None,
+    workspace: Workspace,
+    query: str,
+    vector: np.ndarray,
+    filters: SearchFilters,
+    limit: int,
+    reference: datetime,
+    now: datetime,
+    exact: bool,
+) -> list[SearchHit]:
+    """The ranking of the module docstring, as one SQL statement: candidates, their signals,
+    relevance, the gate and the score, and the shown memories with their scope and replacement.
+
+    Only vectors of the configured embedder's model are compared with the query's; a memory
+    embedded by another model (before a change of ``MM_EMBEDDER``) is found by keyword alone,
+    with similarity 0, until it is re-embedded.
+    """
+    scope_ids, words = scopes_and_words(agent, query, workspace.pk)
+    ranked_words, matched_words = keyword_lexemes(words, workspace.pk)
+    where, params = filters.sql(now)
+    count = max(settings.MM_SEARCH_CANDIDATES, limit)
+    params |= {
+        "scopes": [Int8(scope_id) for scope_id in scope_ids],
+        "words": [tsquery([word]) for word in ranked_words],
+        "match_words": [tsquery([word]) for word in matched_words],
+        "per_word": -(-int(settings.MM_SEARCH_KEYWORD_SCAN_MAX) // max(len(matched_words), 1)),
+        "rank_weights": [0.0, 0.0, float(settings.MM_SEARCH_EPISODE_WEIGHT), 1.0],
+        "episode_vector_weight": float(settings.MM_SEARCH_EPISODE_VECTOR_WEIGHT),
+        "neighbour_weight": float(settings.MM_SEARCH_NEIGHBOUR_WEIGHT),
+        "model": current_model_name(),
+        "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
+        "weight": float(settings.MM_SEARCH_KEYWORD_WEIGHT),
+        "gate_ratio": float(settings.MM_SEARCH_GATE_RATIO),
+        "reference": reference,
+        "half_life": float(settings.MM_S1_HALF_LIFE_DAYS),
+    }
+    # The statement is prepared and keeps the plan of its first execution (see
+    # ``memories.prepared``), so what that plan depends on is in its text, not in its
+    # parameters: the workspace (a partial index serves a scan only if its predicate is proved
+    # from a constant) and the candidate LIMITs (the planner costs the HNSW scan by how many
+    # rows it must return). The per-word LIMIT stays a parameter: it changes with the number
+    # of query words, and a GIN bitmap scan's plan does not depend on it.
+    gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
+    base = f"workspace_id = {int(workspace.pk)} AND scope_id = ANY(%(scopes)s) AND {where}"
+    # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
+    distance = "(embedding <=> %(vector)s::vector)" + (" + 0" if exact else "")
+    memory_columns = ", ".join(f'm."{model_field.column}"' for model_field in SHOWN_MEMORY_FIELDS)
+    scope_columns = ", ".join(f's."{model_field.column}"' for model_field in SCOPE_FIELDS)
+    # The vector list is its own CTE so the planner can use the HNSW index (or, for a small
+    # workspace, the btree and an exact sort: it chooses by cost).
+    sql = f"""
+        WITH nearest AS (
+            SELECT id, significance, created_at, search_vector, {distance} AS distance
+            FROM memories_memory
+            WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
+            ORDER BY distance LIMIT {count}
+        ),
+        -- Up to an equal share of MM_SEARCH_KEYWORD_SCAN_MAX rows for each word that selects
+        -- keyword candidates: all the matches of a rare word, a sample of a frequent one's.
+        matching AS (
+            SELECT DISTINCT ON (id) id, significance, created_at, embedding, embedding_model,
+                search_vector
+            FROM unnest(%(match_words)s::tsquery[]) AS w(word),
+            LATERAL (
+                SELECT id, significance, created_at, embedding, embedding_model, search_vector
+                FROM memories_memory
+                WHERE search_vector @@ w.word AND {base}
+                LIMIT %(per_word)s
+            ) AS matches
+            ORDER BY id
+        ),
+        -- Every row read so far gets a keyword rank: for each query word it holds, the word's
+        -- ts_rank in it (its episode's words weighted lower) times how rare the word is among
+        -- those rows (idf).
+        pool AS (
+            SELECT id, search_vector FROM nearest
+            UNION
+            SELECT id, search_vector FROM matching
+        ),
+        words AS (
+            SELECT word, ln(1 + (pool_size - df + 0.5) / (df + 0.5)) AS idf
+            FROM (
+                SELECT w.word, count(*)::float8 AS df,
+                    (SELECT count(*) FROM pool)::float8 AS pool_size
+                FROM unnest(%(words)s::tsquery[]) AS w(word)
+                JOIN pool p ON p.search_vector @@ w.word
+                GROUP BY w.word
+            ) AS counted
+        ),
+        ranks AS (
+            SELECT p.id,
+                sum(w.idf * ts_rank(%(rank_weights)s::float4[], p.search_vector, w.word))
+                    AS keyword_rank
+            FROM pool p JOIN words w ON p.search_vector @@ w.word
+            GROUP BY p.id
+        ),
+        by_vector AS (
+            SELECT n.id, n.significance, n.created_at, 1 - n.distance AS similarity,
+                r.keyword_rank
+            FROM nearest n LEFT JOIN ranks r ON r.id = n.id
+        ),
+        by_keyword AS (
+            SELECT m.id, m.significance, m.created_at, m.embedding, m.embedding_model,
+                r.keyword_rank
+            FROM matching m JOIN ranks r ON r.id = m.id
+            ORDER BY r.keyword_rank DESC, m.id LIMIT {count}
+        ),
+        -- Both signals of each candidate: the cosine of a keyword candidate is computed for
+        -- the few that made the list. A memory on both lists has the same figures on both:
+        -- DISTINCT ON keeps one.
+        signals AS (
+            SELECT DISTINCT ON (id) id, significance, created_at, similarity,
+                COALESCE(keyword_rank, 0)::float8 AS keyword_rank,
+                greatest(date_part('epoch', %(reference)s - created_at) / {SECONDS_PER_DAY}, 0)
+                    AS age_days
+            FROM (
+                SELECT id, significance, created_at, similarity, keyword_rank FROM by_vector
+                UNION ALL
+                SELECT id, significance, created_at,
+                    CASE WHEN embedding_model = %(model)s
+                        THEN 1 - (embedding <=> %(vector)s::vector) ELSE 0 END,
+                    keyword_rank
+                FROM by_keyword
+            ) AS both_lists
+            ORDER BY id
+        ),
+        -- The vector of each candidate's episode with its own text (its own vector if it has
+        -- no episode), and the memory it follows in its session.
+        episodes AS (
+            SELECT signals.*, e.follows_id,
+                CASE WHEN e.episode_embedding IS NOT NULL AND e.embedding_model = %(model)s
+                    THEN 1 - (e.episode_embedding <=> %(vector)s::vector)
+                    ELSE signals.similarity END AS episode_similarity
+            FROM signals JOIN memories_memory e ON e.id = signals.id
+        ),
+        -- Each signal standardized over the candidates (z-scores), fused; then a share of the
+        -- best fused figure among the candidates next to it in its session; then mapped to
+        -- [0, 1]: the most relevant candidate 1, the least 0.
+        normalized AS (
+            SELECT *,
+                COALESCE((similarity - avg(similarity) OVER ())
+                    / NULLIF(stddev_pop(similarity) OVER (), 0), 0) AS similarity_z,
+                COALESCE((keyword_rank - avg(keyword_rank) OVER ())
+                    / NULLIF(stddev_pop(keyword_rank) OVER (), 0), 0) AS keyword_z,
+                COALESCE((episode_similarity - avg(episode_similarity) OVER ())
+                    / NULLIF(stddev_pop(episode_similarity) OVER (), 0), 0) AS episode_z
+            FROM episodes
+        ),
+        fused AS (
+            SELECT *, (1 - %(weight)s) * similarity_z + %(weight)s * keyword_z
+                + %(episode_vector_weight)s * episode_z AS fused
+            FROM normalized
+        ),
+        -- MATERIALIZED: computed once, not once for each use of "neighbour" below.
+        neighboured AS MATERIALIZED (
+            SELECT fused.*, %(neighbour_weight)s * COALESCE((
+                SELECT max(next_to.fused) FROM fused AS next_to
+                WHERE next_to.id = fused.follows_id OR next_to.follows_id = fused.id
+            ), 0) AS neighbour
+            FROM fused
+        ),
+        relevant AS (
+            SELECT *, COALESCE((fused + neighbour - min(fused + neighbour) OVER ())
+                / NULLIF(max(fused + neighbour) OVER () - min(fused + neighbour) OVER (), 0), 1)
+                AS relevance
+            FROM neighboured
+        ),
+        scored AS (
+            SELECT *, power(0.5, LEAST(age_days / %(half_life)s, 1000)) AS age_factor,
+                relevance * significance
+                    * power(0.5, LEAST(age_days / %(half_life)s, 1000)) AS score,
+                row_number() OVER (ORDER BY relevance DESC, id) <= {gate_size}
+                    AND relevance >= %(gate_ratio)s * max(relevance) OVER () AS passed_gate
+            FROM relevant
+        ),
+        ranked AS (
+            SELECT *, row_number() OVER (
+                ORDER BY passed_gate DESC, CASE WHEN passed_gate THEN score ELSE 0 END DESC,
+                    relevance DESC, created_at DESC, id
+            ) AS position
+            FROM scored
+        )
+        SELECT {memory_columns}, {scope_columns}, r.mem_id,
+            ranked.similarity, ranked.keyword_rank, ranked.episode_similarity,
+            ranked.similarity_z, ranked.keyword_z, ranked.episode_z, ranked.fused,
+            ranked.neighbour, ranked.relevance,
+            ranked.age_days, ranked.age_factor, ranked.score, ranked.passed_gate
+        FROM ranked
+        JOIN memories_memory m ON m.id = ranked.id
+        JOIN memories_scope s ON s.id = m.scope_id
+        LEFT JOIN memories_memory r ON r.id = m.superseded_by_id
+        WHERE ranked.position <= {int(limit)}
+        ORDER BY ranked.position
+    """
+    # Every connection starts with hnsw.ef_search and hnsw.iterative_scan set (see
+    # ``meaning_memory.db.search_options``): no transaction, no extra round trip, unless the
+    # search wants more candidates than the index's search list holds.
+    widen = count > settings.MM_HNSW_EF_SEARCH
+    with transaction.atomic() if widen else contextlib.nullcontext():
+        if widen:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(count)])
+        with prepared_cursor(connection) as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    hits = [hit_from_row(row) for row in rows]
+    boundary = eligibility_boundary(agent, now, workspace=workspace)
+    eligible = boundary.eligibility_of([h.memory for h in hits], now)
+    return [replace(hit, eligible=value) for hit, value in zip(hits, eligible, strict=True)]

@@ -1,0 +1,63 @@
+"""A query's words: the scopes the reader sees and the query's lexemes in one round trip,
+and the tsqueries keyword rank and keyword candidates use."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from memories.models import TEXT_SEARCH_CONFIG, Agent
+from memories.prepared import prepared_cursor
+from memories.search.statistics import common_words
+from memories.selectors.visibility import (
+    SHARED_SCOPE_IDS_SQL,
+    WORKSPACE_SCOPE_IDS_SQL,
+    with_private_scope,
+)
+
+
+def tsquery(words: list[str]) -> str | None:
+    """The words OR-ed, as tsquery text (None for no words). Passed as a constant, not built in
+    SQL, so that the planner can estimate from its statistics how many memories match it."""
+    if not words:
+        return None
+    return " | ".join("'" + word.replace("\\", "\\\\").replace("'", "''") + "'" for word in words)
+
+
+def scopes_and_words(
+    agent: Agent | None, query: str, workspace_id: int
+) -> tuple[list[int], list[str]]:
+    """The scope ids the reader sees (the agent's, or the whole workspace's) and the query's
+    words (stemmed, without stop words), in one round trip: every search needs both before
+    its statement can be written."""
+    scopes_sql = SHARED_SCOPE_IDS_SQL if agent is not None else WORKSPACE_SCOPE_IDS_SQL
+    with prepared_cursor(connection) as cursor:
+        cursor.execute(
+            f"SELECT ARRAY({scopes_sql}), ARRAY(SELECT DISTINCT lexeme "
+            f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)) ORDER BY lexeme)",
+            [agent.pk if agent is not None else workspace_id, query],
+        )
+        scope_ids, words = cursor.fetchone()
+    return (with_private_scope(agent, scope_ids) if agent is not None else scope_ids), words
+
+
+def keyword_lexemes(words: list[str], workspace_id: int) -> tuple[list[str], list[str]]:
+    """The words keyword rank is computed with (all of them) and the words keyword candidates
+    must contain: those not common in the workspace (see ``common_words``) or, if every word
+    is common, the least common one alone."""
+    common = common_words(workspace_id)
+    matched = [word for word in words if word not in common]
+    if not matched and words:
+        matched = [min(words, key=lambda word: (common[word], word))]
+    return words, matched
+
+
+def keyword_queries(query: str, agent: Agent) -> tuple[str | None, str | None]:
+    """The two tsqueries a search for ``query`` by ``agent`` uses: the one keyword rank is
+    computed with and the one keyword candidates must match (see ``keyword_lexemes``)."""
+    _, words = scopes_and_words(agent, query, agent.workspace_id)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT %s::tsquery::text, %s::tsquery::text",
+            [tsquery(lexemes) for lexemes in keyword_lexemes(words, agent.workspace_id)],
+        )
+        return cursor.fetchone()

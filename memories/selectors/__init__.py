@@ -1,0 +1,53 @@
+"""Reads: what an agent or a team member may see, and who may do what.
+
+Each module answers one kind of question; the public names are also importable from here.
+"""
+
+from memories.selectors.agents import agent_by_name, workspace_agents
+from memories.selectors.memories import (
+    CHAIN_MAX,
+    is_mem_id,
+    memory_get,
+    memory_history,
+    memory_texts,
+    supersession_chain,
+    workspace_memory,
+)
+from memories.selectors.overview import Overview, week_start, workspace_overview
+from memories.selectors.permissions import (
+    membership_of,
+    memberships_of,
+    user_may_curate,
+    user_workspace_role,
+    workspace_members,
+)
+from memories.selectors.visibility import (
+    SHARED_SCOPE_IDS_SQL,
+    WORKSPACE_SCOPE_IDS_SQL,
+    visible_scope_ids,
+    with_private_scope,
+)
+
+__all__ = [
+    "CHAIN_MAX",
+    "SHARED_SCOPE_IDS_SQL",
+    "WORKSPACE_SCOPE_IDS_SQL",
+    "Overview",
+    "agent_by_name",
+    "is_mem_id",
+    "membership_of",
+    "memberships_of",
+    "memory_get",
+    "memory_history",
+    "memory_texts",
+    "supersession_chain",
+    "user_may_curate",
+    "user_workspace_role",
+    "visible_scope_ids",
+    "week_start",
+    "with_private_scope",
+    "workspace_agents",
+    "workspace_members",
+    "workspace_memory",
+    "workspace_overview",
+]

@@ -1,0 +1,99 @@
+"""Memories by id: an agent's (what it may see) and a team member's (the whole workspace), with
+their history and supersession chain."""
+
+from __future__ import annotations
+
+import re
+
+from django.db import connection
+from django.db.models import QuerySet
+
+from memories.errors import NotFound
+from memories.models import Agent, Memory, ProvenanceEvent, Workspace
+from memories.selectors.visibility import visible_scope_ids
+
+MEM_ID = re.compile(r"[0-9a-f]{16}")
+#: How many replacements (and replaced memories) the chain of a memory shows each way.
+CHAIN_MAX = 20
+
+
+def is_mem_id(value: object) -> bool:
+    """The shape of a ``mem_id`` (16 lowercase hex characters): anything else names nothing,
+    and is refused before it reaches the database (a NUL character would be an error there)."""
+    return isinstance(value, str) and MEM_ID.fullmatch(value) is not None
+
+
+def memory_get(*, agent: Agent, mem_id: str, for_update: bool = False) -> Memory:
+    """One memory the agent may see. Anything else — another workspace's, another agent's
+    private one, or an id that does not exist — is the same NotFound."""
+    if not is_mem_id(mem_id):
+        raise NotFound(f"no memory {mem_id!r}")
+    queryset = Memory.objects.filter(
+        workspace_id=agent.workspace_id, scope_id__in=visible_scope_ids(agent), mem_id=mem_id
+    )
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    memory = queryset.select_related("scope", "superseded_by").first()
+    if memory is None:
+        raise NotFound(f"no memory {mem_id!r}")
+    return memory
+
+
+def workspace_memory(*, workspace: Workspace, mem_id: str) -> Memory:
+    """One memory of the workspace, whatever its scope (a team member's view); NotFound for
+    another workspace's, as for one that does not exist."""
+    memory = None
+    if is_mem_id(mem_id):
+        memory = (
+            Memory.objects.select_related("scope", "superseded_by", "follows")
+            .filter(workspace=workspace, mem_id=mem_id)
+            .first()
+        )
+    if memory is None:
+        raise NotFound("No such memory.")
+    return memory
+
+
+def memory_history(memory: Memory) -> QuerySet[ProvenanceEvent]:
+    """The memory's provenance, oldest first, with who acted."""
+    return memory.provenance.select_related("agent", "user").order_by("created_at", "id")
+
+
+_CHAIN_SQL = f"""
+    WITH RECURSIVE newer(id, step) AS (
+        SELECT superseded_by_id, 1 FROM {Memory._meta.db_table}
+        WHERE id = %(id)s AND superseded_by_id IS NOT NULL
+        UNION ALL
+        SELECT m.superseded_by_id, n.step + 1 FROM newer n
+        JOIN {Memory._meta.db_table} m ON m.id = n.id
+        WHERE m.superseded_by_id IS NOT NULL AND n.step < %(max)s
+    ),
+    older(id, step) AS (
+        SELECT id, 1 FROM {Memory._meta.db_table} WHERE superseded_by_id = %(id)s
+        UNION ALL
+        SELECT m.id, o.step + 1 FROM older o
+        JOIN {Memory._meta.db_table} m ON m.superseded_by_id = o.id
+        WHERE o.step < %(max)s
+    )
+    SELECT id, step FROM newer UNION ALL SELECT id, -step FROM older
+"""
+
+
+def supersession_chain(memory: Memory) -> tuple[list[Memory], list[Memory]]:
+    """The memories that replaced this one (newest last) and those it replaced (oldest last),
+    at most ``CHAIN_MAX`` each way, in one query for the chain and one for its memories."""
+    with connection.cursor() as cursor:
+        cursor.execute(_CHAIN_SQL, {"id": memory.pk, "max": CHAIN_MAX})
+        steps = dict(cursor.fetchall())
+    loaded = Memory.objects.only("mem_id", "text", "superseded_by").in_bulk(list(steps))
+    ordered = sorted(steps, key=lambda pk: abs(steps[pk]))
+    newer = [loaded[pk] for pk in ordered if steps[pk] > 0]
+    older = [loaded[pk] for pk in ordered if steps[pk] < 0]
+    return newer, older
+
+
+def memory_texts(*, workspace: Workspace, mem_ids: list[str]) -> dict[str, str]:
+    """The text of each of ``mem_ids`` in the workspace, by mem_id."""
+    return dict(
+        Memory.objects.filter(workspace=workspace, mem_id__in=mem_ids).values_list("mem_id", "text")
+    )

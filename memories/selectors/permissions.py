@@ -1,0 +1,78 @@
+"""Who may do what: a team member's role in a workspace, and "may curate"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from memories.errors import NotFound
+from memories.models import CURATING_ROLES, Membership, Workspace
+
+
+def _active(user: Any) -> bool:
+    return bool(getattr(user, "is_authenticated", False) and user.is_active)
+
+
+def user_may_curate(user: Any, workspace_id: int) -> bool:
+    """A superuser, a staff member allowed to change memories (the admin site), or a member
+    of the workspace with a curating role (curator, admin)."""
+    if not _active(user):
+        return False
+    if user.is_superuser or (user.is_staff and user.has_perm("memories.change_memory")):
+        return True
+    return Membership.objects.filter(
+        user=user, workspace_id=workspace_id, role__in=CURATING_ROLES
+    ).exists()
+
+
+def user_workspace_role(user: Any, workspace: Workspace) -> str | None:
+    """The user's role in the workspace: a superuser is an admin of every workspace; a member
+    has the membership's role; anyone else has none (the workspace is a 404 to them)."""
+    if not _active(user):
+        return None
+    if user.is_superuser:
+        return Membership.Role.ADMIN
+    membership = Membership.objects.filter(user=user, workspace=workspace).first()
+    return membership.role if membership else None
+
+
+def memberships_of(user: Any) -> list[Membership]:
+    """The workspaces the user sees, each with the user's role: a superuser sees every
+    workspace, as an admin (an unsaved membership where there is none)."""
+    own = list(Membership.objects.filter(user=user).select_related("workspace"))
+    if not user.is_superuser:
+        return own
+    by_workspace = {membership.workspace_id: membership for membership in own}
+    return [
+        by_workspace.get(workspace.pk)
+        or Membership(user=user, workspace=workspace, role=Membership.Role.ADMIN)
+        for workspace in Workspace.objects.order_by("slug")
+    ]
+
+
+def membership_of(user: Any, slug: str) -> Membership:
+    """The user's membership of the workspace ``slug`` (a superuser's is an unsaved admin
+    one); NotFound when the user does not see it, as for a workspace that does not exist."""
+    membership = (
+        Membership.objects.select_related("workspace")
+        .filter(user=user, workspace__slug=slug)
+        .first()
+    )
+    if user.is_superuser:  # an admin of every workspace, member or not
+        workspace = membership.workspace if membership else None
+        workspace = workspace or Workspace.objects.filter(slug=slug).first()
+        if workspace is not None:
+            membership = Membership(user=user, workspace=workspace, role=Membership.Role.ADMIN)
+    if membership is None:
+        raise NotFound("No such workspace.")
+    return membership
+
+
+def workspace_members(workspace: Workspace) -> QuerySet[Membership]:
+    """The workspace's members with their roles, by username."""
+    return (
+        Membership.objects.filter(workspace=workspace)
+        .select_related("user")
+        .order_by("user__username")
+    )

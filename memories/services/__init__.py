@@ -1,0 +1,76 @@
+"""Every change to workspaces, agents, members and memories goes through these functions.
+
+Adapters (REST API, CLI, MCP, dashboard, admin, tasks) parse their input and call one of these;
+each validates everything before it writes and writes in one transaction, so bad input changes
+nothing. Each module does one job; the public names are also importable from here.
+"""
+
+from memories.services.bulk import BulkResult, bulk_prepare, bulk_store, memory_remember_bulk
+from memories.services.episodes import Episode, episode_before, episode_rows
+from memories.services.feedback import (
+    CURATE_ACTIONS,
+    FEEDBACK_ACTIONS,
+    FEEDBACK_STEP,
+    memory_curate_by_user,
+    memory_feedback,
+    memory_feedback_by_user,
+    memory_forget,
+    memory_forget_by_user,
+)
+from memories.services.members import membership_remove, membership_set
+from memories.services.provenance import iso, provenance_event, record
+from memories.services.remember import (
+    PreparedMemory,
+    RememberResult,
+    content_hash,
+    lock_workspace,
+    memory_remember,
+    prepare_remember,
+)
+from memories.services.supersede import supersede
+from memories.services.tenancy import (
+    TOKEN_PREFIX,
+    agent_authenticate,
+    agent_create,
+    agent_revoke,
+    hash_token,
+    scope_get_or_create,
+    workspace_get_or_create,
+)
+
+__all__ = [
+    "CURATE_ACTIONS",
+    "FEEDBACK_ACTIONS",
+    "FEEDBACK_STEP",
+    "TOKEN_PREFIX",
+    "BulkResult",
+    "Episode",
+    "PreparedMemory",
+    "RememberResult",
+    "agent_authenticate",
+    "agent_create",
+    "agent_revoke",
+    "bulk_prepare",
+    "bulk_store",
+    "content_hash",
+    "episode_before",
+    "episode_rows",
+    "hash_token",
+    "iso",
+    "lock_workspace",
+    "membership_remove",
+    "membership_set",
+    "memory_curate_by_user",
+    "memory_feedback",
+    "memory_feedback_by_user",
+    "memory_forget",
+    "memory_forget_by_user",
+    "memory_remember",
+    "memory_remember_bulk",
+    "prepare_remember",
+    "provenance_event",
+    "record",
+    "scope_get_or_create",
+    "supersede",
+    "workspace_get_or_create",
+]

@@ -1,0 +1,50 @@
+"""The one writer of provenance: every change to a memory (or an agent's token) is recorded
+here, with who made it, the old and new values and why."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memories.models import Agent, Memory, ProvenanceEvent
+
+Action = ProvenanceEvent.Action
+
+
+def iso(value: datetime | None) -> str | None:
+    """A time as provenance stores it (ISO 8601), None as None."""
+    return value.isoformat() if value else None
+
+
+def provenance_event(
+    memory: Memory | None,
+    action: str,
+    *,
+    workspace_id: int | None = None,
+    agent: Agent | None = None,
+    user: Any = None,
+    subject_agent: Agent | None = None,
+    old: dict[str, Any] | None = None,
+    new: dict[str, Any] | None = None,
+    reason: str = "",
+) -> ProvenanceEvent:
+    """An unsaved event (bulk writes insert many at once); ``record`` saves one."""
+    if workspace_id is None:
+        workspace_id = memory.workspace_id if memory is not None else subject_agent.workspace_id
+    return ProvenanceEvent(
+        memory=memory,
+        workspace_id=workspace_id,
+        action=action,
+        agent=agent,
+        user=user,
+        subject_agent=subject_agent,
+        old_values=old or {},
+        new_values=new or {},
+        reason=reason,
+    )
+
+
+def record(memory: Memory | None, action: str, **fields: Any) -> ProvenanceEvent:
+    event = provenance_event(memory, action, **fields)
+    event.save()
+    return event

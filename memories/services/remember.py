@@ -1,0 +1,348 @@
+"""Remember: one memory validated, embedded with its episode, stored with its provenance.
+
+``prepare_remember`` validates and resolves defaults without writing (bulk writes use it for
+every item first); ``memory_remember`` stores one memory and returns a ``RememberResult``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories import rules
+from memories.embeddings import get_embedder
+from memories.errors import Errors, NotFound, ValidationFailed
+from memories.models import (
+    DEFAULT_SIGNIFICANCE,
+    STARE_DIMENSIONS,
+    Agent,
+    Memory,
+    ProvenanceEvent,
+    Scope,
+)
+from memories.selectors.memories import memory_get
+from memories.selectors.visibility import visible_scope_ids
+from memories.services.episodes import Episode, episode_before
+from memories.services.provenance import Action, provenance_event
+from memories.services.supersede import supersede
+
+
+def _writable_scope(
+    agent: Agent, name: str | None, errors: Errors, known: dict[str, Scope | None] | None = None
+) -> Scope | None:
+    """The scope ``name`` if the agent may write to it (``known``: names already looked up)."""
+    if not name or name in {"private", f"private:{agent.name}"}:
+        return agent.private_scope
+    if known is not None and name in known:
+        scope = known[name]
+    else:
+        scope = agent.scopes.filter(name=name).first()
+        if known is not None:
+            known[name] = scope
+    if scope is None:
+        errors.add("scope", f"{name!r} is not a scope this agent belongs to.")
+    return scope
+
+
+@dataclass
+class PreparedMemory:
+    """A memory's validated values, ready to store (see ``prepare_remember``)."""
+
+    agent: Agent
+    text: str
+    category: str
+    memory_type: str
+    significance: float
+    scores: dict[str, float]  # the writer's scores, None values left out
+    valid_from: datetime | None
+    valid_until: datetime | None
+    observed_at: datetime | None
+    created_at: datetime
+    source: str
+    scope: Scope
+    supersedes: Memory | None
+    session: str
+    thread: str
+    metadata: dict[str, Any]
+    idempotency_key: str
+    #: Broken rules about the superseded memory's present state (see ``prepare_remember``).
+    deferred: dict[str, list[str]] = field(default_factory=dict)
+
+    def raise_deferred(self) -> None:
+        if self.deferred:
+            raise ValidationFailed(self.deferred)
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(scope_id=self.scope.pk, source=self.source, text=self.text)
+
+    def build(
+        self, *, episode: Episode, vector: Any, episode_vector: Any, model_name: str
+    ) -> Memory:
+        memory = Memory(
+            workspace_id=self.agent.workspace_id,
+            scope=self.scope,
+            text=self.text,
+            category=self.category,
+            memory_type=self.memory_type,
+            source=self.source,
+            significance=self.significance,
+            created_at=self.created_at,
+            observed_at=self.observed_at,
+            valid_from=self.valid_from,
+            valid_until=self.valid_until,
+            session=self.session,
+            thread=self.thread,
+            episode_text=episode.text,
+            follows_id=episode.follows_id,
+            embedding=vector,
+            episode_embedding=episode_vector,
+            embedding_model=model_name,
+            metadata=self.metadata,
+            idempotency_key=self.idempotency_key,
+            content_hash=self.content_hash,
+        )
+        for key, value in self.scores.items():
+            setattr(memory, f"{key}_score", value)
+            setattr(memory, f"{key}_origin", Memory.ScoreOrigin.WRITER)
+        return memory
+
+    def event(self, memory: Memory) -> ProvenanceEvent:
+        """The ``remember`` provenance event of the stored memory (unsaved)."""
+        return provenance_event(
+            memory,
+            Action.REMEMBER,
+            agent=self.agent,
+            new={
+                "significance": memory.significance,
+                "category": memory.category,
+                "stare_scores": {
+                    d: getattr(memory, f"{d}_score")
+                    for d in STARE_DIMENSIONS
+                    if getattr(memory, f"{d}_score") is not None
+                },
+                **(
+                    {"stare_origins": memory.stare_origins}
+                    if any(memory.stare_origins.values())
+                    else {}
+                ),
+            },
+        )
+
+
+def content_hash(*, scope_id: int, source: str, text: str) -> str:
+    """What makes two memories the same for a retried write: scope, source and text. (Lengths
+    keep the parts apart; the same formula fills existing rows in migration 0010.)"""
+    key = f"{scope_id}:{len(source)}:{source}{text}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def prepare_remember(
+    *,
+    agent: Agent,
+    text: str,
+    category: str | None = None,
+    memory_type: str | None = None,
+    significance: float | None = None,
+    stare_scores: dict[str, float | None] | None = None,
+    valid_from: datetime | None = None,
+    valid_until: datetime | None = None,
+    observed_at: datetime | None = None,
+    created_at: datetime | None = None,
+    source: str | None = None,
+    scope: str | None = None,
+    supersedes: str | None = None,
+    session: str | None = None,
+    thread: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+    scopes: dict[str, Scope | None] | None = None,
+) -> PreparedMemory:
+    """Validate the remember arguments (every broken rule at once, as ValidationFailed) and
+    resolve their defaults; nothing is written.
+
+    What depends on the superseded memory's present state (still active, still valid) is kept
+    in ``PreparedMemory.deferred`` instead: a retried write finds that memory superseded by its
+    own first attempt, and must come back as that stored memory, not as an error. Callers raise
+    it (``raise_deferred``) for the writes they are about to store. ``scopes`` caches scope
+    look-ups across many calls (bulk writes)."""
+    now = now or timezone.now()
+    errors = Errors()
+    text = text.strip() if isinstance(text, str) else ""
+    errors.check("text", rules.memory_text(text))
+    category = category or Memory.Category.FACT
+    errors.check("category", rules.choice(category, Memory.Category.values))
+    memory_type = memory_type or Memory.MemoryType.SEMANTIC
+    errors.check("memory_type", rules.choice(memory_type, Memory.MemoryType.values))
+    for name, value in (
+        ("source", source),
+        ("session", session),
+        ("thread", thread),
+        ("idempotency_key", idempotency_key),
+    ):
+        errors.check(name, rules.storable_text(value))
+    errors.check("idempotency_key", rules.idempotency_key(idempotency_key))
+    errors.check("metadata", rules.storable_json(metadata))
+    significance = DEFAULT_SIGNIFICANCE if significance is None else significance
+    errors.check("significance", rules.unit_interval(significance))
+    scores = stare_scores or {}
+    for key, value in scores.items():
+        if key not in STARE_DIMENSIONS:
+            errors.add(f"stare_scores.{key}", "is not a STARE dimension (s, t, a, r, e).")
+        else:
+            errors.check(f"stare_scores.{key}", rules.unit_interval(value))
+    errors.check("created_at", rules.not_in_future(created_at))
+
+    old: Memory | None = None
+    target_scope: Scope | None = None
+    state = Errors()  # the superseded memory's present state: see ``deferred``
+    if supersedes:
+        try:
+            old = memory_get(agent=agent, mem_id=supersedes)
+        except NotFound:
+            errors.add("supersedes", f"no memory {supersedes!r} is visible to this agent.")
+        else:
+            if old.status != Memory.Status.ACTIVE:
+                state.add("supersedes", f"memory {supersedes!r} is {old.status}, not active.")
+            if valid_from is None:
+                valid_from = now
+            # The replacement lives where the original did, so everyone who saw the old
+            # memory sees the new one (and no one loses a shared memory to a private one).
+            target_scope = old.scope
+            if (
+                scope
+                and scope != old.scope.name
+                and not (scope == "private" and old.scope_id == agent.private_scope_id)
+            ):
+                errors.add(
+                    "scope",
+                    f"must be the superseded memory's scope ({old.scope.name!r}) or omitted.",
+                )
+    if target_scope is None:
+        target_scope = _writable_scope(agent, scope, errors, scopes)
+    errors.check("valid_until", rules.window(valid_from, valid_until))
+    if old is not None and valid_from is not None:
+        if old.valid_from is not None and not old.valid_from < valid_from:
+            errors.add(
+                "valid_from",
+                f"must be after the superseded memory's valid_from ({old.valid_from.isoformat()}).",
+            )
+        if old.valid_until is not None and old.valid_until <= valid_from:
+            state.add(
+                "supersedes",
+                f"memory {supersedes!r} already stopped being valid at "
+                f"{old.valid_until.isoformat()}.",
+            )
+    errors.raise_if_any()
+    assert target_scope is not None
+    return PreparedMemory(
+        agent=agent,
+        text=text,
+        category=category,
+        memory_type=memory_type,
+        significance=significance,
+        scores={k: v for k, v in scores.items() if v is not None},
+        valid_from=valid_from,
+        valid_until=valid_until,
+        observed_at=observed_at,
+        created_at=created_at or now,
+        source=agent.name if source is None else source,
+        scope=target_scope,
+        supersedes=old,
+        session=session or "",
+        thread=thread or "",
+        metadata=metadata or {},
+        idempotency_key=idempotency_key or "",
+        deferred=state.errors,
+    )
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    memory: Memory
+    #: False when the ``idempotency_key`` was used already: nothing was written and
+    #: ``memory`` is the one stored under it.
+    created: bool
+
+
+def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
+    """Store a memory for ``agent`` (the arguments of ``prepare_remember``); with
+    ``supersedes``, close the older memory's window.
+
+    The new memory's ``valid_from`` defaults to now when it supersedes another; the older one's
+    ``valid_until`` becomes that instant and its status ``superseded``. With an
+    ``idempotency_key`` already used in the workspace, nothing is written and the memory
+    stored under it is returned (``created`` is then false).
+    """
+    prepared = prepare_remember(agent=agent, **arguments)
+    if prepared.idempotency_key:
+        existing = by_idempotency_key(agent, prepared.idempotency_key)
+        if existing is not None:
+            return RememberResult(existing, created=False)
+    prepared.raise_deferred()
+    episode = episode_before(
+        workspace_id=agent.workspace_id,
+        scope_id=prepared.scope.pk,
+        session=prepared.session,
+        before=prepared.created_at,
+    )
+    embedder = get_embedder()
+    if episode.text:
+        vector, episode_vector = embedder.embed(
+            [prepared.text, episode.text + "\n" + prepared.text]
+        )
+    else:
+        vector, episode_vector = embedder.embed([prepared.text])[0], None
+
+    with transaction.atomic():
+        if prepared.idempotency_key:
+            # Writers with keys serialise per workspace (as bulk writers do), so two requests
+            # with one key store one memory; the second gets it back.
+            lock_workspace(agent.workspace_id)
+            existing = by_idempotency_key(agent, prepared.idempotency_key)
+            if existing is not None:
+                return RememberResult(existing, created=False)
+        memory = prepared.build(
+            episode=episode,
+            vector=vector,
+            episode_vector=episode_vector,
+            model_name=embedder.model_name,
+        )
+        memory.save()
+        prepared.event(memory).save()
+        if prepared.supersedes is not None:
+            supersede(old=prepared.supersedes, new=memory, agent=agent)
+    return RememberResult(memory, created=True)
+
+
+#: First key of the advisory lock writers of one workspace take to check and insert (the
+#: second is the workspace's id).
+LOCK_NAMESPACE = 0x6D6D  # "mm"
+
+
+def lock_workspace(workspace_id: int) -> None:
+    """Hold the workspace's write lock until the end of the current transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, workspace_id])
+
+
+def by_idempotency_key(agent: Agent, key: str) -> Memory | None:
+    """The memory stored under ``key`` in the agent's workspace, if the agent may see it."""
+    memory = (
+        Memory.objects.select_related("scope", "superseded_by")
+        .filter(workspace_id=agent.workspace_id, idempotency_key=key)
+        .first()
+    )
+    if memory is None:
+        return None
+    if memory.scope_id not in visible_scope_ids(agent):
+        raise ValidationFailed.single(
+            "idempotency_key", "is already used in this workspace by a memory you cannot see."
+        )
+    return memory

@@ -1,0 +1,42 @@
+"""Supersession: a newer memory replaces an older one, whose window closes where it begins."""
+
+from __future__ import annotations
+
+from memories.errors import ValidationFailed
+from memories.models import Agent, Memory, ProvenanceEvent
+from memories.services.provenance import Action, iso, provenance_event
+
+
+def supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
+    """Close ``old``'s window where ``new``'s begins and mark it superseded by ``new``, inside
+    the caller's transaction (ValidationFailed when another writer superseded it first)."""
+    old = Memory.objects.select_for_update().get(pk=old.pk)
+    if old.status != Memory.Status.ACTIVE:  # lost a race with another writer
+        raise ValidationFailed.single(
+            "supersedes", f"memory {old.mem_id!r} is {old.status}, not active."
+        )
+    before = {"status": old.status, "valid_until": iso(old.valid_until), "superseded_by": None}
+    old.status = Memory.Status.SUPERSEDED
+    old.valid_until = new.valid_from
+    old.superseded_by = new
+    old.save(update_fields=["status", "valid_until", "superseded_by", "updated_at"])
+    after = {"status": old.status, "valid_until": iso(old.valid_until), "superseded_by": new.mem_id}
+    ProvenanceEvent.objects.bulk_create(
+        [
+            provenance_event(
+                old,
+                Action.SUPERSEDE,
+                agent=agent,
+                old=before,
+                new=after,
+                reason=f"superseded by {new.mem_id}",
+            ),
+            provenance_event(
+                new,
+                Action.SUPERSEDE,
+                agent=agent,
+                new={"supersedes": old.mem_id, "valid_from": iso(new.valid_from)},
+                reason=f"supersedes {old.mem_id}",
+            ),
+        ]
+    )

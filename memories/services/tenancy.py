@@ -1,0 +1,113 @@
+"""Workspaces, scopes and agents: who writes and reads, and with which token."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from django.db import transaction
+
+from memories import rules
+from memories.errors import Errors, NotFound, ValidationFailed
+from memories.models import Agent, Scope, Workspace
+from memories.selectors.permissions import user_may_curate
+from memories.services.provenance import Action, record
+
+TOKEN_PREFIX = "mm_"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@transaction.atomic
+def workspace_get_or_create(*, slug: str, name: str = "") -> Workspace:
+    workspace, _ = Workspace.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+    return workspace
+
+
+@transaction.atomic
+def scope_get_or_create(*, workspace: Workspace, name: str) -> Scope:
+    if name.startswith("private:"):
+        raise ValidationFailed.single("scope", "names starting with 'private:' are reserved.")
+    scope, _ = Scope.objects.get_or_create(
+        workspace=workspace, name=name, defaults={"kind": Scope.Kind.SHARED}
+    )
+    return scope
+
+
+@transaction.atomic
+def agent_create(
+    *, workspace_slug: str, name: str, shared_scopes: list[str] | None = None
+) -> tuple[Agent, str]:
+    """Create an agent (and its workspace if new). Returns the agent and its token.
+
+    The token is returned once; only its sha256 is stored.
+    """
+    errors = Errors()
+    errors.check("name", rules.agent_name(name))
+    if not workspace_slug.strip():
+        errors.add("workspace", "must not be empty.")
+    for scope_name in shared_scopes or []:
+        errors.check("scopes", rules.scope_name(scope_name))
+    errors.raise_if_any()
+    workspace = workspace_get_or_create(slug=workspace_slug)
+    if Agent.objects.filter(workspace=workspace, name=name).exists():
+        raise ValidationFailed.single(
+            "name", f"an agent named {name!r} already exists in workspace {workspace.slug!r}."
+        )
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    private = Scope.objects.create(
+        workspace=workspace, name=f"private:{name}", kind=Scope.Kind.PRIVATE
+    )
+    agent = Agent.objects.create(
+        workspace=workspace,
+        name=name,
+        token_prefix=token[:10],
+        token_hash=hash_token(token),
+        private_scope=private,
+    )
+    for scope_name in shared_scopes or []:
+        agent.scopes.add(scope_get_or_create(workspace=workspace, name=scope_name))
+    return agent, token
+
+
+def agent_authenticate(token: str) -> Agent | None:
+    if not token.startswith(TOKEN_PREFIX):
+        return None
+    return (
+        Agent.objects.select_related("workspace", "private_scope")
+        .filter(token_hash=hash_token(token), is_active=True)
+        .first()
+    )
+
+
+@transaction.atomic
+def agent_revoke(*, user: Any, workspace: Workspace, agent_id: int, reason: str = "") -> Agent:
+    """Revoke an agent's token: it stops working at once (every request checks it). A team
+    member who may curate the workspace may; anyone else, and an agent of another workspace,
+    gets NotFound. Recorded in the workspace's provenance; revoking a revoked token is a
+    ValidationFailed and records nothing."""
+    agent = (
+        Agent.objects.select_for_update()
+        .filter(workspace=workspace, pk=agent_id)
+        .select_related("workspace")
+        .first()
+    )
+    if agent is None or not user_may_curate(user, workspace.pk):
+        raise NotFound(f"no agent {agent_id} in workspace {workspace.slug!r}")
+    if not agent.is_active:
+        raise ValidationFailed.single("agent", f"the token of {agent.name} is already revoked.")
+    agent.is_active = False
+    agent.save(update_fields=["is_active"])
+    record(
+        None,
+        Action.REVOKE,
+        subject_agent=agent,
+        user=user,
+        old={"is_active": True},
+        new={"is_active": False},
+        reason=reason.strip() or f"token of {agent.name} revoked",
+    )
+    return agent
