@@ -48,7 +48,7 @@ def test_a_memory_holds_the_texts_just_before_it_in_its_session_and_scope(alice,
 
 def test_no_session_or_a_zero_window_means_no_episode(alice, settings):
     memory_remember(agent=alice.agent, text="One.")
-    assert memory_remember(agent=alice.agent, text="Two.").episode_text == ""
+    assert memory_remember(agent=alice.agent, text="Two.").memory.episode_text == ""
     settings.MM_EPISODE_WINDOW = 0
     say(alice, "Three.", 1)
     assert say(alice, "Four.", 2).episode_text == ""
