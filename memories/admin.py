@@ -19,6 +19,7 @@ from django.utils.html import format_html
 from memories import services
 from memories.errors import MemoryEngineError
 from memories.models import Agent, Membership, Memory, ProvenanceEvent, Scope, Workspace
+from memories.selectors import shared_scopes_for
 from memories.validity import ended_by_q, not_yet_valid_q, valid_at_q
 
 TEXT_PREVIEW = 90
@@ -300,11 +301,7 @@ class AgentAdmin(NoDeleting, admin.ModelAdmin):
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "scopes":
-            agent_id = request.resolver_match.kwargs.get("object_id")
-            agent = Agent.objects.filter(pk=agent_id).first() if agent_id else None
-            kwargs["queryset"] = Scope.objects.filter(
-                workspace_id=agent.workspace_id if agent else None, kind=Scope.Kind.SHARED
-            )
+            kwargs["queryset"] = shared_scopes_for(request.resolver_match.kwargs.get("object_id"))
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 

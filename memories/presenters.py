@@ -154,3 +154,18 @@ def bulk_result_to_dict(result: BulkResult) -> dict[str, object]:
         "stare_scores": memory.stare_scores,
         "stare_origins": memory.stare_origins,
     }
+
+
+def bulk_results_to_dict(results: list[BulkResult]) -> dict[str, object]:
+    """A bulk write's answer: how many were stored, how many were there already, and each."""
+    stored = sum(1 for result in results if result.status == "stored")
+    return {
+        "stored": stored,
+        "existing": len(results) - stored,
+        "results": [bulk_result_to_dict(result) for result in results],
+    }
+
+
+def hits_to_list(hits: list[SearchHit]) -> list[dict[str, object]]:
+    """Search hits in rank order, each with its rank and explanation."""
+    return [hit_to_dict(hit, position) for position, hit in enumerate(hits, 1)]

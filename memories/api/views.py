@@ -15,9 +15,9 @@ from memories import services
 from memories.compile import compiled_memory_file
 from memories.errors import ValidationFailed
 from memories.presenters import (
-    bulk_result_to_dict,
+    bulk_results_to_dict,
     compiled_to_dict,
-    hit_to_dict,
+    hits_to_list,
     memory_detail,
     results_table,
 )
@@ -58,14 +58,9 @@ class MemoryBulkApi(APIView):
     )
     def post(self, request: Request) -> Response:
         results = services.memory_remember_bulk(agent=request.user, items=parse_bulk(request.data))
-        stored = sum(1 for r in results if r.status == "stored")
+        data = bulk_results_to_dict(results)
         return Response(
-            {
-                "stored": stored,
-                "existing": len(results) - stored,
-                "results": [bulk_result_to_dict(r) for r in results],
-            },
-            status=status.HTTP_201_CREATED if stored else status.HTTP_200_OK,
+            data, status=status.HTTP_201_CREATED if data["stored"] else status.HTTP_200_OK
         )
 
 
@@ -175,7 +170,7 @@ class SearchApi(APIView):
         hits = memory_search(agent=request.user, **parse(SearchInput, request.data))
         return Response(
             {
-                "results": [hit_to_dict(hit, position) for position, hit in enumerate(hits, 1)],
+                "results": hits_to_list(hits),
                 "table": results_table(hits),
             }
         )

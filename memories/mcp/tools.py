@@ -16,9 +16,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from memories.compile import compiled_memory_file
 from memories.models import Agent
 from memories.presenters import (
-    bulk_result_to_dict,
+    bulk_results_to_dict,
     compiled_to_dict,
-    hit_to_dict,
+    hits_to_list,
     memory_detail,
     results_table,
 )
@@ -122,19 +122,13 @@ def remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     results = memory_remember_bulk(agent=agent, items=parse_bulk(arguments))
-    stored = sum(1 for r in results if r.status == "stored")
-    data = {
-        "stored": stored,
-        "existing": len(results) - stored,
-        "results": [bulk_result_to_dict(r) for r in results],
-    }
-    return tool_result(f"{stored} stored, {len(results) - stored} already there", data)
+    data = bulk_results_to_dict(results)
+    return tool_result(f"{data['stored']} stored, {data['existing']} already there", data)
 
 
 def search(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     hits = memory_search(agent=agent, **parse(SearchInput, arguments))
-    results = [hit_to_dict(hit, position) for position, hit in enumerate(hits, 1)]
-    return tool_result(results_table(hits), {"results": results})
+    return tool_result(results_table(hits), {"results": hits_to_list(hits)})
 
 
 def feedback(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:

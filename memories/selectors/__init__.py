@@ -3,7 +3,6 @@
 Each module answers one kind of question; the public names are also importable from here.
 """
 
-from memories.selectors.agents import agent_by_name, workspace_agents
 from memories.selectors.memories import (
     CHAIN_MAX,
     is_mem_id,
@@ -20,6 +19,12 @@ from memories.selectors.permissions import (
     user_may_curate,
     user_workspace_role,
     workspace_members,
+)
+from memories.selectors.tenancy import (
+    agent_by_name,
+    shared_scopes_for,
+    workspace_agents,
+    workspace_by_slug,
 )
 from memories.selectors.visibility import (
     SHARED_SCOPE_IDS_SQL,
@@ -40,6 +45,7 @@ __all__ = [
     "memory_get",
     "memory_history",
     "memory_texts",
+    "shared_scopes_for",
     "supersession_chain",
     "user_may_curate",
     "user_workspace_role",
@@ -47,6 +53,7 @@ __all__ = [
     "week_start",
     "with_private_scope",
     "workspace_agents",
+    "workspace_by_slug",
     "workspace_members",
     "workspace_memory",
     "workspace_overview",

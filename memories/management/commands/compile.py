@@ -6,10 +6,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from memories.compile import compiled_memory_file
-from memories.errors import MemoryEngineError
+from memories.errors import MemoryEngineError, NotFound
 from memories.management.commands._agent import command_error, resolve_agent
-from memories.models import Workspace
 from memories.presenters import compiled_to_dict
+from memories.selectors import workspace_by_slug
 from memories.serializers import CompileInput, parse
 from memories.shapes import add_options, command_input
 
@@ -56,10 +56,10 @@ class Command(BaseCommand):
             return agent.workspace, agent
         if not options.get("workspace"):
             raise CommandError("say whose file: --workspace (with --agent), or --token")
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"--workspace: no workspace {options['workspace']!r}")
-        return workspace, None
+        try:
+            return workspace_by_slug(options["workspace"]), None
+        except NotFound as exc:
+            raise CommandError(f"--workspace: {exc.message}") from exc
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand
 
 from memories.errors import MemoryEngineError
 from memories.management.commands._agent import add_agent_arguments, command_error, resolve_agent
-from memories.presenters import hit_to_dict, results_table
+from memories.presenters import hits_to_list, results_table
 from memories.search import memory_search
 from memories.serializers import SearchInput, parse
 from memories.shapes import add_options, command_input
@@ -27,7 +27,6 @@ class Command(BaseCommand):
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         if options["json"]:
-            results = [hit_to_dict(hit, position) for position, hit in enumerate(hits, 1)]
-            self.stdout.write(json.dumps({"results": results}, indent=2))
+            self.stdout.write(json.dumps({"results": hits_to_list(hits)}, indent=2))
         else:
             self.stdout.write(results_table(hits), ending="")
