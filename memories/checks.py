@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.utils import OperationalError
+
+from memories.compile import decay_policy
+from memories.embeddings import EmbedderError, check_embedder_available
+from memories.scorer import skipped_categories, skipped_dimensions
 
 
 @register(Tags.database)
@@ -68,8 +73,6 @@ def check_search_settings() -> list[Warning]:
 
 @register()
 def check_embedder(app_configs, **kwargs):
-    from memories.embeddings import EmbedderError, check_embedder_available
-
     try:
         check_embedder_available()
     except EmbedderError as exc:
@@ -84,10 +87,6 @@ def check_embedder(app_configs, **kwargs):
 
 @register()
 def check_decay(app_configs, **kwargs):
-    from django.core.exceptions import ImproperlyConfigured
-
-    from memories.compile import decay_policy
-
     try:
         decay_policy()
     except ImproperlyConfigured as exc:
@@ -104,10 +103,6 @@ def check_decay(app_configs, **kwargs):
 
 @register()
 def check_scorer(app_configs, **kwargs):
-    from django.core.exceptions import ImproperlyConfigured
-
-    from memories.scorer import skipped_categories, skipped_dimensions
-
     try:
         skipped_dimensions()
         skipped_categories()
