@@ -280,24 +280,28 @@ class AgentAdmin(NoDeleting, admin.ModelAdmin):
         "created_at",
     )
     filter_horizontal = ("scopes",)
-    actions = ("revoke",)
+    actions = ("revoke", "reactivate")
 
     @admin.action(description="Revoke the tokens of the selected agents", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
-        """Through the service, so each revocation is recorded; all or none."""
+        self._each(request, queryset, services.agent_revoke, "Revoked")
+
+    @admin.action(
+        description="Reactivate the tokens of the selected agents", permissions=["change"]
+    )
+    def reactivate(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
+        self._each(request, queryset, services.agent_reactivate, "Reactivated")
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[Agent], service, done: str) -> None:
+        """Through the service, so each change is recorded; all or none."""
         try:
             with transaction.atomic():
                 for agent in queryset.select_related("workspace"):
-                    services.agent_revoke(
-                        user=request.user, workspace=agent.workspace, agent_id=agent.pk
-                    )
+                    service(user=request.user, workspace=agent.workspace, agent_id=agent.pk)
         except MemoryEngineError as exc:
             self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
             return
-        self.message_user(request, f"Revoked: {queryset.count()} agents.")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # tokens are made by `createagent` or the dashboard, shown once
+        self.message_user(request, f"{done}: {queryset.count()} agents.")
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "scopes":

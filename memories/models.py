@@ -306,7 +306,8 @@ class Memory(models.Model):
 
 
 class ProvenanceEvent(models.Model):
-    """Append-only record of every change to a memory, with who, what, old → new and why."""
+    """Append-only record of every change to a memory (or to an agent's token), with who,
+    what, old → new and why. Written by ``memories.services.provenance`` only."""
 
     class Action(models.TextChoices):
         REMEMBER = "remember"

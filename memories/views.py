@@ -35,12 +35,13 @@ from memories.selectors import (
     memory_history,
     memory_texts,
     supersession_chain,
+    user_may_manage_members,
     workspace_agents,
     workspace_members,
     workspace_memory,
     workspace_overview,
 )
-from memories.serializers import SearchInput, parse
+from memories.serializers import SearchInput
 
 FEEDBACK_LABELS = {
     "important": "Important",
@@ -68,6 +69,20 @@ def _page_error(exc: MemoryEngineError) -> Exception:
     if status == 403:
         return PermissionDenied(exc.message)
     return exc
+
+
+def _error_text(exc: ValidationFailed) -> str:
+    """A ValidationFailed as a message for a page without a form field to put it under."""
+    return " ".join(message for messages_ in exc.errors.values() for message in messages_)
+
+
+def _posted_id(request: HttpRequest, name: str) -> int:
+    """A row's id posted by a button; 404 for anything that cannot be one (as for a row that
+    does not exist)."""
+    value = request.POST.get(name, "")
+    if not (value.isdigit() and len(value) < 19):
+        raise Http404("No such row.")
+    return int(value)
 
 
 def _form_errors(
@@ -153,7 +168,7 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
     if request.GET.get("query"):
         data = {k: v for k, v in request.GET.items() if v != "" and k in SearchInput().fields}
         try:
-            hits = memory_search(workspace=membership.workspace, **parse(SearchInput, data))
+            hits = memory_search(workspace=membership.workspace, arguments=data)
         except ValidationFailed as exc:
             errors = exc.errors
             _form_errors(form, exc)
@@ -276,15 +291,14 @@ def agents(request: HttpRequest, slug: str) -> HttpResponse:
         if not membership.can_curate:
             raise PermissionDenied("Viewers cannot manage agents.")
         if "revoke" in request.POST:
-            agent_id = request.POST["revoke"]
-            if not (agent_id.isdigit() and len(agent_id) < 19):
-                raise Http404("No such agent.")
             try:
                 agent = services.agent_revoke(
-                    user=request.user, workspace=membership.workspace, agent_id=int(agent_id)
+                    user=request.user,
+                    workspace=membership.workspace,
+                    agent_id=_posted_id(request, "revoke"),
                 )
             except ValidationFailed as exc:
-                messages.error(request, exc.message)
+                messages.error(request, _error_text(exc))
             except MemoryEngineError as exc:
                 raise _page_error(exc) from exc
             else:
@@ -316,15 +330,14 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     workspace = membership.workspace
     form = MemberForm(request.POST if "username" in request.POST else None)
     if request.method == "POST":
-        if membership.role != Membership.Role.ADMIN:
+        if not user_may_manage_members(request.user, workspace):
             raise PermissionDenied("Only the workspace's admins manage its members.")
         try:
             if "remove" in request.POST:
-                member_id = request.POST["remove"]
-                if not (member_id.isdigit() and len(member_id) < 19):
-                    raise Http404("No such member.")
                 removed = services.membership_remove(
-                    by=request.user, workspace=workspace, membership_id=int(member_id)
+                    by=request.user,
+                    workspace=workspace,
+                    membership_id=_posted_id(request, "remove"),
                 )
                 messages.success(request, f"{removed.user} is no longer a member.")
                 return redirect("dashboard:members", slug=slug)
@@ -339,7 +352,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("dashboard:members", slug=slug)
         except ValidationFailed as exc:
             if "remove" in request.POST:
-                messages.error(request, exc.message.removeprefix("member: "))
+                messages.error(request, _error_text(exc))
                 return redirect("dashboard:members", slug=slug)
             _form_errors(form, exc)
         except MemoryEngineError as exc:

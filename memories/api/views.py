@@ -167,7 +167,7 @@ class SearchApi(APIView):
         summary="Search: ranked memories with explanations and a markdown table",
     )
     def post(self, request: Request) -> Response:
-        hits = memory_search(agent=request.user, **parse(SearchInput, request.data))
+        hits = memory_search(agent=request.user, arguments=request.data)
         return Response(
             {
                 "results": hits_to_list(hits),

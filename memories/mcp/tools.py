@@ -127,7 +127,7 @@ def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 
 def search(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    hits = memory_search(agent=agent, **parse(SearchInput, arguments))
+    hits = memory_search(agent=agent, arguments=arguments)
     return tool_result(results_table(hits), {"results": hits_to_list(hits)})
 
 

@@ -60,8 +60,8 @@ SCOPE_FIELDS = tuple(Scope._meta.concrete_fields)
 
 
 def hit_from_row(row: tuple) -> SearchHit:
-    """A search hit from a row of ``_ranked``'s statement: the memory with its scope and
-    replacement, and the figures that explain its place."""
+    """A search hit from a row of the ranking statement (``ranking.ranked``): the memory with
+    its scope and replacement, and the figures that explain its place."""
     memory_end = len(SHOWN_MEMORY_FIELDS)
     scope_end = memory_end + len(SCOPE_FIELDS)
     memory = _instance(Memory, SHOWN_MEMORY_FIELDS, row[:memory_end])

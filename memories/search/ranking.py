@@ -20,6 +20,7 @@ from memories.prepared import prepared_cursor
 from memories.search.filters import SearchFilters
 from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
+from memories.serializers import SearchInput, parse
 
 #: How mature what this module implements is, read by the readiness registry.
 READINESS = {"S/core": "GA", "T/core": "GA"}
@@ -31,24 +32,31 @@ def memory_search(
     *,
     agent: Agent | None = None,
     workspace: Workspace | None = None,
-    query: str,
-    limit: int | None = None,
+    arguments: Any = None,
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
     exact: bool = False,
-    **filters: Any,
+    **given: Any,
 ) -> list[SearchHit]:
-    """Rank the memories ``agent`` may see for ``query`` (see ``memories.search``); without
-    an agent, every memory of ``workspace`` (a team member's view: the dashboard).
+    """Rank the memories ``agent`` may see for a query (see ``memories.search``); without an
+    agent, every memory of ``workspace`` (a team member's view: the dashboard).
 
-    The arguments are those ``memories.serializers.SearchInput`` declares and validates (every
-    adapter parses with it first); ``filters`` are read by ``SearchFilters``. With neither
-    ``as_of`` nor ``currently_valid`` given, only memories valid now are searched
-    (``currently_valid`` defaults to true). ``exact`` replaces the HNSW scan by an exact one:
-    benchmarks use it to measure the index's recall.
+    The search's arguments are those ``memories.serializers.SearchInput`` declares (``query``,
+    ``limit``, the filters), given as ``arguments`` (a request's raw values: an adapter passes
+    them as they came) or as keyword arguments (code); they are validated here, once, whoever
+    calls (ValidationFailed naming each broken rule). With neither ``as_of`` nor
+    ``currently_valid``, only memories valid now are searched. ``now``, ``query_vector`` and
+    ``exact`` are for code only: ``exact`` replaces the HNSW scan by an exact one (benchmarks
+    use it to measure the index's recall).
     """
     if agent is None and workspace is None:
         raise ValueError("memory_search needs an agent or a workspace")
+    if arguments is None:
+        arguments = given
+    elif given:
+        raise TypeError("memory_search takes arguments or keyword arguments, not both")
+    filters = parse(SearchInput, arguments)
+    query, limit = filters.pop("query"), filters.pop("limit", DEFAULT_LIMIT)
     now = now or timezone.now()
     if query_vector is None:
         query_vector = get_embedder().embed([query])[0]
@@ -58,7 +66,7 @@ def memory_search(
         query=query,
         vector=query_vector,
         filters=SearchFilters(filters),
-        limit=DEFAULT_LIMIT if limit is None else limit,
+        limit=limit,
         reference=filters.get("as_of") or now,
         now=now,
         exact=exact,

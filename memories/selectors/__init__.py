@@ -14,9 +14,11 @@ from memories.selectors.memories import (
 )
 from memories.selectors.overview import Overview, week_start, workspace_overview
 from memories.selectors.permissions import (
+    admin_everywhere,
     membership_of,
     memberships_of,
     user_may_curate,
+    user_may_manage_members,
     user_workspace_role,
     workspace_members,
 )
@@ -38,6 +40,7 @@ __all__ = [
     "SHARED_SCOPE_IDS_SQL",
     "WORKSPACE_SCOPE_IDS_SQL",
     "Overview",
+    "admin_everywhere",
     "agent_by_name",
     "is_mem_id",
     "membership_of",
@@ -48,6 +51,7 @@ __all__ = [
     "shared_scopes_for",
     "supersession_chain",
     "user_may_curate",
+    "user_may_manage_members",
     "user_workspace_role",
     "visible_scope_ids",
     "week_start",

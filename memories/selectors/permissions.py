@@ -19,11 +19,16 @@ def user_may_curate(user: Any, workspace_id: int) -> bool:
     of the workspace with a curating role (curator, admin)."""
     if not _active(user):
         return False
-    if user.is_superuser or (user.is_staff and user.has_perm("memories.change_memory")):
+    if admin_everywhere(user) or (user.is_staff and user.has_perm("memories.change_memory")):
         return True
     return Membership.objects.filter(
         user=user, workspace_id=workspace_id, role__in=CURATING_ROLES
     ).exists()
+
+
+def admin_everywhere(user: Any) -> bool:
+    """A superuser administers every workspace, member or not, whatever a membership says."""
+    return _active(user) and user.is_superuser
 
 
 def user_workspace_role(user: Any, workspace: Workspace) -> str | None:
@@ -31,39 +36,44 @@ def user_workspace_role(user: Any, workspace: Workspace) -> str | None:
     has the membership's role; anyone else has none (the workspace is a 404 to them)."""
     if not _active(user):
         return None
-    if user.is_superuser:
+    if admin_everywhere(user):
         return Membership.Role.ADMIN
     membership = Membership.objects.filter(user=user, workspace=workspace).first()
     return membership.role if membership else None
 
 
+def user_may_manage_members(user: Any, workspace: Workspace) -> bool:
+    """Only a workspace's admins (and superusers) add, change and remove its members."""
+    return user_workspace_role(user, workspace) == Membership.Role.ADMIN
+
+
 def memberships_of(user: Any) -> list[Membership]:
-    """The workspaces the user sees, each with the user's role: a superuser sees every
-    workspace, as an admin (an unsaved membership where there is none)."""
-    own = list(Membership.objects.filter(user=user).select_related("workspace"))
-    if not user.is_superuser:
-        return own
-    by_workspace = {membership.workspace_id: membership for membership in own}
-    return [
-        by_workspace.get(workspace.pk)
-        or Membership(user=user, workspace=workspace, role=Membership.Role.ADMIN)
-        for workspace in Workspace.objects.order_by("slug")
-    ]
+    """The workspaces the user sees, each with the user's role (a superuser's: unsaved admin
+    memberships of every workspace)."""
+    if admin_everywhere(user):
+        return [
+            Membership(user=user, workspace=workspace, role=Membership.Role.ADMIN)
+            for workspace in Workspace.objects.order_by("slug")
+        ]
+    return list(Membership.objects.filter(user=user).select_related("workspace"))
 
 
 def membership_of(user: Any, slug: str) -> Membership:
     """The user's membership of the workspace ``slug`` (a superuser's is an unsaved admin
     one); NotFound when the user does not see it, as for a workspace that does not exist."""
-    membership = (
-        Membership.objects.select_related("workspace")
-        .filter(user=user, workspace__slug=slug)
-        .first()
-    )
-    if user.is_superuser:  # an admin of every workspace, member or not
-        workspace = membership.workspace if membership else None
-        workspace = workspace or Workspace.objects.filter(slug=slug).first()
-        if workspace is not None:
-            membership = Membership(user=user, workspace=workspace, role=Membership.Role.ADMIN)
+    if admin_everywhere(user):
+        workspace = Workspace.objects.filter(slug=slug).first()
+        membership = (
+            Membership(user=user, workspace=workspace, role=Membership.Role.ADMIN)
+            if workspace is not None
+            else None
+        )
+    else:
+        membership = (
+            Membership.objects.select_related("workspace")
+            .filter(user=user, workspace__slug=slug)
+            .first()
+        )
     if membership is None:
         raise NotFound("No such workspace.")
     return membership

@@ -18,7 +18,7 @@ from memories.services.feedback import (
     memory_forget_by_user,
 )
 from memories.services.members import membership_remove, membership_set
-from memories.services.provenance import iso, provenance_event, record
+from memories.services.provenance import iso, provenance_event, record, record_many
 from memories.services.remember import (
     PreparedMemory,
     RememberResult,
@@ -32,6 +32,7 @@ from memories.services.tenancy import (
     TOKEN_PREFIX,
     agent_authenticate,
     agent_create,
+    agent_reactivate,
     agent_revoke,
     hash_token,
     scope_get_or_create,
@@ -49,6 +50,7 @@ __all__ = [
     "RememberResult",
     "agent_authenticate",
     "agent_create",
+    "agent_reactivate",
     "agent_revoke",
     "bulk_prepare",
     "bulk_store",
@@ -70,6 +72,7 @@ __all__ = [
     "prepare_remember",
     "provenance_event",
     "record",
+    "record_many",
     "scope_get_or_create",
     "supersede",
     "workspace_get_or_create",

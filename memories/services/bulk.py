@@ -32,10 +32,11 @@ from django.utils import timezone
 
 from memories.embeddings import get_embedder
 from memories.errors import ValidationFailed
-from memories.models import Agent, Memory, ProvenanceEvent
+from memories.models import Agent, Memory
 from memories.scorer import auto_scores
 from memories.selectors.visibility import visible_scope_ids
 from memories.services.episodes import Episode, episode_rows
+from memories.services.provenance import record_many
 from memories.services.remember import PreparedMemory, lock_workspace, prepare_remember
 from memories.services.supersede import supersede
 
@@ -256,9 +257,7 @@ def _insert(agent: Agent, prepared: list[PreparedMemory], memories: list[Memory]
             follows.append(memory)
     if follows:
         Memory.objects.bulk_update(follows, ["follows"], batch_size=500)
-    ProvenanceEvent.objects.bulk_create(
-        [p.event(memory) for p, memory in zip(prepared, stored, strict=True)], batch_size=500
-    )
+    record_many([p.event(memory) for p, memory in zip(prepared, stored, strict=True)])
     for p, memory in zip(prepared, stored, strict=True):
         if p.supersedes is not None:
             supersede(old=p.supersedes, new=memory, agent=agent)

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from memories.errors import Errors, Forbidden, NotFound
 from memories.models import Membership, Workspace
-from memories.selectors.permissions import user_workspace_role
+from memories.selectors.permissions import user_may_manage_members, user_workspace_role
 
 
 @transaction.atomic
@@ -69,10 +69,9 @@ def _lock_members_as_admin(by: Any, workspace: Workspace) -> None:
     who does not see the workspace, Forbidden for one who only reads or curates it. Then
     the workspace row is locked: membership changes of one workspace go one at a time (the
     last-admin rule reads the other members' rows)."""
-    role = user_workspace_role(by, workspace)
-    if role is None:
+    if user_workspace_role(by, workspace) is None:
         raise NotFound(f"no workspace {workspace.slug!r}")
-    if role != Membership.Role.ADMIN:
+    if not user_may_manage_members(by, workspace):
         raise Forbidden("only the workspace's admins manage its members")
     Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
 

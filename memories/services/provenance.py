@@ -48,3 +48,8 @@ def record(memory: Memory | None, action: str, **fields: Any) -> ProvenanceEvent
     event = provenance_event(memory, action, **fields)
     event.save()
     return event
+
+
+def record_many(events: list[ProvenanceEvent]) -> list[ProvenanceEvent]:
+    """Save events made by ``provenance_event`` in one statement (bulk writes)."""
+    return ProvenanceEvent.objects.bulk_create(events, batch_size=500)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memories.errors import ValidationFailed
-from memories.models import Agent, Memory, ProvenanceEvent
-from memories.services.provenance import Action, iso, provenance_event
+from memories.models import Agent, Memory
+from memories.services.provenance import Action, iso, provenance_event, record_many
 
 
 def supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
@@ -21,7 +21,7 @@ def supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
     old.superseded_by = new
     old.save(update_fields=["status", "valid_until", "superseded_by", "updated_at"])
     after = {"status": old.status, "valid_until": iso(old.valid_until), "superseded_by": new.mem_id}
-    ProvenanceEvent.objects.bulk_create(
+    record_many(
         [
             provenance_event(
                 old,

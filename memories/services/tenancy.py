@@ -83,12 +83,9 @@ def agent_authenticate(token: str) -> Agent | None:
     )
 
 
-@transaction.atomic
-def agent_revoke(*, user: Any, workspace: Workspace, agent_id: int, reason: str = "") -> Agent:
-    """Revoke an agent's token: it stops working at once (every request checks it). A team
-    member who may curate the workspace may; anyone else, and an agent of another workspace,
-    gets NotFound. Recorded in the workspace's provenance; revoking a revoked token is a
-    ValidationFailed and records nothing."""
+def _agent_to_change(user: Any, workspace: Workspace, agent_id: int) -> Agent:
+    """The agent, locked, if ``user`` may curate its workspace; NotFound otherwise (another
+    workspace's agent is never told apart from one that does not exist)."""
     agent = (
         Agent.objects.select_for_update()
         .filter(workspace=workspace, pk=agent_id)
@@ -97,17 +94,43 @@ def agent_revoke(*, user: Any, workspace: Workspace, agent_id: int, reason: str 
     )
     if agent is None or not user_may_curate(user, workspace.pk):
         raise NotFound(f"no agent {agent_id} in workspace {workspace.slug!r}")
-    if not agent.is_active:
-        raise ValidationFailed.single("agent", f"the token of {agent.name} is already revoked.")
-    agent.is_active = False
+    return agent
+
+
+def _set_active(agent: Agent, active: bool, *, user: Any, action: str, reason: str) -> Agent:
+    agent.is_active = active
     agent.save(update_fields=["is_active"])
     record(
         None,
-        Action.REVOKE,
+        action,
         subject_agent=agent,
         user=user,
-        old={"is_active": True},
-        new={"is_active": False},
-        reason=reason.strip() or f"token of {agent.name} revoked",
+        old={"is_active": not active},
+        new={"is_active": active},
+        reason=reason,
     )
     return agent
+
+
+@transaction.atomic
+def agent_revoke(*, user: Any, workspace: Workspace, agent_id: int, reason: str = "") -> Agent:
+    """Revoke an agent's token: it stops working at once (every request checks it). A team
+    member who may curate the workspace may; anyone else, and an agent of another workspace,
+    gets NotFound. Recorded in the workspace's provenance; revoking a revoked token is a
+    ValidationFailed and records nothing."""
+    agent = _agent_to_change(user, workspace, agent_id)
+    if not agent.is_active:
+        raise ValidationFailed.single("agent", f"the token of {agent.name} is already revoked.")
+    reason = reason.strip() or f"token of {agent.name} revoked"
+    return _set_active(agent, False, user=user, action=Action.REVOKE, reason=reason)
+
+
+@transaction.atomic
+def agent_reactivate(*, user: Any, workspace: Workspace, agent_id: int, reason: str = "") -> Agent:
+    """Let a revoked token work again (a revocation made by mistake), as ``agent_revoke``
+    decides who may, and recorded the same way."""
+    agent = _agent_to_change(user, workspace, agent_id)
+    if agent.is_active:
+        raise ValidationFailed.single("agent", f"the token of {agent.name} is not revoked.")
+    reason = reason.strip() or f"token of {agent.name} reactivated"
+    return _set_active(agent, True, user=user, action=Action.RESTORE, reason=reason)

@@ -105,3 +105,20 @@ def test_the_supersession_chain_is_read_in_two_queries_however_long(alice):
     assert len(queries) == 2
     assert [m.pk for m in newer] == [m.pk for m in memories[4:]]
     assert [m.pk for m in older] == [m.pk for m in reversed(memories[:3])]
+
+
+def test_a_token_revoked_by_mistake_is_reactivated_and_recorded(client, alice):
+    root = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(root)
+    changelist = "/admin/memories/agent/"
+    client.post(changelist, {"action": "revoke", "_selected_action": [alice.agent.pk]})
+
+    client.post(changelist, {"action": "reactivate", "_selected_action": [alice.agent.pk]})
+    again = client.post(
+        changelist, {"action": "reactivate", "_selected_action": [alice.agent.pk]}, follow=True
+    )
+
+    assert agent_authenticate(alice.token) == alice.agent
+    event = ProvenanceEvent.objects.get(action="restore", subject_agent=alice.agent)
+    assert event.user == root and event.new_values == {"is_active": True}
+    assert "Nothing changed: agent: the token of alice is not revoked." in again.content.decode()

@@ -6,6 +6,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from memories.errors import ValidationFailed
 from memories.models import Memory
 from memories.search import memory_search
 from memories.services import memory_remember
@@ -488,3 +489,16 @@ def test_a_far_future_as_of_is_not_an_error(alice):
     )
     assert response.status_code == 200
     assert response.json()["results"][0]["explanation"]["age_factor"] == 0.0
+
+
+def test_the_search_checks_its_arguments_whoever_calls(alice):
+    """Code that calls the search directly gets the input shape's rules, as the adapters do."""
+    with pytest.raises(ValidationFailed) as raised:
+        memory_search(agent=alice.agent, query=" ", limit=0, min_s_score=1.5, category="Fact")
+    assert set(raised.value.errors) == {"query", "limit", "min_s_score", "category"}
+    with pytest.raises(ValidationFailed) as unknown:
+        memory_search(agent=alice.agent, arguments={"query": "x", "exact": True})
+    assert unknown.value.errors == {"exact": ["is not a known field."]}
+    with pytest.raises(ValidationFailed) as not_an_object:
+        memory_search(agent=alice.agent, arguments=["x"])
+    assert not_an_object.value.errors == {"body": ["must be a JSON object."]}

@@ -7,7 +7,14 @@ from django.db import connection
 
 from memories.models import Memory
 from memories.services import memory_remember
-from memories.validity import is_valid_at, valid_at_q, valid_at_sql
+from memories.validity import (
+    ended_by_q,
+    ended_by_sql,
+    is_valid_at,
+    not_yet_valid_q,
+    valid_at_q,
+    valid_at_sql,
+)
 
 T = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SECOND = timedelta(seconds=1)
@@ -73,3 +80,21 @@ def test_a_qualified_fragment_names_the_table(windows):
     }
     assert expected <= found
     assert found == {m.pk for m in windows if is_valid_at(m, T)}
+
+
+def test_ended_and_not_yet_valid_agree_with_the_window(windows):
+    """A window has ended by an instant when its end is at or before it; it is not yet valid
+    when its start is after it; valid, ended and not yet valid never overlap."""
+    table = Memory._meta.db_table
+    for memory, (valid_from, valid_until, instant, valid) in zip(windows, CASES, strict=True):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT count(*) FROM {table} WHERE id = %(id)s AND {ended_by_sql('at')}",
+                {"id": memory.pk, "at": instant},
+            )
+            ended_by_sql_ = cursor.fetchone()[0] == 1
+        ended = Memory.objects.filter(ended_by_q(instant), pk=memory.pk).exists()
+        not_yet = Memory.objects.filter(not_yet_valid_q(instant), pk=memory.pk).exists()
+        assert ended == ended_by_sql_ == (valid_until is not None and valid_until <= instant)
+        assert not_yet == (valid_from is not None and valid_from > instant)
+        assert [valid, ended, not_yet].count(True) == 1, (memory.text, instant)

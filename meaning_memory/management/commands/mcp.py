@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand
 from django.db import connections
 
 from meaning_memory.mcp import engine_tools
-from memories.management.commands._agent import add_agent_arguments, resolve_agent
+from memories.management.acting import add_agent_arguments, resolve_agent
 from memories.mcp import stdio_server
 from memories.selectors import agent_by_name
 from memories.services import agent_authenticate

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memories.compile import compiled_memory_file
 from memories.errors import MemoryEngineError, NotFound
-from memories.management.commands._agent import command_error, resolve_agent
+from memories.management.acting import command_error, resolve_agent
 from memories.presenters import compiled_to_dict
 from memories.selectors import workspace_by_slug
 from memories.serializers import CompileInput, parse

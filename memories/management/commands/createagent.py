@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from memories.errors import ValidationFailed
-from memories.management.commands._agent import command_error
+from memories.management.acting import command_error
 from memories.services import agent_create
 
 

@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand
 
 from memories.errors import MemoryEngineError
-from memories.management.commands._agent import add_agent_arguments, command_error, resolve_agent
+from memories.management.acting import add_agent_arguments, command_error, resolve_agent
 from memories.presenters import memory_detail
 from memories.serializers import RememberInput, parse
 from memories.services import memory_remember

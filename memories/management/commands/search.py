@@ -3,10 +3,10 @@ import json
 from django.core.management.base import BaseCommand
 
 from memories.errors import MemoryEngineError
-from memories.management.commands._agent import add_agent_arguments, command_error, resolve_agent
+from memories.management.acting import add_agent_arguments, command_error, resolve_agent
 from memories.presenters import hits_to_list, results_table
 from memories.search import memory_search
-from memories.serializers import SearchInput, parse
+from memories.serializers import SearchInput
 from memories.shapes import add_options, command_input
 
 
@@ -21,9 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         agent = resolve_agent(options)
         try:
-            hits = memory_search(
-                agent=agent, **parse(SearchInput, command_input(SearchInput, options))
-            )
+            hits = memory_search(agent=agent, arguments=command_input(SearchInput, options))
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         if options["json"]:

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from memories.errors import MemoryEngineError, ValidationFailed
-from memories.management.commands._agent import add_agent_arguments, resolve_agent
+from memories.management.acting import add_agent_arguments, resolve_agent
 from memories.serializers import RememberInput, parse
 from memories.services import bulk_prepare, bulk_store
 
