@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import sys
@@ -24,6 +25,15 @@ def setup_django(data_dir: Path) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+
+
+def add_smoke_option(parser: argparse.ArgumentParser) -> None:
+    """``--smoke``: what .ci/run runs, so that no benchmark stops running unnoticed."""
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="smallest size and a few queries, to show the benchmark still runs (CI)",
+    )
 
 
 def machine() -> dict[str, Any]:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, describe, machine, setup_django
+from common import ROOT, add_smoke_option, describe, machine, setup_django
 from search_latency import Corpus, copy_types, mem_id
 
 TWO_YEARS_S = 2 * 365 * 86_400
@@ -245,11 +245,7 @@ def main() -> None:
     parser.add_argument(
         "--locomo", type=Path, default=ROOT.parent / "shared/data/locomo/locomo_dev7.json"
     )
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="smallest size and a few queries, to show the benchmark still runs (CI)",
-    )
+    add_smoke_option(parser)
     args = parser.parse_args()
     if args.smoke:
         args.sizes, args.runs, args.reuse = "1000", 2, False

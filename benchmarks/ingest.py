@@ -25,7 +25,7 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, describe, machine, setup_django
+from common import ROOT, add_smoke_option, describe, machine, setup_django
 from locomo import read
 
 
@@ -121,11 +121,7 @@ def main() -> None:
     )
     parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks/out/ingest-db")
     parser.add_argument("--json", type=Path, help="Also write the results here.")
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="smallest size and a few queries, to show the benchmark still runs (CI)",
-    )
+    add_smoke_option(parser)
     args = parser.parse_args()
     if args.smoke:
         args.sizes, args.seed_lines = "100", 200

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, describe, machine, setup_django
+from common import ROOT, add_smoke_option, describe, machine, setup_django
 
 from readiness.locomo import CATEGORIES, Conversation, Question, memory_text, read
 
@@ -208,11 +208,7 @@ def main() -> None:
         action="store_true",
         help="search the memories a previous run loaded (with the same --data and --speaker)",
     )
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="smallest size and a few queries, to show the benchmark still runs (CI)",
-    )
+    add_smoke_option(parser)
     args = parser.parse_args()
     if not args.data.exists():
         parser.error(f"--data {args.data} does not exist")

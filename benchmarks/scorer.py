@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, setup_django
+from common import ROOT, add_smoke_option, setup_django
 from locomo import read
 
 from readiness.metrics import auc
@@ -112,11 +112,7 @@ def main() -> None:
     )
     parser.add_argument("--train", type=int, default=4, help="conversations to fit on")
     parser.add_argument("--write", action="store_true", help="store model and measurement")
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="smallest size and a few queries, to show the benchmark still runs (CI)",
-    )
+    add_smoke_option(parser)
     args = parser.parse_args()
     if args.smoke and args.write:
         parser.error("--smoke measures three conversations: it writes nothing")

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, describe, machine, setup_django
+from common import ROOT, add_smoke_option, describe, machine, setup_django
 
 DIMENSIONS = 384
 CHUNK_ROWS = 50_000
@@ -452,11 +452,7 @@ def main() -> None:
         type=int,
         help="build the HNSW indexes with this ef_construction instead of the engine's own",
     )
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="smallest size and a few queries, to show the benchmark still runs (CI)",
-    )
+    add_smoke_option(parser)
     args = parser.parse_args()
     if args.smoke:
         args.sizes, args.queries, args.warmup, args.exact_queries = "1000", 5, 5, 5
