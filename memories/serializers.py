@@ -10,6 +10,7 @@ and the dashboard's search and compile forms are generated from these classes
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -74,9 +75,9 @@ class StrictSerializer(serializers.Serializer):
             raise serializers.ValidationError(errors)
         return value
 
-    def to_kwargs(self) -> dict[str, Any]:
-        """The validated values as keyword arguments of the matching service."""
-        return dict(self.validated_data)
+    def to_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The validated ``values`` as keyword arguments of the matching service."""
+        return dict(values)
 
 
 UNIT_INTERVAL = Rule(rules.unit_interval, minimum=0, maximum=1)
@@ -358,9 +359,9 @@ class CompileInput(StrictSerializer):
         help_text="End each line with its mem_id; default MM_COMPILE_SHOW_IDS.",
     )
 
-    def to_kwargs(self) -> dict[str, Any]:
+    def to_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments of ``compiled_memory_file`` (besides whose file)."""
-        data = dict(self.validated_data)
+        data = dict(values)
         as_of = data.pop("as_of", None)
         return {"as_of": as_of, "options": compile_options(**data)}
 
@@ -400,10 +401,23 @@ def parse(serializer_class: type[StrictSerializer], data: Any) -> dict[str, Any]
     """Validate ``data`` with a serializer, raising the domain's ValidationFailed on error."""
     if not isinstance(data, dict):
         raise ValidationFailed.single("body", "must be a JSON object.")
-    serializer = serializer_class(data=data)
-    if not serializer.is_valid():
-        raise ValidationFailed(_flatten(serializer.errors))
-    return serializer.to_kwargs()
+    validator = _validator(serializer_class)
+    try:
+        values = validator.run_validation(data)
+    except serializers.ValidationError as exc:
+        detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        raise ValidationFailed(_flatten(detail)) from None
+    return validator.to_kwargs(values)
+
+
+@functools.cache
+def _validator(serializer_class: type[StrictSerializer]) -> StrictSerializer:
+    """One unbound instance of each serializer, its fields built once: validating with it
+    (``run_validation``) reads them and keeps no state, and building a serializer's fields
+    anew is most of the cost of a small request (a deep copy of every declared field)."""
+    validator = serializer_class()
+    validator.fields  # noqa: B018  (built here, once, not by the first request of each thread)
+    return validator
 
 
 def _flatten(errors: Any, prefix: str = "") -> dict[str, list[str]]:

@@ -302,3 +302,26 @@ def test_a_new_field_shows_up_in_every_adapter():
     assert (typed.min_value, typed.max_value) == (2, 9)
     with pytest.raises(TypeError, match="DictField"):
         form_class(WiderSearch)
+
+
+def test_one_validator_per_shape_serves_threads_at_once():
+    """``parse`` validates with one instance of each serializer: it keeps no state between
+    calls, so threads validating different inputs at once each get their own answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(n: int):
+        if n % 2:
+            return parse(SearchInput, {"query": f"q{n}", "limit": n % 50 + 1})
+        try:
+            parse(SearchInput, {"query": "", "limit": 0, f"x{n}": 1})
+        except ValidationFailed as exc:
+            return exc.errors
+        return None
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(one, range(400)))
+    for n, answer in enumerate(answers):
+        if n % 2:
+            assert answer == {"query": f"q{n}", "limit": n % 50 + 1, "currently_valid": None}
+        else:
+            assert set(answer) == {"query", "limit", f"x{n}"}
