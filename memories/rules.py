@@ -5,7 +5,9 @@ Each function returns the message for a broken rule, or None.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from datetime import datetime
 
 from django.conf import settings
@@ -42,17 +44,43 @@ def storable_text(value: str | None) -> str | None:
     return None
 
 
-def storable_json(value: object) -> str | None:
-    """The same for every string inside a JSON value, keys included."""
-    if isinstance(value, str):
-        return storable_text(value)
-    if isinstance(value, dict):
-        parts: list[object] = [*value.keys(), *value.values()]
-    elif isinstance(value, list | tuple):
-        parts = list(value)
-    else:
-        return None
-    return next((m for m in map(storable_json, parts) if m), None)
+#: How deep and how large a memory's ``metadata`` may be (its JSON text, in UTF-8 bytes).
+METADATA_MAX_DEPTH = 32
+METADATA_MAX_BYTES = 65_536
+
+
+def storable_json(value: object, max_depth: int = METADATA_MAX_DEPTH) -> str | None:
+    """Every string inside a JSON value, keys included, is storable text, and no object or
+    list is nested more than ``max_depth`` deep (the top one is 1). Checked without recursion,
+    so that a value nested thousands deep is an answer, not a crash."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if message := storable_text(item):
+                return message
+            continue
+        if isinstance(item, dict):
+            parts: list[object] = [*item.keys(), *item.values()]
+        elif isinstance(item, list | tuple):
+            parts = list(item)
+        else:
+            continue
+        if depth > max_depth:
+            return f"must not be nested more than {max_depth} levels deep."
+        stack.extend((part, depth + 1) for part in parts)
+    return None
+
+
+def metadata(value: object) -> str | None:
+    """A memory's metadata: storable, at most ``METADATA_MAX_DEPTH`` deep and
+    ``METADATA_MAX_BYTES`` long as JSON."""
+    if message := storable_json(value):
+        return message
+    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    if size > METADATA_MAX_BYTES:
+        return f"must be at most {METADATA_MAX_BYTES} bytes as JSON (got {size})."
+    return None
 
 
 def choice(value: str | None, choices: list[str]) -> str | None:
@@ -105,6 +133,21 @@ def idempotency_key(value: str | None) -> str | None:
 #: An agent's name, short enough for its private scope's name (``private:<name>``, 120 at most).
 AGENT_NAME_MAX = 112
 SCOPE_NAME_MAX = 120
+
+
+#: A workspace's slug: it names the workspace in URLs (``/w/<slug>/``) and in commands.
+WORKSPACE_SLUG_MAX = 64
+WORKSPACE_SLUG = re.compile(r"[-a-zA-Z0-9_]+")
+
+
+def workspace_slug(value: str) -> str | None:
+    if not value:
+        return "must not be empty."
+    if len(value) > WORKSPACE_SLUG_MAX:
+        return f"must be at most {WORKSPACE_SLUG_MAX} characters (got {len(value)})."
+    if not WORKSPACE_SLUG.fullmatch(value):
+        return "must be letters, digits, hyphens and underscores only (it is used in URLs)."
+    return None
 
 
 def agent_name(value: str) -> str | None:

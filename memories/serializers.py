@@ -85,23 +85,55 @@ MEMORY_TEXT = Rule(rules.memory_text, max_length=settings.MM_MAX_TEXT_CHARS)
 INTEGER_MESSAGES = {"invalid": "must be an integer."}
 
 
-def _unit_field(**kwargs: Any) -> serializers.FloatField:
-    return serializers.FloatField(
+# --- Typed fields: a JSON value of the wrong type is an error, never converted --------------
+#
+# An agent's bug (``"significance": true``, ``"0.5"``, ``"text": 123``) is a 400. Values that
+# come as text (command-line options, a page's query string, the compiled file's query
+# parameters) are parsed from text: ``parse(..., from_text=True)``.
+
+
+class _Typed:
+    """Refuses a value whose JSON type is not ``json_types`` unless the input is text."""
+
+    json_types: tuple[type, ...] = ()
+
+    def to_internal_value(self, data: Any) -> Any:
+        from_text = self.context.get("from_text", False)
+        if not (from_text and isinstance(data, str)) and (
+            isinstance(data, bool) is not (bool in self.json_types)
+            or not isinstance(data, self.json_types)
+        ):
+            self.fail("invalid", input=data)
+        return super().to_internal_value(data)
+
+
+class Text(_Typed, serializers.CharField):
+    json_types = (str,)
+    default_error_messages = {"invalid": "must be a string."}
+
+
+class Number(_Typed, serializers.FloatField):
+    json_types = (int, float)
+    default_error_messages = {"invalid": "must be a number."}
+
+
+class Integer(_Typed, serializers.IntegerField):
+    json_types = (int,)
+    default_error_messages = {"invalid": "must be an integer."}
+
+
+class Flag(_Typed, serializers.BooleanField):
+    json_types = (bool,)
+
+
+def _unit_field(**kwargs: Any) -> Number:
+    return Number(
         error_messages=NUMBER_MESSAGES,
         min_value=None,
         max_value=None,
         validators=[UNIT_INTERVAL],
         **kwargs,
     )
-
-
-class StringField(serializers.CharField):
-    """A CharField that takes strings only (DRF's turns a number into its digits)."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class StareScoresInput(StrictSerializer):
@@ -113,7 +145,7 @@ class StareScoresInput(StrictSerializer):
 
 
 class RememberInput(StrictSerializer):
-    text = serializers.CharField(
+    text = Text(
         trim_whitespace=False,
         error_messages=BLANK_MESSAGES,
         validators=[MEMORY_TEXT],
@@ -165,37 +197,37 @@ class RememberInput(StrictSerializer):
         validators=[Rule(rules.not_in_future)],
         help_text="When the memory was really written (importing history); not in the future.",
     )
-    source = serializers.CharField(
+    source = Text(
         required=False,
         allow_blank=True,
         max_length=200,
         help_text="Who says so; default the agent's name.",
     )
-    scope = serializers.CharField(
+    scope = Text(
         required=False,
         allow_blank=True,
         help_text="Scope to write to, e.g. team:accounts; default the agent's private scope.",
     )
-    supersedes = serializers.CharField(
+    supersedes = Text(
         required=False,
         allow_blank=True,
         allow_null=True,
         help_text="mem_id of the memory this one replaces.",
     )
-    session = serializers.CharField(
+    session = Text(
         required=False,
         allow_blank=True,
         max_length=200,
         help_text="The conversation or run it belongs to.",
     )
-    thread = serializers.CharField(
+    thread = Text(
         required=False,
         allow_blank=True,
         max_length=200,
         help_text="The ongoing story it belongs to.",
     )
     metadata = serializers.DictField(required=False, help_text="Any JSON object to keep with it.")
-    idempotency_key = serializers.CharField(
+    idempotency_key = Text(
         required=False,
         allow_blank=True,
         allow_null=True,
@@ -212,12 +244,12 @@ class RememberInput(StrictSerializer):
 
 
 class SearchInput(StrictSerializer):
-    query = serializers.CharField(
+    query = Text(
         error_messages=BLANK_MESSAGES,
         validators=[MEMORY_TEXT],
         help_text="What you are looking for, in your words.",
     )
-    limit = serializers.IntegerField(
+    limit = Integer(
         required=False,
         error_messages=INTEGER_MESSAGES,
         validators=[Rule(rules.search_limit, minimum=1, maximum=settings.MM_SEARCH_MAX_LIMIT)],
@@ -229,7 +261,7 @@ class SearchInput(StrictSerializer):
         error_messages=DATETIME_MESSAGES,
         help_text="Search the memories valid at this instant.",
     )
-    currently_valid = serializers.BooleanField(
+    currently_valid = Flag(
         required=False,
         allow_null=True,
         default=None,
@@ -249,9 +281,7 @@ class SearchInput(StrictSerializer):
         error_messages=_choice_message(Memory.MemoryType.values),
         help_text="Only this memory type.",
     )
-    source = serializers.CharField(
-        required=False, allow_null=True, allow_blank=True, help_text="Only this source."
-    )
+    source = Text(required=False, allow_null=True, allow_blank=True, help_text="Only this source.")
     min_s_score = _unit_field(
         required=False, allow_null=True, help_text="Only memories with an S score at least this."
     )
@@ -269,11 +299,11 @@ class SearchInput(StrictSerializer):
     )
 
 
-def _reason_field() -> serializers.CharField:
+def _reason_field() -> Text:
     """Blank goes through to the service, whose message says why a reason is needed;
     ``min_length`` (never broken by a reason that is not blank) tells the published shapes that
     one is expected."""
-    return serializers.CharField(
+    return Text(
         allow_blank=True,
         trim_whitespace=True,
         min_length=1,
@@ -306,7 +336,7 @@ class MemIdInput(StrictSerializer):
     """
 
     # The messages the tools have always given; anything else goes on to the lookup (NotFound).
-    mem_id = StringField(
+    mem_id = Text(
         trim_whitespace=False,
         error_messages={
             "invalid": "must be a string.",
@@ -318,7 +348,7 @@ class MemIdInput(StrictSerializer):
 
 
 class CompileInput(StrictSerializer):
-    budget = serializers.IntegerField(
+    budget = Integer(
         required=False,
         error_messages=INTEGER_MESSAGES,
         validators=[
@@ -351,7 +381,7 @@ class CompileInput(StrictSerializer):
         help_text="A decay preset for every category; default MM_DECAY_PRESET and "
         "MM_DECAY_CATEGORIES.",
     )
-    show_ids = serializers.BooleanField(
+    show_ids = Flag(
         required=False,
         allow_null=True,
         default=None,
@@ -397,11 +427,15 @@ def parse_bulk(data: Any) -> list[dict[str, Any]]:
     return parsed
 
 
-def parse(serializer_class: type[StrictSerializer], data: Any) -> dict[str, Any]:
-    """Validate ``data`` with a serializer, raising the domain's ValidationFailed on error."""
+def parse(
+    serializer_class: type[StrictSerializer], data: Any, *, from_text: bool = False
+) -> dict[str, Any]:
+    """Validate ``data`` with a serializer, raising the domain's ValidationFailed on error.
+    ``from_text``: the values came as text (command line, query string) and are parsed from it;
+    otherwise each must have its JSON type."""
     if not isinstance(data, dict):
         raise ValidationFailed.single("body", "must be a JSON object.")
-    validator = _validator(serializer_class)
+    validator = _validator(serializer_class, from_text)
     try:
         values = validator.run_validation(data)
     except serializers.ValidationError as exc:
@@ -411,11 +445,11 @@ def parse(serializer_class: type[StrictSerializer], data: Any) -> dict[str, Any]
 
 
 @functools.cache
-def _validator(serializer_class: type[StrictSerializer]) -> StrictSerializer:
+def _validator(serializer_class: type[StrictSerializer], from_text: bool) -> StrictSerializer:
     """One unbound instance of each serializer, its fields built once: validating with it
     (``run_validation``) reads them and keeps no state, and building a serializer's fields
     anew is most of the cost of a small request (a deep copy of every declared field)."""
-    validator = serializer_class()
+    validator = serializer_class(context={"from_text": from_text})
     validator.fields  # noqa: B018  (built here, once, not by the first request of each thread)
     return validator
 

@@ -168,7 +168,7 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
     if request.GET.get("query"):
         data = {k: v for k, v in request.GET.items() if v != "" and k in SearchInput().fields}
         try:
-            hits = memory_search(workspace=membership.workspace, arguments=data)
+            hits = memory_search(workspace=membership.workspace, arguments=data, from_text=True)
         except ValidationFailed as exc:
             errors = exc.errors
             _form_errors(form, exc)

@@ -153,7 +153,7 @@ class CompiledFileApi(APIView):
             )
         agent = request.user
         compiled = compiled_memory_file(
-            workspace=agent.workspace, agent=agent, **parse(CompileInput, params)
+            workspace=agent.workspace, agent=agent, **parse(CompileInput, params, from_text=True)
         )
         if representation == "json":
             return Response(compiled_to_dict(compiled))

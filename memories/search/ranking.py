@@ -33,6 +33,7 @@ def memory_search(
     agent: Agent | None = None,
     workspace: Workspace | None = None,
     arguments: Any = None,
+    from_text: bool = False,
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
     exact: bool = False,
@@ -44,10 +45,11 @@ def memory_search(
     The search's arguments are those ``memories.serializers.SearchInput`` declares (``query``,
     ``limit``, the filters), given as ``arguments`` (a request's raw values: an adapter passes
     them as they came) or as keyword arguments (code); they are validated here, once, whoever
-    calls (ValidationFailed naming each broken rule). With neither ``as_of`` nor
-    ``currently_valid``, only memories valid now are searched. ``now``, ``query_vector`` and
-    ``exact`` are for code only: ``exact`` replaces the HNSW scan by an exact one (benchmarks
-    use it to measure the index's recall).
+    calls (ValidationFailed naming each broken rule); ``from_text`` when the values came as text
+    (a command line, a page's query string), otherwise each must have its JSON type. With
+    neither ``as_of`` nor ``currently_valid``, only memories valid now are searched. ``now``,
+    ``query_vector`` and ``exact`` are for code only: ``exact`` replaces the HNSW scan by an
+    exact one (benchmarks use it to measure the index's recall).
     """
     if agent is None and workspace is None:
         raise ValueError("memory_search needs an agent or a workspace")
@@ -55,7 +57,7 @@ def memory_search(
         arguments = given
     elif given:
         raise TypeError("memory_search takes arguments or keyword arguments, not both")
-    filters = parse(SearchInput, arguments)
+    filters = parse(SearchInput, arguments, from_text=from_text)
     query, limit = filters.pop("query"), filters.pop("limit", DEFAULT_LIMIT)
     now = now or timezone.now()
     if query_vector is None:

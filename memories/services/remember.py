@@ -188,7 +188,7 @@ def prepare_remember(
     ):
         errors.check(name, rules.storable_text(value))
     errors.check("idempotency_key", rules.idempotency_key(idempotency_key))
-    errors.check("metadata", rules.storable_json(metadata))
+    errors.check("metadata", rules.metadata(metadata))
     significance = DEFAULT_SIGNIFICANCE if significance is None else significance
     errors.check("significance", rules.unit_interval(significance))
     scores = stare_scores or {}

@@ -47,8 +47,7 @@ def agent_create(
     """
     errors = Errors()
     errors.check("name", rules.agent_name(name))
-    if not workspace_slug.strip():
-        errors.add("workspace", "must not be empty.")
+    errors.check("workspace", rules.workspace_slug(workspace_slug))
     for scope_name in shared_scopes or []:
         errors.check("scopes", rules.scope_name(scope_name))
     errors.raise_if_any()

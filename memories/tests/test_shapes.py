@@ -189,7 +189,11 @@ def test_each_command_takes_every_field_of_its_serializer(command):
 def test_command_options_read_back_as_serializer_input():
     parser = parser_of(search_command, "search")
     options = vars(parser.parse_args(["x", "--currently-valid", "false", "--min-s-score", "0.5"]))
-    assert parse(SearchInput, command_input(SearchInput, options))["currently_valid"] is False
+    data = command_input(SearchInput, options)
+    assert parse(SearchInput, data, from_text=True)["currently_valid"] is False
+    with pytest.raises(ValidationFailed) as as_json:  # the same text as JSON is refused
+        parse(SearchInput, data)
+    assert set(as_json.value.errors) == {"currently_valid", "min_s_score"}
 
     parser = parser_of(compile_command, "compile")
     for args, shown in ([], None), (["--show-ids"], True), (["--show-ids", "false"], False):

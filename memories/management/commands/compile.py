@@ -31,7 +31,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            arguments = parse(CompileInput, command_input(CompileInput, options))
+            arguments = parse(CompileInput, command_input(CompileInput, options), from_text=True)
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         workspace, agent = self._whose(options)

@@ -21,7 +21,7 @@ class Command(BaseCommand):
         agent = resolve_agent(options)
         data = command_input(RememberInput, options)
         try:
-            result = memory_remember(agent=agent, **parse(RememberInput, data))
+            result = memory_remember(agent=agent, **parse(RememberInput, data, from_text=True))
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         self.stdout.write(json.dumps(memory_detail(result.memory), indent=2))

@@ -21,7 +21,9 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         agent = resolve_agent(options)
         try:
-            hits = memory_search(agent=agent, arguments=command_input(SearchInput, options))
+            hits = memory_search(
+                agent=agent, arguments=command_input(SearchInput, options), from_text=True
+            )
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         if options["json"]:
