@@ -68,6 +68,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "meaning_memory.middleware.ApiErrorsAsJson",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -215,6 +216,12 @@ MM_SEARCH_PREPARED_MAX = envint("MM_SEARCH_PREPARED_MAX", 200, minimum=1)
 MM_STARE_AUTO_SKIP_DIMS = envoptional("MM_STARE_AUTO_SKIP_DIMS")
 MM_STARE_AUTO_SKIP_CATEGORIES = envoptional("MM_STARE_AUTO_SKIP_CATEGORIES")
 MM_BULK_MAX_ITEMS = envint("MM_BULK_MAX_ITEMS", 1_000, minimum=1, maximum=100_000)
+#: The largest request body: by default room for a full bulk request of texts of the largest
+#: length (one byte a character) with 2 KB of other fields each; a larger body is a 413.
+MM_MAX_BODY_BYTES = envint(
+    "MM_MAX_BODY_BYTES", MM_BULK_MAX_ITEMS * (MM_MAX_TEXT_CHARS + 2_048), minimum=1_024
+)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MM_MAX_BODY_BYTES
 
 # --- The compiled memory file ---------------------------------------------------------------
 MM_COMPILE_BUDGET_TOKENS = envint("MM_COMPILE_BUDGET_TOKENS", 4_000, minimum=MIN_COMPILE_BUDGET)

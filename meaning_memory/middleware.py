@@ -1,0 +1,55 @@
+"""Every answer under ``/api/`` is JSON, whatever the status and whoever made it (Django's own
+404, 400 and 500 pages, a body over the size limit), in the shape of the API's other errors:
+``{"detail": "..."}``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from http import HTTPStatus
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+API_PREFIX = "/api/"
+
+
+def is_api(request: HttpRequest) -> bool:
+    return request.path.startswith(API_PREFIX)
+
+
+class ApiErrorsAsJson:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not is_api(request) or response.status_code < 400:
+            return response
+        if response.get("Content-Type", "").startswith("application/json"):
+            return response
+        status = response.status_code
+        answer = JsonResponse({"detail": _phrase(status)}, status=status)
+        for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if header in response:
+                answer[header] = response[header]
+        return answer
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if is_api(request) and isinstance(exception, RequestDataTooBig):
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            return JsonResponse(
+                {
+                    "detail": f"the body is larger than {limit:,} bytes (MM_MAX_BODY_BYTES); "
+                    "send fewer memories per bulk request."
+                },
+                status=413,
+            )
+        return None
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase + "."
+    except ValueError:
+        return f"HTTP {status}."
