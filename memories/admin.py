@@ -18,8 +18,20 @@ from django.utils.html import format_html
 
 from memories import services
 from memories.errors import MemoryEngineError
-from memories.models import Agent, Membership, Memory, ProvenanceEvent, Scope, Workspace
-from memories.selectors import shared_scopes_for
+from memories.models import (
+    CURATING_ROLES,
+    Agent,
+    Membership,
+    Memory,
+    ProvenanceEvent,
+    Scope,
+    Workspace,
+)
+from memories.selectors import (
+    shared_scopes_for,
+    user_may_manage_members,
+    workspaces_with_role,
+)
 from memories.validity import ended_by_q, not_yet_valid_q, valid_at_q
 
 TEXT_PREVIEW = 90
@@ -38,6 +50,35 @@ class ReasonForm(forms.Form):
         if not reason:
             raise forms.ValidationError("A reason is required: say why.")
         return reason
+
+
+class WorkspaceScoped:
+    """A staff user sees and changes, here as on the dashboard, only the workspaces where they
+    have one of ``roles`` (curators and admins curate; admins manage members); a superuser
+    sees every workspace. An object of another workspace is not in the queryset, so its page is
+    the admin's "does not exist" and an action never selects it. ``workspace_path`` leads from
+    the model to its workspace."""
+
+    workspace_path = "workspace"
+    roles: tuple[str, ...] = CURATING_ROLES
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        allowed = workspaces_with_role(request.user, self.roles)
+        if allowed is None:
+            return queryset
+        return queryset.filter(**{f"{self.workspace_path}__in": allowed})
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "workspace":
+            allowed = workspaces_with_role(request.user, self.roles)
+            if allowed is not None:
+                kwargs["queryset"] = allowed
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+#: The workspace filter of a list: only the workspaces in the (scoped) list.
+WORKSPACE_FILTER = ("workspace", admin.RelatedOnlyFieldListFilter)
 
 
 class ValidityFilter(admin.SimpleListFilter):
@@ -84,7 +125,7 @@ def _feedback_action(action: str, label: str):
 
 
 @admin.register(Memory)
-class MemoryAdmin(admin.ModelAdmin):
+class MemoryAdmin(WorkspaceScoped, admin.ModelAdmin):
     list_display = (
         "mem_id",
         "preview",
@@ -105,7 +146,7 @@ class MemoryAdmin(admin.ModelAdmin):
         "status",
         "pinned",
         ValidityFilter,
-        "workspace",
+        WORKSPACE_FILTER,
     )
     list_select_related = ("workspace", "scope__workspace")
     search_fields = ("mem_id", "text", "source")
@@ -208,9 +249,9 @@ class MemoryAdmin(admin.ModelAdmin):
 
 
 @admin.register(ProvenanceEvent)
-class ProvenanceEventAdmin(admin.ModelAdmin):
+class ProvenanceEventAdmin(WorkspaceScoped, admin.ModelAdmin):
     list_display = ("created_at", "action", "memory", "actor", "reason", "workspace")
-    list_filter = ("action", "workspace")
+    list_filter = ("action", WORKSPACE_FILTER)
     list_select_related = ("memory", "agent", "user", "workspace")
     search_fields = ("memory__mem_id", "reason")
     date_hierarchy = "created_at"
@@ -227,9 +268,23 @@ class ProvenanceEventAdmin(admin.ModelAdmin):
 
 
 class MembershipInline(admin.TabularInline):
+    """A workspace's members, changed here only by its admins (and superusers)."""
+
     model = Membership
     extra = 0
     autocomplete_fields = ("user",)
+
+    def _manages(self, request, obj) -> bool:
+        return obj is not None and user_may_manage_members(request.user, obj)
+
+    def has_add_permission(self, request, obj=None):
+        return self._manages(request, obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return self._manages(request, obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._manages(request, obj) and super().has_delete_permission(request, obj)
 
 
 class NoDeleting:
@@ -241,7 +296,8 @@ class NoDeleting:
 
 
 @admin.register(Workspace)
-class WorkspaceAdmin(NoDeleting, admin.ModelAdmin):
+class WorkspaceAdmin(WorkspaceScoped, NoDeleting, admin.ModelAdmin):
+    workspace_path = "pk"
     list_display = ("slug", "name", "created_at")
     search_fields = ("slug", "name")
     readonly_fields = ("slug", "created_at")
@@ -252,9 +308,9 @@ class WorkspaceAdmin(NoDeleting, admin.ModelAdmin):
 
 
 @admin.register(Scope)
-class ScopeAdmin(NoDeleting, admin.ModelAdmin):
+class ScopeAdmin(WorkspaceScoped, NoDeleting, admin.ModelAdmin):
     list_display = ("name", "workspace", "kind", "created_at")
-    list_filter = ("kind", "workspace")
+    list_filter = ("kind", WORKSPACE_FILTER)
     list_select_related = ("workspace",)
     search_fields = ("name", "workspace__slug")
     # A scope holds memories: moving or renaming it would move them across workspaces.
@@ -265,9 +321,9 @@ class ScopeAdmin(NoDeleting, admin.ModelAdmin):
 
 
 @admin.register(Agent)
-class AgentAdmin(NoDeleting, admin.ModelAdmin):
+class AgentAdmin(WorkspaceScoped, NoDeleting, admin.ModelAdmin):
     list_display = ("name", "workspace", "token_prefix", "is_active", "created_at")
-    list_filter = ("is_active", "workspace")
+    list_filter = ("is_active", WORKSPACE_FILTER)
     list_select_related = ("workspace",)
     search_fields = ("name", "workspace__slug")
     readonly_fields = (
@@ -310,8 +366,9 @@ class AgentAdmin(NoDeleting, admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(WorkspaceScoped, admin.ModelAdmin):
+    roles = (Membership.Role.ADMIN,)
     list_display = ("user", "workspace", "role", "created_at")
-    list_filter = ("role", "workspace")
+    list_filter = ("role", WORKSPACE_FILTER)
     list_select_related = ("user", "workspace")
     autocomplete_fields = ("user",)

@@ -21,6 +21,7 @@ from memories.selectors.permissions import (
     user_may_manage_members,
     user_workspace_role,
     workspace_members,
+    workspaces_with_role,
 )
 from memories.selectors.tenancy import (
     agent_by_name,
@@ -61,4 +62,5 @@ __all__ = [
     "workspace_members",
     "workspace_memory",
     "workspace_overview",
+    "workspaces_with_role",
 ]

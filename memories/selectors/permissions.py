@@ -15,15 +15,26 @@ def _active(user: Any) -> bool:
 
 
 def user_may_curate(user: Any, workspace_id: int) -> bool:
-    """A superuser, a staff member allowed to change memories (the admin site), or a member
-    of the workspace with a curating role (curator, admin)."""
+    """A superuser, or a member of the workspace with a curating role (curator, admin): on the
+    dashboard and in the admin alike (a staff user's permissions open the admin's pages, not
+    other workspaces)."""
     if not _active(user):
         return False
-    if admin_everywhere(user) or (user.is_staff and user.has_perm("memories.change_memory")):
+    if admin_everywhere(user):
         return True
     return Membership.objects.filter(
         user=user, workspace_id=workspace_id, role__in=CURATING_ROLES
     ).exists()
+
+
+def workspaces_with_role(user: Any, roles: tuple[str, ...]) -> QuerySet[Workspace] | None:
+    """The workspaces where the user has one of ``roles``; None for a superuser (every
+    workspace). The admin shows a staff user these only."""
+    if admin_everywhere(user):
+        return None
+    if not _active(user):
+        return Workspace.objects.none()
+    return Workspace.objects.filter(memberships__user=user, memberships__role__in=roles)
 
 
 def admin_everywhere(user: Any) -> bool:
