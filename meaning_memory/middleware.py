@@ -1,6 +1,5 @@
-"""Every answer under ``/api/`` is JSON, whatever the status and whoever made it (Django's own
-404, 400 and 500 pages, a body over the size limit), in the shape of the API's other errors:
-``{"detail": "..."}``."""
+"""What every answer gets whatever view made it: JSON errors under ``/api/`` (``ApiErrorsAsJson``)
+and the security headers (``SecurityHeaders``)."""
 
 from __future__ import annotations
 
@@ -19,6 +18,10 @@ def is_api(request: HttpRequest) -> bool:
 
 
 class ApiErrorsAsJson:
+    """Every answer under ``/api/`` is JSON, whatever the status and whoever made it (Django's
+    own 404, 400 and 500 pages, a body over the size limit), in the shape of the API's other
+    errors: ``{"detail": "..."}``."""
+
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
@@ -53,3 +56,36 @@ def _phrase(status: int) -> str:
         return HTTPStatus(status).phrase + "."
     except ValueError:
         return f"HTTP {status}."
+
+
+#: The pages' Content-Security-Policy: scripts, styles and everything else from this site only,
+#: none inline (the dashboard's are files); no plugins, no framing, forms post here only.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+#: The API's browsable documentation (Swagger UI, ReDoc) starts its viewers with inline
+#: scripts of its own: these pages get the policy without that restriction.
+DOCS_PREFIXES = ("/api/v1/schema/swagger/", "/api/v1/schema/redoc/")
+DOCS_POLICY = CONTENT_SECURITY_POLICY.replace(
+    "script-src 'self'", "script-src 'self' 'unsafe-inline'"
+).replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
+
+
+class SecurityHeaders:
+    """Content-Security-Policy and Permissions-Policy on every answer. (Django's own middleware
+    sends X-Content-Type-Options, Referrer-Policy, Cross-Origin-Opener-Policy and
+    X-Frame-Options; ``MM_HTTPS`` makes the cookies secure.)"""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        docs = request.path.startswith(DOCS_PREFIXES)
+        response.setdefault(
+            "Content-Security-Policy", DOCS_POLICY if docs else CONTENT_SECURITY_POLICY
+        )
+        response.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+        return response

@@ -48,6 +48,13 @@ SECRET_KEY = _secret_key()
 DEBUG = envbool("MM_DEBUG", False)
 ALLOWED_HOSTS = envlist("MM_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = envlist("MM_CSRF_TRUSTED_ORIGINS", [])
+#: Served over HTTPS (directly or behind a proxy that says so in X-Forwarded-Proto): the session
+#: and CSRF cookies are sent over HTTPS only.
+MM_HTTPS = envbool("MM_HTTPS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = MM_HTTPS
+SESSION_COOKIE_HTTPONLY = True
+if MM_HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -68,7 +75,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "meaning_memory.middleware.ApiErrorsAsJson",
+    "meaning_memory.middleware.SecurityHeaders",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -76,6 +83,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost: the JSON error it makes still gets every header of the middleware above.
+    "meaning_memory.middleware.ApiErrorsAsJson",
 ]
 
 ROOT_URLCONF = "meaning_memory.urls"
