@@ -107,6 +107,10 @@ TEMPLATES = [
 ]
 
 LOGIN_URL = "/accounts/login/"
+#: Failed logins in a row (per user name, and per address) before logins are refused for
+#: MM_LOGIN_LOCKOUT_SECONDS (memories.throttle).
+MM_LOGIN_MAX_FAILURES = envint("MM_LOGIN_MAX_FAILURES", 5, minimum=1)
+MM_LOGIN_LOCKOUT_SECONDS = envint("MM_LOGIN_LOCKOUT_SECONDS", 900, minimum=1)
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from memories import services
+from memories.auth_forms import AdminLoginForm
 from memories.errors import MemoryEngineError
 from memories.models import (
     CURATING_ROLES,
@@ -35,6 +36,7 @@ from memories.selectors import (
 from memories.validity import ended_by_q, not_yet_valid_q, valid_at_q
 
 TEXT_PREVIEW = 90
+admin.site.login_form = AdminLoginForm  # throttled, as the dashboard's (memories.throttle)
 
 
 class ReasonForm(forms.Form):

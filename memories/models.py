@@ -363,3 +363,16 @@ class ProvenanceEvent(models.Model):
         if self.user_id:
             return f"user:{self.user.get_username()}"
         return "system"
+
+
+class LoginThrottle(models.Model):
+    """Failed logins counted by user name and by address (``key``), so that guessing a
+    password is slowed for every process of the engine alike (see ``memories.throttle``)."""
+
+    key = models.CharField(max_length=200, unique=True)
+    failures = models.PositiveIntegerField(default=0)
+    locked_until = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.failures}"

@@ -1,0 +1,38 @@
+"""The dashboard's and the admin's login forms, throttled (``memories.throttle``)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+
+from memories import throttle
+
+
+class ThrottledLogin:
+    def clean(self):
+        username = self.data.get("username", "") or ""
+        address = (self.request.META.get("REMOTE_ADDR", "") if self.request else "") or ""
+        wait = throttle.locked_for(username, address)
+        if wait:
+            minutes = -(-wait // 60)
+            raise forms.ValidationError(
+                f"Too many failed logins: try again in {minutes} minute"
+                f"{'s' if minutes != 1 else ''}.",
+                code="locked",
+            )
+        try:
+            cleaned = super().clean()
+        except forms.ValidationError:
+            throttle.failed(username, address)
+            raise
+        throttle.succeeded(username)
+        return cleaned
+
+
+class LoginForm(ThrottledLogin, AuthenticationForm):
+    pass
+
+
+class AdminLoginForm(ThrottledLogin, AdminAuthenticationForm):
+    pass
