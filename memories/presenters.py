@@ -23,16 +23,20 @@ ERROR_STATUS = {
     "not_found": 404,
     "forbidden": 403,
     "embedder_unavailable": 503,
-    "error": 400,
 }
 #: What precedes an error's message in its body, by code.
 ERROR_PREFIX = {"embedder_unavailable": "embedder unavailable: "}
 
 
+def error_status(exc: MemoryEngineError) -> int:
+    """The HTTP status of an engine error: its code's in ``ERROR_STATUS``, else 400."""
+    return ERROR_STATUS.get(exc.code, 400)
+
+
 def error_response(exc: MemoryEngineError) -> tuple[int, dict[str, Any]]:
     """The HTTP status and JSON body of an engine error: a ValidationFailed's body maps each
     field to the rules it broke; any other's is ``{"detail": message}``."""
-    status = ERROR_STATUS.get(exc.code, 400)
+    status = error_status(exc)
     if isinstance(exc, ValidationFailed):
         return status, exc.errors
     return status, {"detail": ERROR_PREFIX.get(exc.code, "") + exc.message}

@@ -27,7 +27,7 @@ from memories.compile import compile_options, compiled_memory_file, stare_marks
 from memories.errors import MemoryEngineError, ValidationFailed
 from memories.forms import AgentForm, CompileForm, FeedbackForm, MemberForm, SearchForm
 from memories.models import Membership, Memory
-from memories.presenters import ERROR_STATUS
+from memories.presenters import error_status
 from memories.search import memory_search
 from memories.selectors import (
     membership_of,
@@ -62,8 +62,8 @@ def page_membership(request: HttpRequest, slug: str) -> Membership:
 
 def _page_error(exc: MemoryEngineError) -> Exception:
     """The page's answer to an engine error that is not a form error, by the one table of
-    statuses (``presenters.ERROR_STATUS``): 404 and 403 as Django's own pages."""
-    status = ERROR_STATUS.get(exc.code, 400)
+    statuses (``presenters.error_status``): 404 and 403 as Django's own pages."""
+    status = error_status(exc)
     if status == 404:
         return Http404(exc.message)
     if status == 403:
@@ -248,7 +248,7 @@ def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
             user=request.user, memory_pk=memory.pk, action=action, reason=reason
         )
     except MemoryEngineError as exc:
-        if ERROR_STATUS.get(exc.code) in (403, 404):
+        if error_status(exc) in (403, 404):
             raise _page_error(exc) from exc
         messages.error(request, exc.message)
     else:

@@ -51,15 +51,19 @@ def windows(alice):
     return stored
 
 
+def matches_sql(memory, fragment: str, instant) -> bool:
+    """Whether ``memory``'s row passes the WHERE ``fragment`` (parameter ``at``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM {Memory._meta.db_table} WHERE id = %(id)s AND {fragment}",
+            {"id": memory.pk, "at": instant},
+        )
+        return cursor.fetchone()[0] == 1
+
+
 def test_sql_q_and_python_agree_on_every_case(windows):
-    table = Memory._meta.db_table
     for memory, (_, _, instant, expected) in zip(windows, CASES, strict=True):
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT count(*) FROM {table} WHERE id = %(id)s AND {valid_at_sql('at')}",
-                {"id": memory.pk, "at": instant},
-            )
-            by_sql = cursor.fetchone()[0] == 1
+        by_sql = matches_sql(memory, valid_at_sql("at"), instant)
         by_q = Memory.objects.filter(valid_at_q(instant), pk=memory.pk).exists()
         by_python = is_valid_at(memory, instant)
         assert (by_sql, by_q, by_python) == (expected,) * 3, (memory.text, instant)
@@ -85,14 +89,8 @@ def test_a_qualified_fragment_names_the_table(windows):
 def test_ended_and_not_yet_valid_agree_with_the_window(windows):
     """A window has ended by an instant when its end is at or before it; it is not yet valid
     when its start is after it; valid, ended and not yet valid never overlap."""
-    table = Memory._meta.db_table
     for memory, (valid_from, valid_until, instant, valid) in zip(windows, CASES, strict=True):
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT count(*) FROM {table} WHERE id = %(id)s AND {ended_by_sql('at')}",
-                {"id": memory.pk, "at": instant},
-            )
-            ended_by_sql_ = cursor.fetchone()[0] == 1
+        ended_by_sql_ = matches_sql(memory, ended_by_sql("at"), instant)
         ended = Memory.objects.filter(ended_by_q(instant), pk=memory.pk).exists()
         not_yet = Memory.objects.filter(not_yet_valid_q(instant), pk=memory.pk).exists()
         assert ended == ended_by_sql_ == (valid_until is not None and valid_until <= instant)
