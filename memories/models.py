@@ -224,7 +224,7 @@ class Memory(models.Model):
         db_persist=True,
     )
     metadata = models.JSONField(default=dict, blank=True)
-    #: The writer's key for a retried write: one memory per key in a workspace.
+    #: The writer's key for a retried write: one memory per key in a scope.
     idempotency_key = models.CharField(max_length=200, blank=True, default="")
     #: sha256 of scope, source and text (``services.content_hash``): a bulk write stores a
     #: memory whose scope, source and text are already stored once only.
@@ -269,9 +269,9 @@ class Memory(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["workspace", "idempotency_key"],
+                fields=["scope", "idempotency_key"],
                 condition=~Q(idempotency_key=""),
-                name="memory_unique_idempotency_key",
+                name="memory_unique_scope_idempotency_key",
             ),
             models.CheckConstraint(
                 condition=Q(significance__gte=0) & Q(significance__lte=1),

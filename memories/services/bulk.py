@@ -5,7 +5,9 @@ refuses the whole batch with each problem named (``memories[3].text``), before a
 embedded or stored. Then ``bulk_store`` stores, in one transaction per call (the API makes one
 call per request; ``seed`` one per batch of its file), the items not stored already:
 
-* an item whose ``idempotency_key`` is already used in the workspace is that memory;
+* an item whose ``idempotency_key`` is already used in its scope is that memory (keys are per
+  scope: a key used in a scope the writer cannot see is free for it, and nothing says it is
+  used there);
 * an item without a key whose scope, source and text are those of a stored memory (or of an
   earlier item of the batch) is that memory.
 
@@ -34,7 +36,6 @@ from memories.embeddings import get_embedder
 from memories.errors import ValidationFailed
 from memories.models import Agent, Memory
 from memories.scorer import auto_scores
-from memories.selectors.visibility import visible_scope_ids
 from memories.services.episodes import Episode, episode_rows
 from memories.services.provenance import record_many
 from memories.services.remember import PreparedMemory, lock_workspace, prepare_remember
@@ -91,7 +92,7 @@ def bulk_store(
 ) -> list[BulkResult]:
     """Store validated items; ``first_index`` numbers the results and errors (a file imported in
     chunks)."""
-    existing = _existing(agent, prepared, first_index)
+    existing = _existing(agent, prepared)
     new = [i for i in range(len(prepared)) if i not in existing]
     # What depended on a superseded memory's state counts only for the items to store (a
     # retried item finds the memory it superseded already superseded: by itself).
@@ -128,32 +129,24 @@ def bulk_store(
     return results
 
 
-def _existing(agent: Agent, prepared: list[PreparedMemory], offset: int = 0) -> dict[int, Memory]:
+def _existing(agent: Agent, prepared: list[PreparedMemory]) -> dict[int, Memory]:
     """The items already stored (by key, or by scope, source and text), and repeats within the
     list (the first occurrence counts), by position."""
-    keys = {p.idempotency_key for p in prepared if p.idempotency_key}
+    keys = {(p.scope.pk, p.idempotency_key) for p in prepared if p.idempotency_key}
     hashes = {p.content_hash for p in prepared if not p.idempotency_key}
-    found_by_key: dict[str, Memory] = {}
+    found_by_key: dict[tuple[int, str], Memory] = {}
     found_by_hash: dict[str, Memory] = {}
     queryset = Memory.objects.select_related("scope", "superseded_by").filter(
         workspace_id=agent.workspace_id
     )
     if keys:
-        found_by_key = {m.idempotency_key: m for m in queryset.filter(idempotency_key__in=keys)}
-        visible = set(visible_scope_ids(agent))
-        hidden = [
-            f"memories[{offset + i}].idempotency_key"
-            for i, p in enumerate(prepared)
-            if p.idempotency_key in found_by_key
-            and found_by_key[p.idempotency_key].scope_id not in visible
-        ]
-        if hidden:
-            raise ValidationFailed(
-                {
-                    field: ["is already used in this workspace by a memory you cannot see."]
-                    for field in hidden
-                }
+        found_by_key = {
+            (m.scope_id, m.idempotency_key): m
+            for m in queryset.filter(
+                scope_id__in={scope for scope, _ in keys},
+                idempotency_key__in={key for _, key in keys},
             )
+        }
     if hashes:
         for memory in queryset.filter(
             scope_id__in={p.scope.pk for p in prepared}, content_hash__in=hashes
@@ -162,9 +155,13 @@ def _existing(agent: Agent, prepared: list[PreparedMemory], offset: int = 0) -> 
     existing: dict[int, Memory] = {}
     first_seen: dict[str, int] = {}
     for i, p in enumerate(prepared):
-        identity = ("key:" + p.idempotency_key) if p.idempotency_key else ("hash:" + p.content_hash)
+        identity = (
+            f"key:{p.scope.pk}:{p.idempotency_key}"
+            if p.idempotency_key
+            else ("hash:" + p.content_hash)
+        )
         found = (
-            found_by_key.get(p.idempotency_key)
+            found_by_key.get((p.scope.pk, p.idempotency_key))
             if p.idempotency_key
             else found_by_hash.get(p.content_hash)
         )

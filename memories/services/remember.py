@@ -26,7 +26,6 @@ from memories.models import (
     Scope,
 )
 from memories.selectors.memories import memory_get
-from memories.selectors.visibility import visible_scope_ids
 from memories.services.episodes import Episode, episode_before
 from memories.services.provenance import Action, provenance_event
 from memories.services.supersede import supersede
@@ -277,12 +276,12 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
 
     The new memory's ``valid_from`` defaults to now when it supersedes another; the older one's
     ``valid_until`` becomes that instant and its status ``superseded``. With an
-    ``idempotency_key`` already used in the workspace, nothing is written and the memory
+    ``idempotency_key`` already used in the memory's scope, nothing is written and the memory
     stored under it is returned (``created`` is then false).
     """
     prepared = prepare_remember(agent=agent, **arguments)
     if prepared.idempotency_key:
-        existing = by_idempotency_key(agent, prepared.idempotency_key)
+        existing = by_idempotency_key(prepared.scope, prepared.idempotency_key)
         if existing is not None:
             return RememberResult(existing, created=False)
     prepared.raise_deferred()
@@ -305,7 +304,7 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
             # Writers with keys serialise per workspace (as bulk writers do), so two requests
             # with one key store one memory; the second gets it back.
             lock_workspace(agent.workspace_id)
-            existing = by_idempotency_key(agent, prepared.idempotency_key)
+            existing = by_idempotency_key(prepared.scope, prepared.idempotency_key)
             if existing is not None:
                 return RememberResult(existing, created=False)
         memory = prepared.build(
@@ -332,17 +331,14 @@ def lock_workspace(workspace_id: int) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, workspace_id])
 
 
-def by_idempotency_key(agent: Agent, key: str) -> Memory | None:
-    """The memory stored under ``key`` in the agent's workspace, if the agent may see it."""
-    memory = (
+def by_idempotency_key(scope: Scope, key: str) -> Memory | None:
+    """The memory stored under ``key`` in ``scope``.
+
+    Keys are per scope: the writer may write to the scope, so it sees whatever is found there,
+    and a key used in a scope it cannot see is simply free for it (no answer tells it that
+    such a memory exists)."""
+    return (
         Memory.objects.select_related("scope", "superseded_by")
-        .filter(workspace_id=agent.workspace_id, idempotency_key=key)
+        .filter(scope=scope, idempotency_key=key)
         .first()
     )
-    if memory is None:
-        return None
-    if memory.scope_id not in visible_scope_ids(agent):
-        raise ValidationFailed.single(
-            "idempotency_key", "is already used in this workspace by a memory you cannot see."
-        )
-    return memory

@@ -208,17 +208,55 @@ def test_another_workspace_cannot_claim_a_key_or_see_the_memories(alice, charlie
 
     body = post(charlie, [{"text": TEXTS[0], "idempotency_key": "shared-key"}]).json()
 
-    assert body["results"][0]["status"] == "stored"  # keys are per workspace
+    assert body["results"][0]["status"] == "stored"  # keys are per scope
     assert Memory.objects.filter(workspace=charlie.agent.workspace).count() == 1
 
 
-def test_bob_cannot_reuse_a_key_of_alices_private_memory(alice, bob):
-    post(alice, [{"text": TEXTS[0], "idempotency_key": "mine"}])
+def test_a_key_of_alices_private_memory_tells_bob_nothing(alice, bob):
+    """Finding 8 of the hardening issue: the key's answer revealed that a memory Bob cannot see
+    exists. Keys are per scope: Bob's write under the same key is simply stored, in his scope."""
+    alices = post(alice, [{"text": TEXTS[0], "idempotency_key": "mine"}]).json()["results"][0]
 
     response = post(bob, [{"text": TEXTS[1], "idempotency_key": "mine"}])
+    single = bob.client.post(
+        "/api/v1/memories", {"text": TEXTS[2], "idempotency_key": "mine"}, format="json"
+    )
 
-    assert response.status_code == 400
-    assert "memories[0].idempotency_key" in response.json()
+    assert response.status_code == 201, response.json()
+    bobs = response.json()["results"][0]
+    assert bobs["status"] == "stored" and bobs["mem_id"] != alices["mem_id"]
+    assert "cannot see" not in response.content.decode()
+    # Bob's single write finds his own memory under the key, never Alice's.
+    assert single.status_code == 200 and single.json()["mem_id"] == bobs["mem_id"]
+    assert Memory.objects.get(mem_id=alices["mem_id"]).text == TEXTS[0]
+
+
+def test_a_key_is_shared_within_a_shared_scope(alice, bob):
+    """Two agents writing to the scope they share under one key store one memory."""
+    shared = alice.agent.scopes.exclude(pk=alice.agent.private_scope_id).first()
+    assert shared is not None and bob.agent.scopes.filter(pk=shared.pk).exists()
+    body = {"text": TEXTS[0], "idempotency_key": "team-1", "scope": shared.name}
+
+    first = alice.client.post("/api/v1/memories", body, format="json")
+    again = post(bob, [{**body, "text": TEXTS[1]}]).json()["results"][0]
+
+    assert first.status_code == 201
+    assert again["status"] == "existing" and again["mem_id"] == first.json()["mem_id"]
+
+
+def test_one_batch_may_use_a_key_in_two_scopes(alice):
+    shared = alice.agent.scopes.exclude(pk=alice.agent.private_scope_id).first()
+    body = post(
+        alice,
+        [
+            {"text": TEXTS[0], "idempotency_key": "k"},
+            {"text": TEXTS[1], "idempotency_key": "k", "scope": shared.name},
+            {"text": TEXTS[2], "idempotency_key": "k"},
+        ],
+    ).json()
+
+    assert [r["status"] for r in body["results"]] == ["stored", "stored", "existing"]
+    assert body["results"][2]["mem_id"] == body["results"][0]["mem_id"]
 
 
 def test_the_content_hash_of_the_migration_is_the_services(alice):

@@ -93,13 +93,15 @@ def test_bad_arguments(alice, tmp_path):
         seed(empty, "--token", alice.token)
 
 
-def test_a_store_time_refusal_names_the_line_and_what_was_stored(alice, bob, tmp_path):
-    from memories.services import memory_remember_bulk
+def test_a_store_time_refusal_names_the_line_and_what_was_stored(alice, tmp_path):
+    from memories.services import memory_remember
 
-    memory_remember_bulk(agent=bob.agent, items=[{"text": "Bob's.", "idempotency_key": "k9"}])
+    old = memory_remember(agent=alice.agent, text="The office closes at 17:00.").memory
+    memory_remember(agent=alice.agent, text="It closes at 18:00.", supersedes=old.mem_id)
     path = tmp_path / "keys.jsonl"
     path.write_text(
-        '{"text": "One."}\n{"text": "Two."}\n{"text": "Three.", "idempotency_key": "k9"}\n'
+        '{"text": "One."}\n{"text": "Two."}\n'
+        f'{{"text": "Three.", "supersedes": "{old.mem_id}"}}\n'
     )
 
     with pytest.raises(CommandError) as caught:
@@ -107,10 +109,10 @@ def test_a_store_time_refusal_names_the_line_and_what_was_stored(alice, bob, tmp
 
     message = str(caught.value)
     assert "stopped at line 3 with 2 memories stored before it" in message
-    assert "line 3: idempotency_key: is already used in this workspace" in message
+    assert f"line 3: supersedes: memory {old.mem_id!r} is superseded, not active" in message
     assert (
         Memory.objects.filter(
             workspace=alice.agent.workspace, scope=alice.agent.private_scope
         ).count()
-        == 2
+        == 4
     )
