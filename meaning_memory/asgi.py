@@ -5,15 +5,21 @@ import os
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
+from meaning_memory.env import web_process
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "meaning_memory.settings")
 
 # Static files (admin, API docs) are served by the app itself: one process, nothing to collect.
-django_application = ASGIStaticFilesHandler(get_asgi_application())
+# A web process: its requests' database work has a statement timeout (see the settings).
+with web_process():
+    django_application = ASGIStaticFilesHandler(get_asgi_application())
 
 
 def build_application():
     """The app: ``/mcp`` to a new MCP endpoint, and lifespan events to it too (it runs its
-    session manager there, once per instance; Django has no lifespan); the rest to Django."""
+    session manager there, once per instance; Django has no lifespan); the rest to Django.
+    Everything behind fair use (``meaning_memory.fairuse``)."""
+    from meaning_memory.fairuse import FairUse
     from meaning_memory.mcp import engine_tools  # needs the apps loaded above
     from memories.mcp import http_app
 
@@ -26,7 +32,7 @@ def build_application():
         else:
             await django_application(scope, receive, send)
 
-    return application
+    return FairUse(application)
 
 
 application = build_application()

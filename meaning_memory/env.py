@@ -6,6 +6,7 @@ convention for secrets mounted as files.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from pathlib import Path
@@ -102,3 +103,18 @@ def envchoice(name: str, default: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise EnvError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     return value
+
+
+@contextlib.contextmanager
+def web_process():
+    """Load the settings of a web process (``MM_WEB_PROCESS``: see the settings), without
+    leaving the variable to processes started later."""
+    before = os.environ.get("MM_WEB_PROCESS")
+    os.environ["MM_WEB_PROCESS"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["MM_WEB_PROCESS"]
+        else:
+            os.environ["MM_WEB_PROCESS"] = before

@@ -1,14 +1,20 @@
-"""What every answer gets whatever view made it: JSON errors under ``/api/`` (``ApiErrorsAsJson``)
-and the security headers (``SecurityHeaders``)."""
+"""What every answer gets whatever view made it: JSON errors under ``/api/`` (``ApiErrorsAsJson``;
+a database that cannot answer now is a 503 with Retry-After on every page) and the security
+headers (``SecurityHeaders``)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from http import HTTPStatus
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from memories.database_errors import unavailable
+
+logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
 
@@ -39,6 +45,19 @@ class ApiErrorsAsJson:
         return answer
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        trouble = unavailable(exception)
+        if trouble is not None:  # the database cannot answer now: any page, any view
+            logger.warning("%s %s: %s", request.method, request.path, exception)
+            if is_api(request):
+                answer = JsonResponse({"detail": trouble.message}, status=503)
+            else:
+                answer = HttpResponse(
+                    f"Service unavailable: {trouble.message}\n",
+                    status=503,
+                    content_type="text/plain; charset=utf-8",
+                )
+            answer["Retry-After"] = str(trouble.retry_after)
+            return answer
         if is_api(request) and isinstance(exception, RequestDataTooBig):
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
             return JsonResponse(

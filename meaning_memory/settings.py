@@ -130,11 +130,33 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # A forked child (the worker cluster's processes) opens its own connections and pool.
 os.register_at_fork(after_in_child=forget_connections_after_fork)
+#: Connections per process. The web server runs each request in a thread of its own; a request
+#: waits for a free connection at most MM_DB_POOL_TIMEOUT seconds, then gets a 503 with
+#: Retry-After. No caller holds more than MM_RATE_CONCURRENT of them (meaning_memory.fairuse),
+#: so one agent cannot take the pool from the others.
+MM_DB_POOL_SIZE = envint("MM_DB_POOL_SIZE", 8, minimum=1)
+MM_DB_POOL_TIMEOUT = envfloat("MM_DB_POOL_TIMEOUT", 10.0, minimum=0, exclusive_minimum=True)
 DATABASES["default"]["OPTIONS"]["pool"] = {
     "min_size": 1,
-    "max_size": envint("MM_DB_POOL_SIZE", 8, minimum=1),
-    "timeout": 30,
+    "max_size": MM_DB_POOL_SIZE,
+    "timeout": MM_DB_POOL_TIMEOUT,
 }
+#: A request's database work is cut after this many milliseconds (a 503 names the setting), so
+#: that no statement holds a connection for long. Web processes only: their entry points
+#: (meaning_memory.asgi and .wsgi) load the settings with MM_WEB_PROCESS; migrations, the
+#: worker's tasks and the commands are not cut. 0 turns it off.
+MM_STATEMENT_TIMEOUT_MS = envint("MM_STATEMENT_TIMEOUT_MS", 10_000, minimum=0)
+MM_WEB_PROCESS = envbool("MM_WEB_PROCESS", False)
+
+#: Fair use (meaning_memory.fairuse): per caller (an agent's token, a signed-in session, else
+#: the client's address) and per web process, at most MM_RATE_CONCURRENT requests in flight and
+#: MM_RATE_PER_MINUTE a minute, with bursts of MM_RATE_BURST; beyond, a 429 with Retry-After.
+#: 0 turns a limit off.
+MM_RATE_CONCURRENT = envint("MM_RATE_CONCURRENT", 4, minimum=0)
+MM_RATE_PER_MINUTE = envint("MM_RATE_PER_MINUTE", 1_200, minimum=0)
+MM_RATE_BURST = envint("MM_RATE_BURST", 200, minimum=1)
+#: /readyz answers 503 when the worker's last heartbeat is older than this.
+MM_READY_WORKER_SECONDS = envint("MM_READY_WORKER_SECONDS", 120, minimum=1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -190,6 +212,9 @@ Q_CLUSTER = {
     "retry": 2000,
     "max_attempts": 3,
     "catch_up": False,
+    # The last 250 results of each job function (the minute heartbeat crowds out no other).
+    "save_limit": 250,
+    "save_limit_per": "func",
     "sync": envbool("MM_Q_SYNC", False),
     "label": "Background jobs",
 }
@@ -209,6 +234,11 @@ MM_SEARCH_CANDIDATES = envint("MM_SEARCH_CANDIDATES", 50, minimum=1, maximum=100
 MM_SEARCH_GATE_K = envint("MM_SEARCH_GATE_K", 20, minimum=1)
 MM_SEARCH_GATE_RATIO = envfloat("MM_SEARCH_GATE_RATIO", 0.8, minimum=0, maximum=1)
 MM_SEARCH_KEYWORD_WEIGHT = envfloat("MM_SEARCH_KEYWORD_WEIGHT", 0.6, minimum=0, maximum=1)
+#: The longest query a search takes, and the most distinct words it reads (each word is a term
+#: of the keyword match; the embedder reads the first 256 tokens, about 1,000 characters):
+#: beyond either, a 400 that names the limit.
+MM_SEARCH_MAX_QUERY_CHARS = envint("MM_SEARCH_MAX_QUERY_CHARS", 2_000, minimum=1)
+MM_SEARCH_MAX_WORDS = envint("MM_SEARCH_MAX_WORDS", 200, minimum=1)
 MM_SEARCH_MAX_LIMIT = envint("MM_SEARCH_MAX_LIMIT", 100, minimum=1, maximum=1000)
 MM_SEARCH_KEYWORD_SCAN_MAX = envint("MM_SEARCH_KEYWORD_SCAN_MAX", 500, minimum=1)
 MM_EPISODE_WINDOW = envint("MM_EPISODE_WINDOW", 2, minimum=0, maximum=20)
@@ -260,6 +290,9 @@ _db_options["options"] = " ".join(
         [
             _db_options.get("options", ""),
             search_options(MM_HNSW_EF_SEARCH, prepared=MM_SEARCH_PREPARED),
+            f"-c statement_timeout={MM_STATEMENT_TIMEOUT_MS}"
+            if MM_WEB_PROCESS and MM_STATEMENT_TIMEOUT_MS
+            else "",
         ],
     )
 )

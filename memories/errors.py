@@ -37,6 +37,17 @@ class Forbidden(MemoryEngineError):
     code = "forbidden"
 
 
+class Unavailable(MemoryEngineError):
+    """The engine cannot answer now (the database is busy, too slow or away): try again after
+    ``retry_after`` seconds."""
+
+    code = "unavailable"
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class Errors:
     """Collects field errors so a caller sees every problem at once, then raises."""
 

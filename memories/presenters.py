@@ -23,6 +23,7 @@ ERROR_STATUS = {
     "not_found": 404,
     "forbidden": 403,
     "embedder_unavailable": 503,
+    "unavailable": 503,
 }
 #: What precedes an error's message in its body, by code.
 ERROR_PREFIX = {"embedder_unavailable": "embedder unavailable: "}

@@ -31,6 +31,29 @@ def memory_text(value: str | None) -> str | None:
     return storable_text(text)
 
 
+def search_query(value: str | None) -> str | None:
+    text = (value or "").strip()
+    if not text:
+        return "must not be empty."
+    if len(text) > settings.MM_SEARCH_MAX_QUERY_CHARS:
+        return (
+            f"must be at most {settings.MM_SEARCH_MAX_QUERY_CHARS:,} characters "
+            f"(got {len(text):,}; MM_SEARCH_MAX_QUERY_CHARS)."
+        )
+    return storable_text(text)
+
+
+def query_words(count: int) -> str | None:
+    """A search reads at most MM_SEARCH_MAX_WORDS distinct words (after stemming and stop
+    words): each is a term of its keyword match."""
+    if count > settings.MM_SEARCH_MAX_WORDS:
+        return (
+            f"has {count:,} distinct words; a search reads at most "
+            f"{settings.MM_SEARCH_MAX_WORDS:,} (MM_SEARCH_MAX_WORDS): ask in fewer words."
+        )
+    return None
+
+
 def storable_text(value: str | None) -> str | None:
     """PostgreSQL text holds valid UTF-8 without NUL characters."""
     if value is None:

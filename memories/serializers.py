@@ -82,6 +82,7 @@ class StrictSerializer(serializers.Serializer):
 
 UNIT_INTERVAL = Rule(rules.unit_interval, minimum=0, maximum=1)
 MEMORY_TEXT = Rule(rules.memory_text, max_length=settings.MM_MAX_TEXT_CHARS)
+SEARCH_QUERY = Rule(rules.search_query, max_length=settings.MM_SEARCH_MAX_QUERY_CHARS)
 INTEGER_MESSAGES = {"invalid": "must be an integer."}
 
 
@@ -246,8 +247,10 @@ class RememberInput(StrictSerializer):
 class SearchInput(StrictSerializer):
     query = Text(
         error_messages=BLANK_MESSAGES,
-        validators=[MEMORY_TEXT],
-        help_text="What you are looking for, in your words.",
+        validators=[SEARCH_QUERY],
+        help_text="What you are looking for, in your words (at most "
+        f"{settings.MM_SEARCH_MAX_QUERY_CHARS:,} characters and "
+        f"{settings.MM_SEARCH_MAX_WORDS:,} distinct words).",
     )
     limit = Integer(
         required=False,

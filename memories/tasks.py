@@ -11,10 +11,28 @@ def sync_workspace_indexes() -> dict[str, list[int]]:
     return asdict(workspace_indexes_sync())
 
 
+def heartbeat() -> str:
+    """A job that only says the worker runs jobs: ``/readyz`` reads when it last succeeded."""
+    return "alive"
+
+
+#: The function name the heartbeat's job is stored under (django-q2's task records).
+HEARTBEAT = "memories.tasks.heartbeat"
+
+
 def ensure_schedules() -> None:
     """Create or update the engine's recurring jobs (idempotent)."""
     from django_q.models import Schedule
 
+    Schedule.objects.update_or_create(
+        name="memories: worker heartbeat",
+        defaults={
+            "func": HEARTBEAT,
+            "schedule_type": Schedule.MINUTES,
+            "minutes": 1,
+            "repeats": -1,
+        },
+    )
     Schedule.objects.update_or_create(
         name="memories: workspace vector indexes",
         defaults={

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from mcp.server.transport_security import TransportSecuritySettings
 
+from memories.database_errors import unavailable
 from memories.mcp.server import INVALID_TOKEN, EngineServer, in_thread
 from memories.mcp.tools import Tool
 from memories.models import Agent
@@ -61,7 +62,14 @@ class BearerTokenRequired:
         scheme, _, token = headers.get(b"authorization", "").partition(" ")
         agent = None
         if scheme.lower() == "bearer" and token.strip():
-            agent = await authenticate(token.strip())
+            try:
+                agent = await authenticate(token.strip())
+            except Exception as exc:
+                trouble = unavailable(exc)
+                if trouble is None:
+                    raise
+                await _refuse(send, 503, trouble.message, retry_after=trouble.retry_after)
+                return
         if agent is None:
             await _refuse(send, 401, INVALID_TOKEN)
             return
@@ -72,9 +80,11 @@ class BearerTokenRequired:
             current_agent.reset(reset)
 
 
-async def _refuse(send, status: int, detail: str) -> None:
+async def _refuse(send, status: int, detail: str, *, retry_after: int | None = None) -> None:
     headers = [(b"content-type", b"application/json")]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="meaning-memory"'))
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": json.dumps({"detail": detail}).encode()})

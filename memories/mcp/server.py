@@ -9,6 +9,7 @@ from django.db import connections
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
+from memories.database_errors import unavailable
 from memories.errors import MemoryEngineError
 from memories.mcp.tools import Tool, compile_file, tool_error
 from memories.models import Agent
@@ -85,7 +86,11 @@ class EngineServer(MCPServer):
             return await in_thread(handler, agent, dict(arguments or {}))
         except MemoryEngineError as exc:
             return tool_error(error_response(exc)[1])
-        except Exception:
+        except Exception as exc:
+            trouble = unavailable(exc)
+            if trouble is not None:
+                logger.warning("MCP tool %s: %s", name, exc)
+                return tool_error(error_response(trouble)[1])
             logger.exception("MCP tool %s failed", name)
             return tool_error({"detail": "internal error: the server's log has the details."})
 

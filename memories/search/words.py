@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.db import connection
 
+from memories import rules
+from memories.errors import Errors
 from memories.models import TEXT_SEARCH_CONFIG, Agent
 from memories.prepared import prepared_cursor
 from memories.search.statistics import common_words
@@ -37,6 +39,9 @@ def scopes_and_words(
             [agent.pk if agent is not None else workspace_id, query],
         )
         scope_ids, words = cursor.fetchone()
+    errors = Errors()
+    errors.check("query", rules.query_words(len(words)))
+    errors.raise_if_any()
     return (with_private_scope(agent, scope_ids) if agent is not None else scope_ids), words
 
 

@@ -73,3 +73,31 @@ def test_createagent_refuses_a_workspace_name_that_is_not_a_slug(db, slug, messa
         call_command("createagent", "--workspace", slug, "--name", "scribe")
     assert message in str(raised.value)
     assert not Workspace.objects.exists()
+
+
+def test_a_search_query_is_bounded_in_characters_and_in_distinct_words(alice, settings):
+    """Finding 1: 10,000-character queries with 1,400 distinct words, sent in parallel, held
+    the database. A query is at most MM_SEARCH_MAX_QUERY_CHARS long and reads at most
+    MM_SEARCH_MAX_WORDS distinct words; beyond, a 400 on ``query`` naming the limit."""
+    settings.MM_SEARCH_MAX_WORDS = 20
+    long_query = "renewal " * 300  # 2,400 characters, one word
+    many_words = " ".join(f"zephyr{n}x" for n in range(21))  # 21 distinct words, short
+
+    too_long = alice.client.post("/api/v1/search", {"query": long_query}, format="json")
+    too_many = alice.client.post("/api/v1/search", {"query": many_words}, format="json")
+    enough = alice.client.post(
+        "/api/v1/search", {"query": " ".join(many_words.split()[:20])}, format="json"
+    )
+
+    assert too_long.status_code == 400
+    assert too_long.json() == {
+        "query": ["must be at most 2,000 characters (got 2,399; MM_SEARCH_MAX_QUERY_CHARS)."]
+    }
+    assert too_many.status_code == 400
+    assert too_many.json() == {
+        "query": [
+            "has 21 distinct words; a search reads at most 20 (MM_SEARCH_MAX_WORDS): "
+            "ask in fewer words."
+        ]
+    }
+    assert enough.status_code == 200

@@ -1,0 +1,181 @@
+"""Fair use (``meaning_memory.fairuse``): the limiter's arithmetic on a clock the test moves, and
+the ASGI middleware around an app that records what reached it. (The served engine under a
+flood: ``test_fair_use_served.py``.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from meaning_memory.fairuse import FairUse, Limiter, caller_key
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def limiter(concurrent=4, per_minute=60, burst=3) -> tuple[Limiter, Clock]:
+    clock = Clock()
+    return Limiter(concurrent=concurrent, per_minute=per_minute, burst=burst, clock=clock), clock
+
+
+def test_a_caller_may_have_so_many_requests_in_flight():
+    limits, _ = limiter(concurrent=2, per_minute=0)
+    assert limits.acquire("agent:a") is None
+    assert limits.acquire("agent:a") is None
+
+    refused = limits.acquire("agent:a")
+
+    assert refused is not None and refused.retry_after == 1
+    assert "at most 2 in flight per agent (MM_RATE_CONCURRENT)" in refused.detail
+    assert limits.acquire("agent:b") is None  # another caller is not affected
+    limits.release("agent:a")
+    assert limits.acquire("agent:a") is None
+
+
+def test_the_rate_allows_a_burst_then_one_request_per_interval():
+    limits, clock = limiter(concurrent=0, per_minute=60, burst=3)
+    for _ in range(3):
+        assert limits.acquire("session:s") is None
+        limits.release("session:s")
+
+    refused = limits.acquire("session:s")
+
+    assert refused is not None and refused.retry_after == 1
+    assert "at most 60 a minute per signed-in session (MM_RATE_PER_MINUTE" in refused.detail
+    clock.now += 1.0  # one second: one request's worth at 60 a minute
+    assert limits.acquire("session:s") is None
+    assert limits.acquire("session:s") is not None
+
+
+def test_retry_after_says_how_long_until_the_next_request_is_allowed():
+    limits, clock = limiter(concurrent=0, per_minute=6, burst=1)  # one every 10 s
+    assert limits.acquire("address:1.2.3.4") is None
+    clock.now += 4
+    refused = limits.acquire("address:1.2.3.4")
+    assert refused.retry_after == 6  # 10 s minus the 4 already waited
+    assert "per client address" in refused.detail
+
+
+def test_a_refused_request_is_not_counted():
+    limits, _ = limiter(concurrent=1, per_minute=60, burst=2)
+    assert limits.acquire("agent:a") is None
+    assert limits.acquire("agent:a") is not None  # in flight: refused, no token spent
+    limits.release("agent:a")
+    assert limits.acquire("agent:a") is None  # the second token is still there
+    assert limits.in_flight == {"agent:a": 1}
+
+
+def test_zero_turns_the_limits_off():
+    limits, _ = limiter(concurrent=0, per_minute=0)
+    assert all(limits.acquire("agent:a") is None for _ in range(1000))
+
+
+def test_idle_callers_are_forgotten_past_the_bound(monkeypatch):
+    monkeypatch.setattr("meaning_memory.fairuse.MAX_TRACKED", 10)
+    limits, clock = limiter(concurrent=0, per_minute=60, burst=3)
+    for n in range(10):
+        limits.acquire(f"address:{n}")
+        limits.release(f"address:{n}")
+    clock.now += 60  # every bucket full again
+    limits.acquire("address:busy")  # in flight: kept
+
+    limits.acquire("address:new")
+
+    assert set(limits.buckets) == {"address:busy", "address:new"}
+
+
+def scope(path="/api/v1/search", headers=(), client=("10.0.0.1", 5000)):
+    return {"type": "http", "path": path, "headers": list(headers), "client": client}
+
+
+def test_the_caller_is_the_token_else_the_session_else_the_address():
+    bearer = scope(headers=[(b"authorization", b"Bearer secret-1")])
+    other = scope(headers=[(b"authorization", b"Bearer secret-2")])
+    session = scope(headers=[(b"cookie", b"csrftoken=x; sessionid=abc")])
+
+    assert caller_key(bearer).startswith("agent:")
+    assert "secret-1" not in caller_key(bearer)  # a hash, never the token itself
+    assert caller_key(bearer) != caller_key(other)
+    assert caller_key(session).startswith("session:")
+    assert caller_key(scope()) == "address:10.0.0.1"
+
+
+class Recorder:
+    """An ASGI app that answers 200 once ``release`` is set, and counts who got through."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.reached = 0
+
+    async def __call__(self, scope, receive, send) -> None:
+        self.reached += 1
+        await self.release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+async def answer(app, request_scope) -> tuple[int, dict[bytes, bytes], bytes]:
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    await app(request_scope, receive, send)
+    start = sent[0]
+    return start["status"], dict(start["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_the_middleware_answers_429_in_json_with_retry_after_and_lets_others_through():
+    async def scenario():
+        inner = Recorder()
+        limits, _ = limiter(concurrent=2, per_minute=0)
+        app = FairUse(inner, limits)
+        flooding = scope(headers=[(b"authorization", b"Bearer flood")])
+        first = [asyncio.create_task(answer(app, flooding)) for _ in range(2)]
+        await asyncio.sleep(0)
+        status, headers, body = await answer(app, flooding)  # a third at once
+        assert (status, inner.reached) == (429, 2)
+        assert headers[b"content-type"] == b"application/json"
+        assert headers[b"retry-after"] == b"1"
+        assert "MM_RATE_CONCURRENT" in json.loads(body)["detail"]
+
+        other = asyncio.create_task(
+            answer(app, scope(headers=[(b"authorization", b"Bearer calm")]))
+        )
+        health = asyncio.create_task(
+            answer(app, scope(path="/healthz", headers=flooding["headers"]))
+        )
+        await asyncio.sleep(0)
+        assert inner.reached == 4  # the other agent and the health check got through
+        inner.release.set()
+        results = await asyncio.gather(*first, other, health)
+        assert [r[0] for r in results] == [200, 200, 200, 200]
+        assert limits.in_flight == {}  # every request released its place
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [("/mcp", b"application/json"), ("/w/acme/", b"text/plain; charset=utf-8")],
+)
+def test_the_refusal_is_json_for_agents_and_text_for_pages(path, content_type):
+    async def scenario():
+        limits, _ = limiter(concurrent=0, per_minute=60, burst=1)
+        app = FairUse(Recorder(), limits)
+        limits.acquire(caller_key(scope(path=path)))
+        status, headers, body = await answer(app, scope(path=path))
+        assert status == 429 and headers[b"content-type"] == content_type
+        assert b"MM_RATE_PER_MINUTE" in body
+
+    asyncio.run(scenario())
