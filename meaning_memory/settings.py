@@ -176,7 +176,10 @@ STATIC_ROOT = MM_DATA_DIR / "static"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"database_away": {"()": "meaning_memory.logs.DatabaseAwayInOneLine"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["database_away"]},
+    },
     "root": {"handlers": ["console"], "level": envstr("MM_LOG_LEVEL", "INFO")},
     # The embedded server's package logs a failed start or stop with its whole log; the engine
     # reports it once, with the log's last lines (meaning_memory.embedded.failure_message).

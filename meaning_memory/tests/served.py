@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -43,6 +44,7 @@ class Served:
     port: int = 0
     process: subprocess.Popen | None = None
     output: list[str] = field(default_factory=list)
+    _reader: threading.Thread | None = None
 
     @property
     def base(self) -> str:
@@ -72,7 +74,14 @@ class Served:
         if "is serving on" not in self.output[-1]:
             self.stop()
             raise AssertionError("serve did not start:\n" + "".join(self.output))
+        # Keep reading what it prints (every request's log line), or its pipe fills and blocks it.
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         return self
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.output.append(line)
 
     def stop(self) -> str:
         """Ctrl-C, and everything it printed since it started."""
@@ -81,11 +90,12 @@ class Served:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
         try:
-            rest, _ = self.process.communicate(timeout=60)
+            self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            rest, _ = self.process.communicate()
-        self.output.append(rest or "")
+            self.process.wait()
+        if self._reader is not None:
+            self._reader.join(10)
         return "".join(self.output)
 
     def command(self, *args: str) -> str:

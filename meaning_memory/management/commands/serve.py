@@ -1,7 +1,8 @@
 """``meaning-memory serve``: migrate, then run the web server and the background worker.
 
 The command supervises two child processes, an ASGI server (uvicorn) and the django-q2
-cluster, each the leader of its own process group, so that Ctrl-C reaches this command only
+cluster, each the leader of its own process group (one that dies is started again, unless it
+keeps dying), so that Ctrl-C reaches this command only
 and a signal to a group reaches every process a child started (the cluster's workers, pusher
 and monitor). On Ctrl-C or SIGTERM it asks both groups to stop (SIGTERM), kills what is left
 after ``STOP_GRACE_SECONDS`` (or at once on a second Ctrl-C), and then detaches from the
@@ -78,30 +79,30 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, request_stop)
         signal.signal(signal.SIGTERM, request_stop)
+        commands = {
+            "web": [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "meaning_memory.asgi:application",
+                "--host",
+                host,
+                "--port",
+                str(port),
+                "--workers",
+                str(options["web_workers"]),
+                "--lifespan",
+                "on",  # the MCP endpoint starts its session manager there
+                "--timeout-graceful-shutdown",
+                str(WEB_GRACEFUL_SECONDS),
+            ],
+        }
+        if not options["no_worker"]:
+            commands["worker"] = [sys.executable, "-m", "meaning_memory", "qcluster"]
+        restarts = _Restarts()
         try:
-            children["web"] = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "uvicorn",
-                    "meaning_memory.asgi:application",
-                    "--host",
-                    host,
-                    "--port",
-                    str(port),
-                    "--workers",
-                    str(options["web_workers"]),
-                    "--lifespan",
-                    "on",  # the MCP endpoint starts its session manager there
-                    "--timeout-graceful-shutdown",
-                    str(WEB_GRACEFUL_SECONDS),
-                ],
-                start_new_session=True,
-            )
-            if not options["no_worker"]:
-                children["worker"] = subprocess.Popen(
-                    [sys.executable, "-m", "meaning_memory", "qcluster"], start_new_session=True
-                )
+            for name, command in commands.items():
+                children[name] = _start_child(command)
             if not _wait_for_port(host, port, children["web"], lambda: signals_received > 0):
                 if not signals_received:
                     raise CommandError(
@@ -119,12 +120,23 @@ class Command(BaseCommand):
                 )
             )
             while not signals_received:
-                for name, child in children.items():
-                    if child.poll() is not None:
+                for name, child in list(children.items()):
+                    if child.poll() is None:
+                        continue
+                    # A web server or worker that died (killed, out of memory) is started
+                    # again: what it had acknowledged is in the database, and clients retry
+                    # the rest with their idempotency keys. One that keeps dying stops serve.
+                    _signal_group(child, signal.SIGKILL)  # what it left of its group
+                    if not restarts.allow(name):
                         raise CommandError(
-                            f"the {name} process exited with {child.returncode}"
+                            f"the {name} process exited with {child.returncode}, "
+                            f"{RESTART_LIMIT} times within {RESTART_WINDOW_SECONDS} s"
                             + (watcher.explain_if_crashed() if watcher else "")
                         )
+                    self.stderr.write(
+                        f"The {name} process exited with {child.returncode}; starting it again."
+                    )
+                    children[name] = _start_child(commands[name])
                 if watcher is not None:
                     fatal = watcher.check(self.stderr)
                     if fatal:
@@ -135,6 +147,29 @@ class Command(BaseCommand):
             _stop(children.values(), lambda: signals_received > 1)
             if database is not None:
                 database.release()
+
+
+def _start_child(command: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(command, start_new_session=True)
+
+
+#: A child that exits this many times within the window stops serve instead of restarting.
+RESTART_LIMIT = 5
+RESTART_WINDOW_SECONDS = 60
+
+
+class _Restarts:
+    """When each child was restarted, to tell a crash from a crash loop."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {}
+
+    def allow(self, name: str) -> bool:
+        now = time.monotonic()
+        recent = [t for t in self.times.get(name, []) if now - t < RESTART_WINDOW_SECONDS]
+        recent.append(now)
+        self.times[name] = recent
+        return len(recent) < RESTART_LIMIT
 
 
 class _LogWatcher:
