@@ -1,28 +1,40 @@
-"""Fair use of a web process: no caller takes more than its share of the threads, the database
-connections and the CPU.
+"""Fair use of a web process: no caller and no tenant takes more than its share of the threads,
+the database connections and the CPU.
 
 A caller is an agent (its Bearer token), a signed-in person (their session cookie) or, for
-anything else, the client's address. In each web process a caller may have at most
-``MM_RATE_CONCURRENT`` requests in flight, and may make ``MM_RATE_PER_MINUTE`` requests a
-minute with bursts of ``MM_RATE_BURST`` (a token bucket). Beyond either, the answer is a 429
-with ``Retry-After`` and a body that names the limit, before any database work or embedding.
-``/healthz``, ``/readyz`` and static files are not counted.
+anything else, the client's address; an agent's tenant is its workspace, anyone else is their
+own tenant. In each web process:
 
-It is ASGI middleware around the whole app, so the API, the MCP endpoint and the pages share
-it. The counts live in the process (no database round trip per request): with several web
-processes, each applies the limits on its own.
+* a caller may have at most ``MM_RATE_CONCURRENT`` requests in flight, and may make
+  ``MM_RATE_PER_MINUTE`` requests a minute with bursts of ``MM_RATE_BURST`` (a token bucket);
+  beyond either, a 429 with ``Retry-After`` and a body that names the limit (``Limiter``);
+* at most ``MM_FAIR_SLOTS`` requests run at once; the others wait in one queue per tenant, and
+  each slot that comes free goes to the waiting tenants in turn (``FairQueue``), so a tenant
+  that floods the engine waits behind itself while another's requests run as soon as a slot
+  is free. A tenant with ``MM_FAIR_QUEUE`` requests waiting gets a 429 for the next.
+
+All of it happens before any database work or embedding. ``/healthz``, ``/readyz`` and static
+files are not counted. It is ASGI middleware around the whole app, so the API, the MCP endpoint
+and the pages share it. The counts live in the process (the only database work is finding a
+token's workspace, once a minute per token): with several web processes, each applies the
+limits on its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
+
+from meaning_memory.middleware import body_too_large
 
 #: Paths no limit applies to: health checks, and static files (a page's style sheet and script
 #: arrive with it).
@@ -109,24 +121,149 @@ class Limiter:
                 del self.buckets[key]
 
 
-def caller_key(scope: dict) -> str:
-    """``agent:…`` (a hash of the Bearer token), ``session:…`` (of the session cookie), or
-    ``address:…`` (the client's address)."""
+class QueueFull(Exception):
+    pass
+
+
+class FairQueue:
+    """At most ``slots`` requests run at once; the rest wait, one queue per tenant, and a freed
+    slot goes to the tenants in turn (round robin). Used from the event loop only."""
+
+    def __init__(self, *, slots: int, waiting_per_tenant: int) -> None:
+        self.slots = slots
+        self.free = slots
+        self.waiting_per_tenant = waiting_per_tenant
+        self.queues: dict[str, deque[asyncio.Future[None]]] = {}
+        self.turns: deque[str] = deque()  # tenants with someone waiting, in the order served
+
+    async def enter(self, tenant: str) -> None:
+        """Wait for a slot (QueueFull if ``tenant`` already has its most waiting)."""
+        if not self.slots:
+            return
+        if self.free > 0 and not self.turns:
+            self.free -= 1
+            return
+        queue = self.queues.setdefault(tenant, deque())
+        if len(queue) >= self.waiting_per_tenant:
+            raise QueueFull
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue.append(turn)
+        if tenant not in self.turns:
+            self.turns.append(tenant)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.leave()  # the slot was handed over just as the wait was cancelled
+            else:
+                self._forget(tenant, turn)
+            raise
+
+    def leave(self) -> None:
+        """A request left its slot: hand it to the next tenant's first waiter, or free it."""
+        if not self.slots:
+            return
+        while self.turns:
+            tenant = self.turns.popleft()
+            queue = self.queues[tenant]
+            turn = queue.popleft()
+            if queue:
+                self.turns.append(tenant)  # back of the line for its next request
+            else:
+                del self.queues[tenant]
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.free += 1
+
+    def _forget(self, tenant: str, turn: asyncio.Future[None]) -> None:
+        queue = self.queues.get(tenant)
+        if queue is None or turn not in queue:
+            return
+        queue.remove(turn)
+        if not queue:
+            del self.queues[tenant]
+            self.turns.remove(tenant)
+
+    def waiting(self) -> int:
+        return sum(len(queue) for queue in self.queues.values())
+
+
+#: How long a token's workspace is remembered (a revoked agent is refused by the app itself).
+TENANT_TTL_SECONDS = 60.0
+
+
+class Tenants:
+    """The tenant of a caller: ``workspace:<id>`` for an agent's token, the caller otherwise.
+    A token's workspace is looked up once per ``TENANT_TTL_SECONDS``."""
+
+    def __init__(
+        self,
+        lookup: Callable[[str], Awaitable[int | None]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.lookup = lookup or _workspace_of_token_hash
+        self.clock = clock
+        self.known: dict[str, tuple[str, float]] = {}
+
+    async def of(self, caller: Caller) -> str:
+        if caller.token_hash is None:
+            return caller.key
+        now = self.clock()
+        known = self.known.get(caller.key)
+        if known is not None and known[1] > now:
+            return known[0]
+        try:
+            workspace = await self.lookup(caller.token_hash)
+        except Exception:  # the database is away: the app answers that; queue on its own
+            return caller.key
+        tenant = caller.key if workspace is None else f"workspace:{workspace}"
+        if len(self.known) >= MAX_TRACKED:
+            self.known.clear()
+        self.known[caller.key] = (tenant, now + TENANT_TTL_SECONDS)
+        return tenant
+
+
+async def _workspace_of_token_hash(token_hash: str) -> int | None:
+    return await sync_to_async(_lookup_and_close, thread_sensitive=False)(token_hash)
+
+
+def _lookup_and_close(token_hash: str) -> int | None:
+    from django.db import connection
+
+    from memories.services import workspace_of_token_hash
+
+    try:
+        return workspace_of_token_hash(token_hash)
+    finally:
+        connection.close()  # back to the pool: this thread serves no request
+
+
+@dataclass(frozen=True)
+class Caller:
+    key: str
+    token_hash: str | None = None  # sha256 of an agent's token
+
+
+def caller_of(scope: dict) -> Caller:
+    """``agent:…`` (with the hash of the Bearer token), ``session:…`` (a hash of the session
+    cookie), or ``address:…`` (the client's address)."""
     headers: dict[bytes, bytes] = {}
     for name, value in scope.get("headers") or []:
         headers.setdefault(name.lower(), value)
     scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
     if scheme.lower() == b"bearer" and token.strip():
-        return "agent:" + _digest(token.strip())
+        token_hash = hashlib.sha256(token.strip()).hexdigest()
+        return Caller("agent:" + token_hash[:32], token_hash)
     session = _cookie(headers.get(b"cookie", b""), settings.SESSION_COOKIE_NAME.encode())
     if session:
-        return "session:" + _digest(session)
+        return Caller("session:" + hashlib.sha256(session).hexdigest()[:32])
     client = scope.get("client") or ("unknown", 0)
-    return f"address:{client[0]}"
+    return Caller(f"address:{client[0]}")
 
 
-def _digest(secret: bytes) -> str:
-    return hashlib.sha256(secret).hexdigest()[:32]
+def caller_key(scope: dict) -> str:
+    return caller_of(scope).key
 
 
 def _cookie(header: bytes, name: bytes) -> bytes | None:
@@ -138,49 +275,112 @@ def _cookie(header: bytes, name: bytes) -> bytes | None:
 
 
 class FairUse:
-    """ASGI middleware applying a ``Limiter`` (see the module docstring)."""
+    """ASGI middleware applying a ``Limiter`` and a ``FairQueue`` (see the module docstring)."""
 
-    def __init__(self, app, limiter: Limiter | None = None) -> None:
+    def __init__(
+        self,
+        app,
+        limiter: Limiter | None = None,
+        queue: FairQueue | None = None,
+        tenants: Tenants | None = None,
+    ) -> None:
         self.app = app
         self.limiter = limiter or Limiter(
             concurrent=settings.MM_RATE_CONCURRENT,
             per_minute=settings.MM_RATE_PER_MINUTE,
             burst=settings.MM_RATE_BURST,
         )
+        self.queue = queue or FairQueue(
+            slots=settings.MM_FAIR_SLOTS, waiting_per_tenant=settings.MM_FAIR_QUEUE
+        )
+        self.tenants = tenants or Tenants()
 
     async def __call__(self, scope, receive, send) -> None:
         path = scope.get("path", "")
         if scope["type"] != "http" or path.startswith(EXEMPT_PREFIXES):
             await self.app(scope, receive, send)
             return
-        key = caller_key(scope)
-        refusal = self.limiter.acquire(key)
+        caller = caller_of(scope)
+        refusal = self.limiter.acquire(caller.key)
         if refusal is not None:
             await _too_many(send, path, refusal)
             return
         try:
-            await self.app(scope, receive, send)
+            # The body first: a client that sends it slowly holds its own places, never a slot.
+            received = await _body(receive, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+            if received is None:
+                await _refuse(send, path, 413, body_too_large())
+                return
+            tenant = await self.tenants.of(caller)
+            try:
+                await self.queue.enter(tenant)
+            except QueueFull:
+                await _too_many(send, path, self._queue_full(tenant))
+                return
+            try:
+                await self.app(scope, _replay(received, receive), send)
+            finally:
+                self.queue.leave()
         finally:
-            self.limiter.release(key)
+            self.limiter.release(caller.key)
+
+    def _queue_full(self, tenant: str) -> Refusal:
+        whose = "workspace" if tenant.startswith("workspace:") else "caller"
+        return Refusal(
+            1,
+            f"too many requests waiting: this {whose} already has "
+            f"{self.queue.waiting_per_tenant} waiting for one of the {self.queue.slots} "
+            "places (MM_FAIR_QUEUE, MM_FAIR_SLOTS); wait for answers before sending more.",
+        )
+
+
+async def _body(receive, limit: int) -> list[dict] | None:
+    """The request's messages up to the end of its body (or a disconnect); None for a body
+    over ``limit`` bytes (not kept)."""
+    messages, size = [], 0
+    while True:
+        message = await receive()
+        size += len(message.get("body", b""))
+        if size > limit:
+            return None
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return messages
+
+
+def _replay(messages: list[dict], receive):
+    """``receive`` for the app: the messages read already, then the connection's own."""
+    pending = deque(messages)
+
+    async def replay() -> dict:
+        if pending:
+            return pending.popleft()
+        return await receive()
+
+    return replay
 
 
 async def _too_many(send, path: str, refusal: Refusal) -> None:
+    await _refuse(send, path, 429, refusal.detail, retry_after=refusal.retry_after)
+
+
+async def _refuse(
+    send, path: str, status: int, detail: str, *, retry_after: int | None = None
+) -> None:
+    """JSON for agents (the API and MCP), text for pages."""
     if path.startswith(("/api/", "/mcp")):
-        body = json.dumps({"detail": refusal.detail}).encode()
+        body = json.dumps({"detail": detail}).encode()
         content_type = b"application/json"
     else:
-        body = f"Too many requests: {refusal.detail}\n".encode()
+        phrase = "Too many requests" if status == 429 else "Refused"
+        body = f"{phrase}: {detail}\n".encode()
         content_type = b"text/plain; charset=utf-8"
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [
-                (b"content-type", content_type),
-                (b"retry-after", str(refusal.retry_after).encode()),
-                (b"x-content-type-options", b"nosniff"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+    headers = [
+        (b"content-type", content_type),
+        (b"x-content-type-options", b"nosniff"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

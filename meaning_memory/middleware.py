@@ -59,15 +59,15 @@ class ApiErrorsAsJson:
             answer["Retry-After"] = str(trouble.retry_after)
             return answer
         if is_api(request) and isinstance(exception, RequestDataTooBig):
-            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            return JsonResponse(
-                {
-                    "detail": f"the body is larger than {limit:,} bytes (MM_MAX_BODY_BYTES); "
-                    "send fewer memories per bulk request."
-                },
-                status=413,
-            )
+            return JsonResponse({"detail": body_too_large()}, status=413)
         return None
+
+
+def body_too_large() -> str:
+    return (
+        f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes "
+        "(MM_MAX_BODY_BYTES); send fewer memories per bulk request."
+    )
 
 
 def _phrase(status: int) -> str:

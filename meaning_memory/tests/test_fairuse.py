@@ -9,7 +9,15 @@ import json
 
 import pytest
 
-from meaning_memory.fairuse import FairUse, Limiter, caller_key
+from meaning_memory.fairuse import (
+    FairQueue,
+    FairUse,
+    Limiter,
+    QueueFull,
+    Tenants,
+    caller_key,
+    caller_of,
+)
 
 
 class Clock:
@@ -107,6 +115,13 @@ def test_the_caller_is_the_token_else_the_session_else_the_address():
     assert caller_key(scope()) == "address:10.0.0.1"
 
 
+def no_tenants() -> Tenants:
+    async def nobody(token_hash):
+        return None
+
+    return Tenants(lookup=nobody)
+
+
 class Recorder:
     """An ASGI app that answers 200 once ``release`` is set, and counts who got through."""
 
@@ -139,7 +154,7 @@ def test_the_middleware_answers_429_in_json_with_retry_after_and_lets_others_thr
     async def scenario():
         inner = Recorder()
         limits, _ = limiter(concurrent=2, per_minute=0)
-        app = FairUse(inner, limits)
+        app = FairUse(inner, limits, FairQueue(slots=0, waiting_per_tenant=1), no_tenants())
         flooding = scope(headers=[(b"authorization", b"Bearer flood")])
         first = [asyncio.create_task(answer(app, flooding)) for _ in range(2)]
         await asyncio.sleep(0)
@@ -172,10 +187,128 @@ def test_the_middleware_answers_429_in_json_with_retry_after_and_lets_others_thr
 def test_the_refusal_is_json_for_agents_and_text_for_pages(path, content_type):
     async def scenario():
         limits, _ = limiter(concurrent=0, per_minute=60, burst=1)
-        app = FairUse(Recorder(), limits)
+        app = FairUse(Recorder(), limits, FairQueue(slots=0, waiting_per_tenant=1), no_tenants())
         limits.acquire(caller_key(scope(path=path)))
         status, headers, body = await answer(app, scope(path=path))
         assert status == 429 and headers[b"content-type"] == content_type
         assert b"MM_RATE_PER_MINUTE" in body
+
+    asyncio.run(scenario())
+
+
+def test_slots_are_handed_to_the_waiting_tenants_in_turn():
+    async def scenario():
+        queue = FairQueue(slots=1, waiting_per_tenant=10)
+        admitted: list[str] = []
+        await queue.enter("A")  # A's first request runs
+
+        async def request(tenant: str, name: str) -> None:
+            await queue.enter(tenant)
+            admitted.append(name)
+
+        waiting = [asyncio.create_task(request("A", f"A{n}")) for n in (1, 2, 3)]
+        await asyncio.sleep(0)
+        waiting.append(asyncio.create_task(request("B", "B1")))  # arrives after A's three
+        await asyncio.sleep(0)
+        assert queue.waiting() == 4 and admitted == []
+        for _ in range(4):
+            queue.leave()
+            await asyncio.sleep(0)
+        await asyncio.gather(*waiting)
+        assert admitted == ["A1", "B1", "A2", "A3"]  # B waited for one request of A's, not three
+        queue.leave()
+        assert queue.free == 1 and queue.waiting() == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_tenant_with_its_most_waiting_is_refused_and_a_cancelled_wait_leaves_no_trace():
+    async def scenario():
+        queue = FairQueue(slots=1, waiting_per_tenant=2)
+        await queue.enter("A")
+        first = asyncio.create_task(queue.enter("A"))
+        second = asyncio.create_task(queue.enter("A"))
+        await asyncio.sleep(0)
+        with pytest.raises(QueueFull):
+            await queue.enter("A")
+        other = asyncio.create_task(queue.enter("B"))  # another tenant still queues
+        await asyncio.sleep(0)
+        first.cancel()
+        await asyncio.sleep(0)
+        assert queue.waiting() == 2
+        queue.leave()
+        await asyncio.sleep(0)
+        assert second.done() and not other.done()
+        queue.leave()
+        await asyncio.sleep(0)
+        assert other.done()
+
+    asyncio.run(scenario())
+
+
+def test_an_agents_tenant_is_its_workspace_looked_up_once_a_minute():
+    async def scenario():
+        lookups = []
+
+        async def lookup(token_hash):
+            lookups.append(token_hash)
+            return 7 if token_hash == caller_of(agent_scope("known")).token_hash else None
+
+        clock = Clock()
+        tenants = Tenants(lookup=lookup, clock=clock)
+        known, unknown = caller_of(agent_scope("known")), caller_of(agent_scope("unknown"))
+        assert await tenants.of(known) == "workspace:7"
+        assert await tenants.of(known) == "workspace:7"
+        assert await tenants.of(unknown) == unknown.key  # a token of no agent: on its own
+        assert len(lookups) == 2
+        clock.now += 61
+        await tenants.of(known)
+        assert len(lookups) == 3
+        session = caller_of(scope(headers=[(b"cookie", b"sessionid=abc")]))
+        assert await tenants.of(session) == session.key  # no lookup for people
+
+    asyncio.run(scenario())
+
+
+def agent_scope(token: str) -> dict:
+    return scope(headers=[(b"authorization", f"Bearer {token}".encode())])
+
+
+def test_a_slow_body_holds_no_slot_and_an_oversized_one_is_413(settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10
+
+    async def scenario():
+        inner = Recorder()
+        inner.release.set()
+        queue = FairQueue(slots=1, waiting_per_tenant=5)
+        limits, _ = limiter(concurrent=4, per_minute=0)
+        app = FairUse(inner, limits, queue, no_tenants())
+        never = asyncio.Event()
+
+        async def slow_receive():
+            await never.wait()
+
+        async def no_send(message):
+            pass
+
+        slow = asyncio.create_task(app(agent_scope("slow"), slow_receive, no_send))
+        await asyncio.sleep(0)
+        status, _, _ = await answer(app, agent_scope("other"))
+        assert status == 200 and queue.free == 1  # the slow body never took the slot
+        slow.cancel()
+        await asyncio.gather(slow, return_exceptions=True)  # its place is given back
+
+        async def big_receive():
+            return {"type": "http.request", "body": b"x" * 11, "more_body": False}
+
+        sent = []
+
+        async def record(message):
+            sent.append(message)
+
+        await app(agent_scope("big"), big_receive, record)
+        assert sent[0]["status"] == 413
+        assert "MM_MAX_BODY_BYTES" in json.loads(sent[1]["body"])["detail"]
+        assert limits.in_flight == {}
 
     asyncio.run(scenario())

@@ -37,6 +37,7 @@ from memories.services.tenancy import (
     hash_token,
     scope_get_or_create,
     workspace_get_or_create,
+    workspace_of_token_hash,
 )
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "episode_before",
     "episode_rows",
     "hash_token",
+    "workspace_of_token_hash",
     "iso",
     "lock_workspace",
     "membership_remove",

@@ -82,6 +82,15 @@ def agent_authenticate(token: str) -> Agent | None:
     )
 
 
+def workspace_of_token_hash(token_hash: str) -> int | None:
+    """The workspace of the active agent whose token has this sha256 (fair use's tenant)."""
+    return (
+        Agent.objects.filter(token_hash=token_hash, is_active=True)
+        .values_list("workspace_id", flat=True)
+        .first()
+    )
+
+
 def _agent_to_change(user: Any, workspace: Workspace, agent_id: int) -> Agent:
     """The agent, locked, if ``user`` may curate its workspace; NotFound otherwise (another
     workspace's agent is never told apart from one that does not exist)."""

@@ -122,3 +122,14 @@ def test_a_token_revoked_by_mistake_is_reactivated_and_recorded(client, alice):
     event = ProvenanceEvent.objects.get(action="restore", subject_agent=alice.agent)
     assert event.user == root and event.new_values == {"is_active": True}
     assert "Nothing changed: agent: the token of alice is not revoked." in again.content.decode()
+
+
+def test_the_workspace_of_a_token_is_that_of_its_active_agent(alice, charlie):
+    from memories.services import hash_token, workspace_of_token_hash
+
+    assert workspace_of_token_hash(hash_token(alice.token)) == alice.agent.workspace_id
+    assert workspace_of_token_hash(hash_token(charlie.token)) == charlie.agent.workspace_id
+    assert workspace_of_token_hash(hash_token("mm_not-a-token")) is None
+    alice.agent.is_active = False
+    alice.agent.save(update_fields=["is_active"])
+    assert workspace_of_token_hash(hash_token(alice.token)) is None
