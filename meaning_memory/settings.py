@@ -155,10 +155,11 @@ MM_WEB_PROCESS = envbool("MM_WEB_PROCESS", False)
 MM_RATE_CONCURRENT = envint("MM_RATE_CONCURRENT", 4, minimum=0)
 MM_RATE_PER_MINUTE = envint("MM_RATE_PER_MINUTE", 1_200, minimum=0)
 MM_RATE_BURST = envint("MM_RATE_BURST", 200, minimum=1)
-#: At most MM_FAIR_SLOTS requests run at once in a web process; the rest wait, one queue per
-#: tenant (an agent's workspace), served in turn; a tenant with MM_FAIR_QUEUE waiting gets a
-#: 429. 0 slots: no queue.
-MM_FAIR_SLOTS = envint("MM_FAIR_SLOTS", 4, minimum=0)
+#: At most MM_FAIR_SLOTS requests run at once in a web process (default: the CPUs it may use,
+#: at least 2: more running at once only share the same CPUs and wait longer each); the rest
+#: wait, one queue per tenant (an agent's workspace), served in turn; a tenant with
+#: MM_FAIR_QUEUE waiting gets a 429. 0 slots: no queue.
+MM_FAIR_SLOTS = envint("MM_FAIR_SLOTS", max(2, len(os.sched_getaffinity(0))), minimum=0)
 MM_FAIR_QUEUE = envint("MM_FAIR_QUEUE", 256, minimum=1)
 #: /readyz answers 503 when the worker's last heartbeat is older than this.
 MM_READY_WORKER_SECONDS = envint("MM_READY_WORKER_SECONDS", 120, minimum=1)

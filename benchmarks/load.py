@@ -1,0 +1,492 @@
+"""Load over HTTP: the served engine (web server + worker, embedded PostgreSQL) under N agents.
+
+    python benchmarks/load.py --size 100000 --agents 1,8,32,128 --seconds 30
+
+Builds its own embedded database (``--data-dir``, default ``benchmarks/out/load-data``; never
+``DATABASE_URL`` or the developer's ``MM_DATA_DIR``): two workspaces, ``tenant-a`` with
+``--size`` memories in a scope all its agents share, and ``tenant-b`` with a tenth of that,
+loaded like ``search_latency.py`` (synthetic texts of pseudo-words and synthetic vectors, by
+binary COPY; the engine's indexes rebuilt afterwards). Then it starts ``meaning-memory serve``
+on that data and drives it over HTTP:
+
+* **Mix**, for each pause of ``--think`` and each N of ``--agents``: N agents of tenant-a,
+  each sending one request after another with that pause between an answer and the next
+  request (0: none, the most the engine can take; 0.25 s: an agent that calls three to four
+  times a second, still far more often than one that waits for its model between calls), for
+  ``--seconds`` after ``--warmup`` seconds, 70% search
+  (2-6 words of the corpus; the query is embedded by the server), 25% remember (a new text
+  with an idempotency key), 5% feedback (``important`` on a memory its searches returned).
+  Per N: requests/s, p50/p95/p99 per operation, errors (any answer but 2xx, or no answer),
+  429s. Afterwards every acknowledged write is counted against the rows stored with its key.
+* **Two tenants**: tenant-b's ``--b-agents`` agents search with a pause of ``--b-pause`` s
+  between requests, alone, then while tenant-a floods (``--flood-agents`` agents, each with
+  ``MM_RATE_CONCURRENT`` searches in flight at all times, retrying at once when refused):
+  tenant-b's p95 both ways, and what the flood got through.
+
+The per-minute rate limit is off in the served engine (``MM_RATE_PER_MINUTE=0``), so that
+capacity is measured, not the limit; every other limit is the engine's default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import random
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from common import ROOT, add_smoke_option, describe, machine, setup_django
+
+SHARED_SCOPE = "team:load"
+MIX = (("search", 0.70), ("remember", 0.25), ("feedback", 0.05))
+
+
+def prepare(args: argparse.Namespace) -> dict[str, Any]:
+    """Load the two workspaces (or keep them, with ``--reuse``); their agents' tokens."""
+    from search_latency import Corpus, build_indexes, load, reset
+
+    from memories.models import HNSW_EF_CONSTRUCTION, Memory, Scope
+    from memories.services import agent_create
+
+    saved = args.data_dir / "load-agents.json"
+    agents_needed = max(max(args.agents), args.flood_agents)
+    if args.reuse and saved.exists():
+        tokens = json.loads(saved.read_text())
+        if (
+            tokens.get("size") == args.size
+            and len(tokens["a"]) >= agents_needed
+            and Memory.objects.filter(idempotency_key="").count() == args.size + args.size // 10
+        ):
+            print("reusing the loaded data", file=sys.stderr)
+            return tokens
+    started = time.perf_counter()
+    _, ddl = reset(0)
+    tokens: dict[str, Any] = {"size": args.size}
+    corpus, rng = Corpus(args.seed), np.random.default_rng(args.seed)
+    for tenant, count, rows in (
+        ("a", agents_needed, args.size),
+        ("b", args.b_agents, args.size // 10),
+    ):
+        made = [
+            agent_create(
+                workspace_slug=f"tenant-{tenant}", name=f"agent-{n}", shared_scopes=[SHARED_SCOPE]
+            )
+            for n in range(count)
+        ]
+        tokens[tenant] = [token for _, token in made]
+        scope = Scope.objects.get(workspace=made[0][0].workspace, name=SHARED_SCOPE)
+        owner = SimpleNamespace(
+            workspace_id=scope.workspace_id, private_scope_id=scope.pk, name="loader"
+        )
+        load(corpus, rng, rows, [owner])
+    build_indexes(ddl, HNSW_EF_CONSTRUCTION)
+    saved.write_text(json.dumps(tokens))
+    print(f"loaded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return tokens
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "MM_DATA_DIR": str(args.data_dir.resolve()),
+        "MM_RATE_PER_MINUTE": "0",
+        "MM_LOG_LEVEL": "WARNING",
+    }
+    env.pop("DATABASE_URL", None)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "meaning_memory",
+            "serve",
+            "--port",
+            str(port),
+            "--web-workers",
+            str(args.web_workers),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines = []
+    while True:
+        line = process.stdout.readline()
+        lines.append(line)
+        if "is serving on" in line:
+            break
+        if process.poll() is not None:
+            raise SystemExit("serve did not start:\n" + "".join(lines))
+    # Whatever it prints is drained (a full pipe would block it).
+
+    def drain() -> None:
+        for line in process.stdout:
+            lines.append(line)
+
+    threading.Thread(target=drain, daemon=True).start()
+    return process, f"http://127.0.0.1:{port}"
+
+
+@dataclass
+class Tally:
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    throttled: int = 0
+    error_samples: list[str] = field(default_factory=list)
+    acknowledged: dict[str, str] = field(default_factory=dict)  # idempotency key -> mem_id
+    measuring: bool = False
+
+    def record(self, op: str, seconds: float) -> None:
+        if self.measuring:
+            self.latencies.setdefault(op, []).append(seconds)
+
+    def error(self, op: str, what: str) -> None:
+        self.errors[op] = self.errors.get(op, 0) + 1
+        if len(self.error_samples) < 5:
+            self.error_samples.append(f"{op}: {what}")
+
+
+class Agent:
+    def __init__(self, client, base: str, token: str, words: list[str], seed: int) -> None:
+        self.client, self.base = client, base
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.words = words
+        self.rng = random.Random(seed)
+        self.seen: list[str] = []
+        self.written = 0
+        self.name = f"s{seed}"
+
+    def query(self) -> str:
+        return " ".join(self.rng.choices(self.words, k=self.rng.randint(2, 6)))
+
+    async def request(self, tally: Tally, op: str) -> None:
+        if op == "feedback" and not self.seen:
+            op = "search"
+        if op == "search":
+            url, body = "/api/v1/search", {"query": self.query(), "limit": 10}
+        elif op == "remember":
+            self.written += 1
+            key = f"load-{self.name}-{self.written}"
+            text = f"{self.query()} {self.query()} noted by {self.name} as item {self.written}."
+            url, body = "/api/v1/memories", {"text": text, "idempotency_key": key}
+        else:
+            mem_id = self.rng.choice(self.seen)
+            url = f"/api/v1/memories/{mem_id}/feedback"
+            body = {"action": "important", "reason": "it helped (load benchmark)"}
+        started = time.perf_counter()
+        try:
+            response = await self.client.post(self.base + url, json=body, headers=self.headers)
+        except Exception as exc:  # no answer at all
+            tally.error(op, repr(exc))
+            return
+        seconds = time.perf_counter() - started
+        if response.status_code == 429:
+            tally.throttled += 1
+            return
+        if response.status_code >= 300:
+            tally.error(op, f"{response.status_code} {response.text[:200]}")
+            return
+        tally.record(op, seconds)
+        if op == "search":
+            hits = response.json()["results"]
+            self.seen = [hit["mem_id"] for hit in hits[:5]] or self.seen
+        elif op == "remember":
+            tally.acknowledged[body["idempotency_key"]] = response.json()["mem_id"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000 if values else float("nan")
+
+
+async def run_mix(
+    base: str, tokens: list[str], words: list[str], args, n: int, think: float
+) -> dict:
+    import httpx
+
+    tally = Tally()
+    limits = httpx.Limits(max_connections=n + 8, max_keepalive_connections=n + 8)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+        agents = [Agent(client, base, tokens[i], words, seed=n * 1000 + i) for i in range(n)]
+        ops, weights = zip(*MIX, strict=True)
+        stop = asyncio.Event()
+
+        async def loop(agent: Agent) -> None:
+            await asyncio.sleep(agent.rng.uniform(0, think))  # not all at the same instant
+            while not stop.is_set():
+                await agent.request(tally, agent.rng.choices(ops, weights)[0])
+                if think:
+                    await asyncio.sleep(think)
+
+        tasks = [asyncio.create_task(loop(agent)) for agent in agents]
+        await asyncio.sleep(args.warmup)
+        tally.measuring = True
+        started = time.perf_counter()
+        await asyncio.sleep(args.seconds)
+        tally.measuring = False
+        elapsed = time.perf_counter() - started
+        stop.set()
+        await asyncio.gather(*tasks)
+    done = sum(len(v) for v in tally.latencies.values())
+    row: dict[str, Any] = {
+        "think_s": think,
+        "agents": n,
+        "requests_per_s": done / elapsed,
+        "requests": done,
+        "errors": sum(tally.errors.values()),
+        "throttled": tally.throttled,
+        "error_samples": tally.error_samples,
+    }
+    for op, _ in MIX:
+        values = tally.latencies.get(op, [])
+        row[op] = {
+            "count": len(values),
+            "p50_ms": percentile(values, 50),
+            "p95_ms": percentile(values, 95),
+            "p99_ms": percentile(values, 99),
+        }
+    return row, tally.acknowledged
+
+
+async def run_tenants(base: str, tokens: dict, words: list[str], args) -> dict:
+    import httpx
+    from django.conf import settings
+
+    per_agent = settings.MM_RATE_CONCURRENT or 4
+
+    async def tenant_b(client) -> Tally:
+        tally = Tally(measuring=True)
+        agents = [
+            Agent(client, base, token, words, seed=90_000 + i)
+            for i, token in enumerate(tokens["b"][: args.b_agents])
+        ]
+        deadline = time.perf_counter() + args.seconds
+
+        async def loop(agent: Agent) -> None:
+            while time.perf_counter() < deadline:
+                await agent.request(tally, "search")
+                await asyncio.sleep(args.b_pause)
+
+        await asyncio.gather(*(loop(agent) for agent in agents))
+        return tally
+
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+        alone = await tenant_b(client)
+        flood = Tally(measuring=True)
+        stop = asyncio.Event()
+        flooders = [
+            Agent(client, base, token, words, seed=50_000 + i)
+            for i, token in enumerate(tokens["a"][: args.flood_agents])
+        ]
+
+        async def flood_loop(agent: Agent) -> None:
+            while not stop.is_set():
+                await agent.request(flood, "search")
+
+        tasks = [
+            asyncio.create_task(flood_loop(agent)) for agent in flooders for _ in range(per_agent)
+        ]
+        await asyncio.sleep(args.warmup)
+        flood.latencies.clear()
+        flood.throttled = 0
+        started = time.perf_counter()
+        flooded = await tenant_b(client)
+        elapsed = time.perf_counter() - started
+        stop.set()
+        await asyncio.gather(*tasks)
+    b_alone = alone.latencies.get("search", [])
+    b_flooded = flooded.latencies.get("search", [])
+    return {
+        "b_agents": args.b_agents,
+        "b_pause_s": args.b_pause,
+        "flood_agents": args.flood_agents,
+        "flood_in_flight": args.flood_agents * per_agent,
+        "b_alone_p50_ms": percentile(b_alone, 50),
+        "b_alone_p95_ms": percentile(b_alone, 95),
+        "b_flooded_p50_ms": percentile(b_flooded, 50),
+        "b_flooded_p95_ms": percentile(b_flooded, 95),
+        "ratio_p95": percentile(b_flooded, 95) / percentile(b_alone, 95),
+        "b_errors": sum(alone.errors.values()) + sum(flooded.errors.values()),
+        "b_throttled": alone.throttled + flooded.throttled,
+        "flood_served_per_s": len(flood.latencies.get("search", [])) / elapsed,
+        "flood_throttled_per_s": flood.throttled / elapsed,
+        "flood_errors": sum(flood.errors.values()),
+        "error_samples": alone.error_samples + flooded.error_samples + flood.error_samples,
+    }
+
+
+def stored_writes(acknowledged: dict[str, str]) -> dict[str, Any]:
+    """Every acknowledged write against the rows stored under its key."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT idempotency_key, mem_id FROM memories_memory "
+            "WHERE idempotency_key LIKE 'load-%%'"
+        )
+        rows = cursor.fetchall()
+    stored: dict[str, list[str]] = {}
+    for key, mem_id in rows:
+        stored.setdefault(key, []).append(mem_id)
+    lost = [key for key in acknowledged if key not in stored]
+    wrong = [key for key in acknowledged if key in stored and stored[key] != [acknowledged[key]]]
+    return {
+        "acknowledged": len(acknowledged),
+        "rows": len(rows),
+        "lost": len(lost),
+        "mismatched": len(wrong),
+        "unacknowledged_rows": len(set(stored) - set(acknowledged)),
+    }
+
+
+def mix_table(rows: list[dict]) -> str:
+    lines = [
+        "| pause s | agents | requests/s | search p50 / p95 / p99 ms | remember p50 / p95 / p99 ms "
+        "| feedback p50 / p95 / p99 ms | errors | 429s |",
+        "|---:|---:|---:|---|---|---|---:|---:|",
+    ]
+    for row in rows:
+        cells = [
+            " / ".join(f"{row[op][p]:.0f}" for p in ("p50_ms", "p95_ms", "p99_ms"))
+            + f" ({row[op]['count']:,})"
+            for op, _ in MIX
+        ]
+        lines.append(
+            f"| {row['think_s']:g} | {row['agents']} | {row['requests_per_s']:.1f} "
+            f"| {' | '.join(cells)} "
+            f"| {row['errors']} | {row['throttled']} |"
+        )
+    return "\n".join(lines)
+
+
+def tenants_table(t: dict) -> str:
+    return "\n".join(
+        [
+            "| tenant-b search | p50 ms | p95 ms |",
+            "|---|---:|---:|",
+            f"| alone | {t['b_alone_p50_ms']:.0f} | {t['b_alone_p95_ms']:.0f} |",
+            f"| while tenant-a floods | {t['b_flooded_p50_ms']:.0f} "
+            f"| {t['b_flooded_p95_ms']:.0f} |",
+            "",
+            f"p95 under the flood / alone: **{t['ratio_p95']:.2f}×**; tenant-b: "
+            f"{t['b_agents']} agents, {t['b_pause_s']} s between searches, errors "
+            f"{t['b_errors']}, 429s {t['b_throttled']}. The flood: {t['flood_agents']} agents "
+            f"of tenant-a, {t['flood_in_flight']} searches in flight, served "
+            f"{t['flood_served_per_s']:.1f}/s, refused (429) {t['flood_throttled_per_s']:.1f}/s, "
+            f"errors {t['flood_errors']}.",
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--agents", default="1,8,32,128")
+    parser.add_argument("--think", default="0.25,0", help="pauses between requests, seconds")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--web-workers", type=int, default=1)
+    parser.add_argument("--b-agents", type=int, default=4)
+    parser.add_argument("--b-pause", type=float, default=0.1)
+    parser.add_argument("--flood-agents", type=int, default=32)
+    parser.add_argument("--no-tenants", action="store_true", help="skip the two-tenant run")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "load-data")
+    parser.add_argument("--reuse", action="store_true", help="keep data of the same size")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    add_smoke_option(parser)
+    args = parser.parse_args()
+    if args.smoke:
+        args.size, args.agents, args.seconds, args.warmup = 1_000, "1,4", 2.0, 1.0
+        args.flood_agents, args.b_agents = 4, 2
+        args.data_dir = ROOT / "benchmarks" / "out" / "smoke-load"
+    args.agents = [int(n) for n in args.agents.split(",")]
+    args.think = [float(t) for t in args.think.split(",")]
+    if min(args.agents) < 1 or args.size < 10 or args.seconds <= 0 or min(args.think) < 0:
+        parser.error("--agents, --size and --seconds must be positive")
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+    setup_django(args.data_dir)
+    from django.conf import settings
+    from django.db import connections
+    from search_latency import Corpus
+
+    tokens = prepare(args)
+    connections.close_all()
+    words = Corpus(args.seed).vocabulary[:2000]
+    process, base = serve(args)
+    results: dict[str, Any] = {"mix": []}
+    acknowledged: dict[str, str] = {}
+    try:
+        for think in args.think:
+            for n in args.agents:
+                row, acked = asyncio.run(run_mix(base, tokens["a"], words, args, n, think))
+                acknowledged |= acked
+                results["mix"].append(row)
+                print(
+                    f"  pause {think:g} s, {n} agents: {row['requests_per_s']:.1f} requests/s",
+                    file=sys.stderr,
+                )
+        if not args.no_tenants:
+            results["tenants"] = asyncio.run(run_tenants(base, tokens, words, args))
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(60)
+    results["writes"] = stored_writes(acknowledged)
+    connections.close_all()
+
+    info = machine()
+    command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
+    print(f"\n`{command}`\n")
+    print(describe(info))
+    print(
+        f"Served: `meaning-memory serve --web-workers {args.web_workers}` on {args.size:,} "
+        f"memories (tenant-a) and {args.size // 10:,} (tenant-b), MM_RATE_PER_MINUTE=0, "
+        f"{args.seconds:g} s measured per row after {args.warmup:g} s of warm-up; "
+        f"MM_FAIR_SLOTS={settings.MM_FAIR_SLOTS}, "
+        f"MM_RATE_CONCURRENT={settings.MM_RATE_CONCURRENT}, "
+        f"MM_DB_POOL_SIZE={settings.MM_DB_POOL_SIZE}.\n"
+    )
+    print(mix_table(results["mix"]))
+    writes = results["writes"]
+    print(
+        f"\nWrites: {writes['acknowledged']:,} acknowledged, {writes['rows']:,} rows stored with "
+        f"their keys, {writes['lost']} lost, {writes['mismatched']} stored under another id, "
+        f"{writes['unacknowledged_rows']} stored without an acknowledgement (a request cut "
+        "at the end of a run).\n"
+    )
+    if "tenants" in results:
+        print(tenants_table(results["tenants"]))
+    samples = [s for row in results["mix"] for s in row["error_samples"]]
+    samples += results.get("tenants", {}).get("error_samples", [])
+    if samples:
+        print("\nFirst errors:\n" + "\n".join(f"- {s}" for s in samples[:10]))
+    if args.json:
+        payload = {"command": command, "machine": info, **results}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
