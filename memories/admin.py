@@ -11,6 +11,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
@@ -29,6 +30,8 @@ from memories.models import (
     Workspace,
 )
 from memories.selectors import (
+    last_admin_message,
+    other_admins_exist,
     shared_scopes_for,
     user_may_manage_members,
     workspaces_with_role,
@@ -269,10 +272,35 @@ class ProvenanceEventAdmin(WorkspaceScoped, admin.ModelAdmin):
         return False
 
 
+class MembershipInlineFormSet(BaseInlineFormSet):
+    """The last-admin rule over the whole list: a workspace that has an admin keeps one."""
+
+    def clean(self) -> None:
+        super().clean()
+        if any(self.errors):
+            return
+        admins_before = Membership.objects.filter(
+            workspace=self.instance, role=Membership.Role.ADMIN
+        ).count()
+        admins_after = sum(
+            1
+            for form in self.forms
+            if form.cleaned_data
+            and not form.cleaned_data.get("DELETE")
+            and form.cleaned_data.get("role") == Membership.Role.ADMIN
+        )
+        if admins_before and not admins_after:
+            raise forms.ValidationError(
+                "The workspace must keep an admin: make another member admin first."
+            )
+
+
 class MembershipInline(admin.TabularInline):
-    """A workspace's members, changed here only by its admins (and superusers)."""
+    """A workspace's members, changed here only by its admins (and superusers), through the
+    same service as the dashboard's members page (``services.membership_set`` / ``_remove``)."""
 
     model = Membership
+    formset = MembershipInlineFormSet
     extra = 0
     autocomplete_fields = ("user",)
 
@@ -307,6 +335,11 @@ class WorkspaceAdmin(WorkspaceScoped, NoDeleting, admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # a workspace comes with its first agent (`createagent`)
+
+    def save_formset(self, request, form, formset, change) -> None:
+        if formset.model is not Membership:
+            return super().save_formset(request, form, formset, change)
+        save_memberships(request, form.instance, formset)
 
 
 @admin.register(Scope)
@@ -367,10 +400,97 @@ class AgentAdmin(WorkspaceScoped, NoDeleting, admin.ModelAdmin):
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
+def save_memberships(request: HttpRequest, workspace: Workspace, formset) -> None:
+    """A members formset saved through the services (validated already: see the formset):
+    additions and role changes first, then removals, so that handing the admin role over in
+    one save works. A member's row names one user: changing it removes that member and adds
+    the other."""
+    formset.save(commit=False)
+    removed = [membership.pk for membership in formset.deleted_objects]
+    # New admins first: the role can then pass from one member to another in this save.
+    ordered = sorted(
+        formset.forms,
+        key=lambda f: (f.cleaned_data or {}).get("role") != Membership.Role.ADMIN,
+    )
+    for member_form in ordered:
+        data = member_form.cleaned_data
+        if not data or data.get("DELETE") or not member_form.has_changed():
+            continue
+        before = member_form.instance
+        if before.pk and "user" in member_form.changed_data:
+            removed.append(before.pk)
+        services.membership_set(
+            by=request.user,
+            workspace=workspace,
+            username=data["user"].get_username(),
+            role=data["role"],
+        )
+    for membership_id in removed:
+        services.membership_remove(
+            by=request.user, workspace=workspace, membership_id=membership_id
+        )
+
+
+class MembershipForm(forms.ModelForm):
+    """The last-admin rule, as a form error, before anything is saved."""
+
+    class Meta:
+        model = Membership
+        fields = ("user", "workspace", "role")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        old = self.instance
+        if (
+            old.pk
+            and old.role == Membership.Role.ADMIN
+            and data.get("role") != Membership.Role.ADMIN
+            and not other_admins_exist(old)
+        ):
+            self.add_error("role", last_admin_message(old))
+        user = data.get("user")
+        if user is not None and not user.is_active:
+            self.add_error("user", f"{user} is not an active user.")
+        return data
+
+
 @admin.register(Membership)
 class MembershipAdmin(WorkspaceScoped, admin.ModelAdmin):
+    """Members one by one, through the same services as the dashboard's members page: the
+    last admin cannot be demoted or removed."""
+
     roles = (Membership.Role.ADMIN,)
+    form = MembershipForm
     list_display = ("user", "workspace", "role", "created_at")
     list_filter = ("role", WORKSPACE_FILTER)
     list_select_related = ("user", "workspace")
     autocomplete_fields = ("user",)
+
+    def get_readonly_fields(self, request, obj=None):
+        # A membership is a user in a workspace: another user or workspace is another row.
+        return ("user", "workspace") if obj is not None else ()
+
+    def save_model(self, request, obj, form, change) -> None:
+        saved = services.membership_set(
+            by=request.user,
+            workspace=obj.workspace,
+            username=obj.user.get_username(),
+            role=obj.role,
+        )
+        obj.pk = saved.pk
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        if obj is not None and obj.role == Membership.Role.ADMIN and not other_admins_exist(obj):
+            return False  # the last admin stays
+        return super().has_delete_permission(request, obj)
+
+    def delete_model(self, request, obj) -> None:
+        services.membership_remove(by=request.user, workspace=obj.workspace, membership_id=obj.pk)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for membership in queryset.select_related("user", "workspace"):
+            try:
+                with transaction.atomic():
+                    self.delete_model(request, membership)
+            except MemoryEngineError as exc:
+                self.message_user(request, f"{membership}: {exc.message}", messages.ERROR)

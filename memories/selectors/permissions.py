@@ -58,6 +58,19 @@ def user_may_manage_members(user: Any, workspace: Workspace) -> bool:
     return user_workspace_role(user, workspace) == Membership.Role.ADMIN
 
 
+def other_admins_exist(membership: Membership) -> bool:
+    """Whether the membership's workspace has an admin besides it (the last-admin rule)."""
+    return (
+        Membership.objects.filter(workspace_id=membership.workspace_id, role=Membership.Role.ADMIN)
+        .exclude(pk=membership.pk)
+        .exists()
+    )
+
+
+def last_admin_message(membership: Membership) -> str:
+    return f"{membership.user} is the workspace's last admin; add another first."
+
+
 def memberships_of(user: Any) -> list[Membership]:
     """The workspaces the user sees, each with the user's role (a superuser's: unsaved admin
     memberships of every workspace)."""

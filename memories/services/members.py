@@ -9,7 +9,12 @@ from django.db import transaction
 
 from memories.errors import Errors, Forbidden, NotFound
 from memories.models import Membership, Workspace
-from memories.selectors.permissions import user_may_manage_members, user_workspace_role
+from memories.selectors.permissions import (
+    last_admin_message,
+    other_admins_exist,
+    user_may_manage_members,
+    user_workspace_role,
+)
 
 
 @transaction.atomic
@@ -79,10 +84,11 @@ def _lock_members_as_admin(by: Any, workspace: Workspace) -> None:
 def _check_not_last_admin(
     errors: Errors, workspace: Workspace, membership: Membership, *, field: str
 ) -> None:
-    others = (
+    # The other admins' rows are locked too: two changes cannot each leave the other's last.
+    list(
         Membership.objects.select_for_update()
         .filter(workspace=workspace, role=Membership.Role.ADMIN)
         .exclude(pk=membership.pk)
     )
-    if not others.exists():
-        errors.add(field, f"{membership.user} is the workspace's last admin; add another first.")
+    if not other_admins_exist(membership):
+        errors.add(field, last_admin_message(membership))

@@ -3,9 +3,10 @@ written: metadata nested hundreds deep, a body nested a hundred thousand deep, w
 that cannot be URLs or do not fit."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from memories.models import Memory, Workspace
+from memories.models import Membership, Memory, Workspace
 from memories.rules import METADATA_MAX_BYTES, METADATA_MAX_DEPTH
 
 
@@ -101,3 +102,33 @@ def test_a_search_query_is_bounded_in_characters_and_in_distinct_words(alice, se
         ]
     }
     assert enough.status_code == 200
+
+
+def test_workspaces_stored_with_slugs_that_are_not_urls_are_renamed(db, client, capsys):
+    """Finding 3: a workspace stored as ``über space`` or ``a/b`` before slugs were checked made
+    the dashboard fail for its members. Migration 0016 gives each a slug that fits (its name
+    keeps what was typed), and the dashboard serves them again."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from memories.tests.test_dashboard import member
+
+    umlaut = Workspace.objects.create(slug="über space", name="")
+    slash = Workspace.objects.create(slug="a/b", name="a/b")
+    taken = Workspace.objects.create(slug="a-b", name="taken")
+    fine = Workspace.objects.create(slug="fine_one", name="Fine")
+    member(client, "dora", umlaut, "viewer")
+    Membership.objects.create(user=get_user_model().objects.get(username="dora"), workspace=slash)
+
+    import_module("memories.migrations.0016_workspace_slugs_fit_urls").fit_slugs(apps, None)
+
+    for workspace in (umlaut, slash, taken, fine):
+        workspace.refresh_from_db()
+    assert (umlaut.slug, umlaut.name) == ("ber-space", "über space")
+    assert (slash.slug, slash.name) == (f"a-b-{slash.pk}", "a/b")
+    assert (taken.slug, fine.slug) == ("a-b", "fine_one")
+    assert "workspace 'a/b' is now" in capsys.readouterr().out
+    home = client.get("/", follow=True)
+    assert home.status_code == 200
+    assert client.get(f"/w/{slash.slug}/").status_code == 200
