@@ -18,6 +18,8 @@ from django import forms
 from django.core.management.base import CommandError
 from rest_framework import serializers
 
+from memories.serializers import Rule
+
 Fields = Mapping[str, serializers.Field]
 
 # --- Bounds ----------------------------------------------------------------------------------
@@ -224,17 +226,35 @@ def form_class(
     return type(forms.Form)(f"{serializer_class.__name__}Form", (forms.Form,), attrs)
 
 
+def _form_rule(rule: Rule):
+    """A serializer ``Rule`` as a form validator (its message, as a form error)."""
+
+    def validate(value: Any) -> None:
+        message = rule.check(value)
+        if message:
+            raise forms.ValidationError(message)
+
+    return validate
+
+
 def _form_field(field: serializers.Field, typed: bool, common: dict[str, Any]) -> forms.Field:
     if isinstance(field, serializers.BooleanField):
         return forms.BooleanField(**common)
     if takes_json(field):
         raise TypeError(f"no form field for a {type(field).__name__}: teach memories.shapes one")
     if typed and isinstance(field, serializers.IntegerField | serializers.FloatField):
+        # The serializer's own rules check the value, so the page says what the API says; the
+        # bounds still reach the browser's number input.
         low, high = bounds(field)
         kind = (
             forms.IntegerField if isinstance(field, serializers.IntegerField) else forms.FloatField
         )
-        return kind(min_value=low, max_value=high, **common)
+        limits = {k: v for k, v in (("min", low), ("max", high)) if v is not None}
+        return kind(
+            validators=[_form_rule(v) if isinstance(v, Rule) else v for v in field.validators],
+            widget=forms.NumberInput(attrs=limits),
+            **common,
+        )
     if typed and isinstance(field, serializers.DateTimeField):
         return forms.DateTimeField(**common)
     return forms.CharField(**common)

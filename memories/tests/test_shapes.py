@@ -241,10 +241,13 @@ def test_the_forms_keep_their_labels_and_types():
     assert [v for v, _ in search["currently_valid"].choices] == ["", "false", "true"]
     assert isinstance(search["limit"], forms.CharField)  # the serializer parses it
     assert isinstance(compiled["budget"], forms.IntegerField)  # the view uses it as is
-    assert (compiled["budget"].min_value, compiled["budget"].max_value) == (
+    assert (compiled["budget"].widget.attrs["min"], compiled["budget"].widget.attrs["max"]) == (
         rules.MIN_COMPILE_BUDGET,
         settings.MM_COMPILE_MAX_BUDGET_TOKENS,
     )
+    too_small = CompileForm({"budget": "5"})
+    assert not too_small.is_valid()
+    assert too_small.errors["budget"] == [rules.compile_budget(5)]  # the API's own message
     assert isinstance(compiled["show_ids"], forms.BooleanField)
     form = CompileForm({"budget": "300", "show_ids": "on"})
     assert form.is_valid() and form.cleaned_data["budget"] == 300
@@ -303,7 +306,8 @@ def test_a_new_field_shows_up_in_every_adapter():
     assert list(form.base_fields)[-3:] == ["colour", "depth", "deep"]
     assert [v for v, _ in form.base_fields["colour"].choices] == ["", "red", "blue"]
     typed = form_class(WiderSearch, exclude=["labels"], typed=True).base_fields["depth"]
-    assert (typed.min_value, typed.max_value) == (2, 9)
+    assert (typed.widget.attrs["min"], typed.widget.attrs["max"]) == (2, 9)
+    assert typed.clean("5") == 5
     with pytest.raises(TypeError, match="DictField"):
         form_class(WiderSearch)
 
