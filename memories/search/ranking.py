@@ -245,9 +245,12 @@ def ranked(
             FROM neighboured
         ),
         scored AS (
-            SELECT *, power(0.5, LEAST(age_days / %(half_life)s, 1000)) AS age_factor,
-                relevance * significance
-                    * power(0.5, LEAST(age_days / %(half_life)s, 1000)) AS score,
+            SELECT *, power(0.5, LEAST(age_days / %(half_life)s, 900)) AS age_factor,
+                -- PostgreSQL refuses a product of non-zero floats that rounds to zero (an
+                -- "underflow" error): a significance under 1e-12 counts as 0, and the age
+                -- factor stops at 900 half-lives, so no product of the three gets that small.
+                relevance * CASE WHEN significance < 1e-12 THEN 0 ELSE significance END
+                    * power(0.5, LEAST(age_days / %(half_life)s, 900)) AS score,
                 row_number() OVER (ORDER BY relevance DESC, id) <= {gate_size}
                     AND relevance >= %(gate_ratio)s * max(relevance) OVER () AS passed_gate
             FROM relevant

@@ -502,3 +502,22 @@ def test_the_search_checks_its_arguments_whoever_calls(alice):
     with pytest.raises(ValidationFailed) as not_an_object:
         memory_search(agent=alice.agent, arguments=["x"])
     assert not_an_object.value.errors == {"body": ["must be a JSON object."]}
+
+
+def test_a_tiny_significance_on_an_ancient_memory_is_no_500(alice):
+    """Found by the property-based test: 1e-30 × an age factor of 0.5^1000 rounds to zero,
+    which PostgreSQL refuses ("value out of range: underflow") instead of returning 0."""
+    ancient = memory_remember(
+        agent=alice.agent,
+        text="Zephyr renews in March.",
+        significance=1e-30,
+        created_at=timezone.now() - timedelta(days=648 * 365),
+    ).memory
+    memory_remember(agent=alice.agent, text="Zephyr pays by invoice.")
+    memory_remember(agent=alice.agent, text="Zephyr's office is in Lyon.")
+
+    response = alice.client.post("/api/v1/search", {"query": "Zephyr"}, format="json")
+
+    assert response.status_code == 200, response.content
+    results = response.json()["results"]
+    assert ancient.mem_id in {hit["mem_id"] for hit in results}
