@@ -4,8 +4,9 @@ that takes too long, or finds no free connection, is a JSON 503 with Retry-After
 hung request or a 500; ``/readyz`` looks at the database.
 
 The engine runs with a pool of two connections (``MM_DB_POOL_SIZE``), one second of waiting
-for one (``MM_DB_POOL_TIMEOUT``) and statements cut after three (``MM_STATEMENT_TIMEOUT_MS``),
-so that a lock the test holds on the memories table makes each case happen on cue."""
+for one (``MM_DB_POOL_TIMEOUT``), statements cut after three (``MM_STATEMENT_TIMEOUT_MS``) and
+four requests running at once (``MM_FAIR_SLOTS``), so that a lock the test holds on the
+memories table makes each case happen on cue."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ def engine(tmp_path_factory) -> Served:
         MM_DB_POOL_TIMEOUT="1",
         MM_STATEMENT_TIMEOUT_MS="3000",
         MM_RATE_CONCURRENT="4",
+        # More requests may run than there are connections, so that one can wait for a
+        # connection (with no more slots than connections, none ever does).
+        MM_FAIR_SLOTS="4",
     ).start()
     try:
         yield running
@@ -100,6 +104,14 @@ class TableLock:
         self.conn.close()
 
 
+def waiting_on_locks(engine: Served) -> int:
+    with connect(engine.pgdata) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock'"
+        ).fetchone()[0]
+
+
 def test_a_statement_over_its_timeout_is_a_503_that_names_the_setting(engine, agents):
     lock = TableLock(engine)
     try:
@@ -131,7 +143,8 @@ def test_no_free_connection_within_the_pool_timeout_is_a_503(engine, agents):
     try:
         for thread in threads:
             thread.start()
-        time.sleep(0.8)  # both connections of the pool are taken, waiting on the lock
+        # Both connections of the pool are taken, waiting on the lock.
+        wait_for(lambda: waiting_on_locks(engine) == 2, 20, "both searches to wait on the lock")
 
         busy = engine.call("POST", "/api/v1/search", agents["calm"], {"query": "Zephyr"})
     finally:

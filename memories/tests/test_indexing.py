@@ -87,9 +87,9 @@ def test_the_worker_schedule_is_created_once(db):
 
     ensure_schedules()
     ensure_schedules()
-    schedule = Schedule.objects.get()
-    assert schedule.func == "memories.tasks.sync_workspace_indexes"
+    schedule = Schedule.objects.get(func="memories.tasks.sync_workspace_indexes")
     assert schedule.schedule_type == Schedule.HOURLY
+    assert Schedule.objects.count() == 2  # with the worker's heartbeat (meaning_memory.health)
 
 
 def leave_invalid_index(name: str) -> None:
