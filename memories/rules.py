@@ -23,11 +23,13 @@ def unit_interval(value: float | None) -> str | None:
 
 
 def memory_text(value: str | None) -> str | None:
+    """Not blank, and at most MM_MAX_TEXT_CHARS characters as given (spaces around it count:
+    the published schema's ``maxLength`` counts them too)."""
     text = (value or "").strip()
     if not text:
         return "must not be empty."
-    if len(text) > settings.MM_MAX_TEXT_CHARS:
-        return f"must be at most {settings.MM_MAX_TEXT_CHARS} characters (got {len(text)})."
+    if len(value) > settings.MM_MAX_TEXT_CHARS:
+        return f"must be at most {settings.MM_MAX_TEXT_CHARS} characters (got {len(value)})."
     return storable_text(text)
 
 
@@ -35,10 +37,10 @@ def search_query(value: str | None) -> str | None:
     text = (value or "").strip()
     if not text:
         return "must not be empty."
-    if len(text) > settings.MM_SEARCH_MAX_QUERY_CHARS:
+    if len(value) > settings.MM_SEARCH_MAX_QUERY_CHARS:
         return (
             f"must be at most {settings.MM_SEARCH_MAX_QUERY_CHARS:,} characters "
-            f"(got {len(text):,}; MM_SEARCH_MAX_QUERY_CHARS)."
+            f"(got {len(value):,}; MM_SEARCH_MAX_QUERY_CHARS)."
         )
     return storable_text(text)
 

@@ -246,6 +246,7 @@ class RememberInput(StrictSerializer):
 
 class SearchInput(StrictSerializer):
     query = Text(
+        trim_whitespace=False,
         error_messages=BLANK_MESSAGES,
         validators=[SEARCH_QUERY],
         help_text="What you are looking for, in your words (at most "

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
+from memories.api import schema  # noqa: F401 (the schema's extensions register on import)
 from memories.compile import compiled_memory_file
 from memories.errors import ValidationFailed
 from memories.presenters import (
@@ -29,6 +31,7 @@ from memories.serializers import (
     ForgetInput,
     RememberInput,
     SearchInput,
+    StrictSerializer,
     parse,
     parse_bulk,
 )
@@ -46,9 +49,17 @@ class MemoryCreateApi(APIView):
         return Response(memory_detail(result.memory), status=code)
 
 
+class BulkRememberInput(StrictSerializer):
+    """The bulk body as the schema shows it (``parse_bulk`` reads it)."""
+
+    memories = serializers.ListField(
+        child=RememberInput(), min_length=1, max_length=settings.MM_BULK_MAX_ITEMS
+    )
+
+
 class MemoryBulkApi(APIView):
     @extend_schema(
-        request=OpenApiTypes.OBJECT,
+        request=BulkRememberInput,
         responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
         summary="Remember many: all validated first, stored once each, scored",
         description='Body `{"memories": [...]}`, each item the remember arguments, at most '

@@ -58,7 +58,7 @@ def memory_search(
     elif given:
         raise TypeError("memory_search takes arguments or keyword arguments, not both")
     filters = parse(SearchInput, arguments, from_text=from_text)
-    query, limit = filters.pop("query"), filters.pop("limit", DEFAULT_LIMIT)
+    query, limit = filters.pop("query").strip(), filters.pop("limit", DEFAULT_LIMIT)
     now = now or timezone.now()
     if query_vector is None:
         query_vector = get_embedder().embed([query])[0]

@@ -92,7 +92,7 @@ def test_a_search_query_is_bounded_in_characters_and_in_distinct_words(alice, se
 
     assert too_long.status_code == 400
     assert too_long.json() == {
-        "query": ["must be at most 2,000 characters (got 2,399; MM_SEARCH_MAX_QUERY_CHARS)."]
+        "query": ["must be at most 2,000 characters (got 2,400; MM_SEARCH_MAX_QUERY_CHARS)."]
     }
     assert too_many.status_code == 400
     assert too_many.json() == {

@@ -333,3 +333,22 @@ def test_one_validator_per_shape_serves_threads_at_once():
             assert answer == {"query": f"q{n}", "limit": n % 50 + 1, "currently_valid": None}
         else:
             assert set(answer) == {"query", "limit", f"x{n}"}
+
+
+def test_the_openapi_schema_publishes_what_the_api_enforces(client):
+    """Request bodies refuse unknown fields, and each field carries its rule's bounds: a client
+    generated from the schema sends what the engine accepts."""
+    schema = client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    remember, search = schema["RememberInput"], schema["SearchInput"]
+
+    assert all(schema[name]["additionalProperties"] is False for name in (
+        "RememberInput", "SearchInput", "FeedbackInput", "ForgetInput", "BulkRememberInput"
+    ))  # fmt: skip
+    significance = remember["properties"]["significance"]
+    assert (significance["minimum"], significance["maximum"]) == (0, 1)
+    assert remember["properties"]["text"]["maxLength"] == settings.MM_MAX_TEXT_CHARS
+    assert search["properties"]["query"]["maxLength"] == settings.MM_SEARCH_MAX_QUERY_CHARS
+    assert search["properties"]["limit"]["maximum"] == settings.MM_SEARCH_MAX_LIMIT
+    assert schema["FeedbackInput"]["properties"]["reason"]["minLength"] == 1
+    bulk = schema["BulkRememberInput"]["properties"]["memories"]
+    assert (bulk["minItems"], bulk["maxItems"]) == (1, settings.MM_BULK_MAX_ITEMS)
