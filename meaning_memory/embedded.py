@@ -543,6 +543,30 @@ def _database_errors() -> tuple[type[BaseException], ...]:
     return (db_utils.OperationalError, db_utils.InterfaceError, psycopg.OperationalError)
 
 
+#: How long a failing command waits for the server's log to say that a server process died: the
+#: client sees the connection close before the postmaster has reaped the process and written it.
+CRASH_LOG_WAIT_SECONDS = 5.0
+
+
+def _connection_lost(error: BaseException) -> bool:
+    """A connection the server closed or refused (no SQLSTATE: the client saw it), or one it
+    ended (class 08, 57P): what a dying server process looks like from here."""
+    sqlstate = getattr(getattr(error, "__cause__", None), "sqlstate", None) or getattr(
+        error, "sqlstate", None
+    )
+    return sqlstate is None or sqlstate.startswith(("08", "57P"))
+
+
+def _crash_shows(server: EmbeddedServer, *, wait: bool) -> bool:
+    deadline = time.monotonic() + (CRASH_LOG_WAIT_SECONDS if wait else 0)
+    while True:
+        if server.crash_evidence() or not server.postmaster_alive():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+
+
 def failure_message(exc: BaseException) -> str | None:
     """One message for a person when ``exc`` comes from the embedded database failing (it
     could not start, or a server process died), else None."""
@@ -564,7 +588,7 @@ def failure_message(exc: BaseException) -> str | None:
     database_error = next((e for e in chain if isinstance(e, errors)), None)
     if database_error is None:
         return None
-    if not server.crash_evidence() and server.postmaster_alive():
+    if not _crash_shows(server, wait=_connection_lost(database_error)):
         return None
     first = str(database_error).strip().splitlines()[0] if str(database_error).strip() else ""
     headline = "The embedded PostgreSQL failed" + (f": {first}" if first else ".")
