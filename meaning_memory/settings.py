@@ -261,6 +261,18 @@ MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
 MM_SEARCH_PREPARED_MAX = envint("MM_SEARCH_PREPARED_MAX", 200, minimum=1)
 
+# --- Relational: entities and links (memories.relations) -----------------------------------
+#: Offline named-entity recognition on every write (spaCy's small English model, a pinned
+#: package: nothing is downloaded). Off: only the writer's entities and the gazetteer's.
+MM_ENTITY_EXTRACTION = envbool("MM_ENTITY_EXTRACTION", True)
+#: How alike (rapidfuzz's ratio, 0-100, on normalised names) a name must be to a known
+#: entity's name or alias of the same type to be that entity, and a span of text to a
+#: gazetteer alias to be a mention of it.
+MM_ENTITY_MATCH_SCORE = envfloat("MM_ENTITY_MATCH_SCORE", 90.0, minimum=50, maximum=100)
+#: Most entities and links one write may give (each item of a bulk write alike).
+MM_MAX_ENTITIES_PER_MEMORY = envint("MM_MAX_ENTITIES_PER_MEMORY", 50, minimum=1)
+MM_MAX_LINKS_PER_MEMORY = envint("MM_MAX_LINKS_PER_MEMORY", 50, minimum=1)
+
 # --- The bundled STARE scorer (bulk writes) ------------------------------------------------
 #: Comma-separated dimension letters / categories the scorer leaves empty, or ``none``; unset:
 #: what its calibration says (``memories/data/scorer_calibration.json``). Checked by the system

@@ -3,6 +3,7 @@ from __future__ import annotations
 import secrets
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -27,6 +28,11 @@ HNSW_EF_CONSTRUCTION = 128
 
 
 def new_mem_id() -> str:
+    return secrets.token_hex(8)
+
+
+def new_public_id() -> str:
+    """The public id of an entity or a link: 16 hex characters, like a ``mem_id``."""
     return secrets.token_hex(8)
 
 
@@ -226,6 +232,10 @@ class Memory(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     #: The writer's key for a retried write: one memory per key in a scope.
     idempotency_key = models.CharField(max_length=200, blank=True, default="")
+    #: Which extraction of entities has run on it (``memories.services.relations``); null: none
+    #: yet (written before it existed, or with ``MM_ENTITY_EXTRACTION`` off): ``meaning-memory
+    #: link`` does it.
+    relations_version = models.PositiveSmallIntegerField(null=True, blank=True)
     #: sha256 of scope, source and text (``services.content_hash``): a bulk write stores a
     #: memory whose scope, source and text are already stored once only.
     content_hash = models.CharField(max_length=64, blank=True, default="")
@@ -266,6 +276,12 @@ class Memory(models.Model):
             ),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
             models.Index(fields=["scope", "content_hash"], name="memory_content_hash"),
+            # The memories whose entities were not extracted yet (``meaning-memory link``).
+            models.Index(
+                fields=["workspace", "id"],
+                name="memory_unlinked",
+                condition=Q(relations_version__isnull=True),
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -305,6 +321,158 @@ class Memory(models.Model):
         return {d: getattr(self, f"{d}_origin") or None for d in STARE_DIMENSIONS}
 
 
+class Entity(models.Model):
+    """Someone or something memories mention: a person, a customer, a project... of one
+    workspace, with its aliases. ``declared`` entities form the workspace's gazetteer: they are
+    found in every text written by their names and aliases."""
+
+    class Origin(models.TextChoices):
+        WRITER = "writer"  # given with a memory (``entities``)
+        GAZETTEER = "gazetteer"  # declared by the team (API, dashboard, import)
+        EXTRACTION = "extraction"  # found by named-entity recognition
+        MEMBER = "member"  # made by a team member on the dashboard
+
+    entity_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="entities")
+    kind = models.CharField(max_length=80, help_text="Its type: person, customer, custom:<name>…")
+    name = models.CharField(max_length=200, help_text="Its canonical name.")
+    #: ``memories.relations.normalize(name)``: what resolution compares.
+    normalized = models.CharField(max_length=200)
+    aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    #: The normalised name and aliases, for finding an entity by any of them.
+    keys = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    #: The words of its keys and each word's first letters (``memories.gazetteer.tokens``):
+    #: the entities a fuzzy match compares a name with share one of them.
+    tokens = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    declared = models.BooleanField(
+        default=False, help_text="In the workspace's gazetteer: found in texts by its aliases."
+    )
+    origin = models.CharField(max_length=12, choices=Origin.choices)
+    created_by_agent = models.ForeignKey(
+        "Agent", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    #: Set by a curator's merge: this entity is that one (undone by clearing it). Always an
+    #: entity that is not merged itself.
+    merged_into = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="merged"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["workspace", "kind", "name"]
+        verbose_name_plural = "entities"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "kind", "normalized"], name="entity_unique_name"
+            ),
+            models.CheckConstraint(
+                condition=~Q(merged_into=F("id")), name="entity_not_merged_into_itself"
+            ),
+        ]
+        indexes = [
+            GinIndex(fields=["keys"], name="entity_keys_gin"),
+            GinIndex(fields=["tokens"], name="entity_tokens_gin"),
+            models.Index(fields=["workspace"], name="entity_declared", condition=Q(declared=True)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+
+class Link(models.Model):
+    """One typed connection from a memory to another memory or to an entity, with who or what
+    made it and why. A removed link keeps its row (``removed_at``, and the reason in the
+    source memory's history)."""
+
+    class Origin(models.TextChoices):
+        WRITER = "writer"  # an agent, with the memory or later
+        EXTRACTION = "extraction"  # named-entity recognition
+        GAZETTEER = "gazetteer"  # an alias of a declared entity found in the text
+        CONSOLIDATION = "consolidation"
+        MEMBER = "member"  # a team member
+
+    link_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="links_out", db_index=False
+    )
+    target_memory = models.ForeignKey(
+        Memory,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="links_in",
+        db_index=False,
+    )
+    target_entity = models.ForeignKey(
+        Entity,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="links",
+        db_index=False,
+    )
+    kind = models.CharField(max_length=80, help_text="Its type: mentions, supports, custom:<name>…")
+    weight = models.FloatField(default=1.0)
+    origin = models.CharField(max_length=14, choices=Origin.choices)
+    agent = models.ForeignKey(
+        "Agent", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    #: Why it exists: the rule or model, the matched span, the score.
+    evidence = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    removed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(target_memory__isnull=True) ^ Q(target_entity__isnull=True),
+                name="link_one_target",
+            ),
+            models.CheckConstraint(condition=~Q(target_memory=F("source")), name="link_not_self"),
+            models.CheckConstraint(
+                condition=Q(weight__gte=0) & Q(weight__lte=1), name="link_weight_0_1"
+            ),
+            # One active link of a type between two ends; these also read a memory's links out.
+            models.UniqueConstraint(
+                fields=["source", "target_memory", "kind"],
+                condition=Q(removed_at__isnull=True, target_memory__isnull=False),
+                name="link_unique_memory",
+            ),
+            models.UniqueConstraint(
+                fields=["source", "target_entity", "kind"],
+                condition=Q(removed_at__isnull=True, target_entity__isnull=False),
+                name="link_unique_entity",
+            ),
+        ]
+        indexes = [
+            # Links read the other way: into a memory, and to an entity (its memories).
+            models.Index(
+                fields=["target_memory", "source"],
+                name="link_in",
+                condition=Q(removed_at__isnull=True, target_memory__isnull=False),
+            ),
+            models.Index(
+                fields=["target_entity", "source"],
+                name="link_entity",
+                condition=Q(removed_at__isnull=True, target_entity__isnull=False),
+            ),
+            models.Index(fields=["source"], name="link_source_all"),
+        ]
+
+    def __str__(self) -> str:
+        target = self.target_memory_id or f"entity {self.target_entity_id}"
+        return f"{self.source_id} {self.kind} {target}"
+
+
 class ProvenanceEvent(models.Model):
     """Append-only record of every change to a memory (or to an agent's token), with who,
     what, old → new and why. Written by ``memories.services.provenance`` only."""
@@ -321,6 +489,9 @@ class ProvenanceEvent(models.Model):
         RESTORE = "restore"
         RESCORE = "rescore"
         REVOKE = "revoke"
+        LINK = "link"
+        UNLINK = "unlink"
+        UNMERGE = "unmerge"
 
     #: The memory changed; empty for an event about an agent (``subject_agent``).
     memory = models.ForeignKey(
@@ -329,6 +500,15 @@ class ProvenanceEvent(models.Model):
     #: The agent an event is about (its token revoked), when it is not about a memory.
     subject_agent = models.ForeignKey(
         Agent,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="events",
+        db_index=False,
+    )
+    #: The entity an event is about (merged, unmerged), when it is not about a memory.
+    subject_entity = models.ForeignKey(
+        Entity,
         on_delete=models.CASCADE,
         null=True,
         blank=True,
@@ -350,10 +530,21 @@ class ProvenanceEvent(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
-        indexes = [models.Index(fields=["memory", "created_at"], name="provenance_memory_time")]
+        indexes = [
+            models.Index(fields=["memory", "created_at"], name="provenance_memory_time"),
+            models.Index(
+                fields=["subject_entity", "created_at"],
+                name="provenance_entity_time",
+                condition=Q(subject_entity__isnull=False),
+            ),
+        ]
 
     def __str__(self) -> str:
-        subject = self.memory_id or f"agent {self.subject_agent_id}"
+        subject = (
+            self.memory_id
+            or (self.subject_agent_id and f"agent {self.subject_agent_id}")
+            or f"entity {self.subject_entity_id}"
+        )
         return f"{self.action} {subject} at {self.created_at:%Y-%m-%d %H:%M}"
 
     @property

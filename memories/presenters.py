@@ -7,9 +7,10 @@ from typing import Any
 
 from memories.compile import CUT_LIST_MAX, CompiledEntry, CompiledFile
 from memories.errors import MemoryEngineError, ValidationFailed
-from memories.models import Memory, ProvenanceEvent
+from memories.models import Agent, Entity, Link, Memory, ProvenanceEvent
 from memories.search import SearchHit
-from memories.selectors import memory_history
+from memories.selectors import memory_history, visible_scope_ids
+from memories.selectors.relations import LinkView, memory_entities, memory_links
 from memories.services import BulkResult, iso
 from memories.tokens import COUNTER_NAME
 
@@ -79,9 +80,71 @@ def provenance_to_dict(event: ProvenanceEvent) -> dict[str, Any]:
     }
 
 
-def memory_detail(memory: Memory) -> dict[str, Any]:
+def memory_detail(memory: Memory, agent: Agent | None) -> dict[str, Any]:
+    """A memory with its entities, its links and its history, as ``agent`` may see them
+    (None: a team member, who sees the whole workspace)."""
     events = memory_history(memory)
-    return {**memory_to_dict(memory), "provenance": [provenance_to_dict(e) for e in events]}
+    scope_ids = visible_scope_ids(agent) if agent is not None else None
+    return {
+        **memory_to_dict(memory),
+        "entities": [entity_to_dict(e) for e in memory_entities(memory)],
+        "links": [link_to_dict(link) for link in memory_links(memory, scope_ids)],
+        "provenance": [provenance_to_dict(e) for e in events],
+    }
+
+
+def entity_to_dict(entity: Entity, mentions: int | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "entity_id": entity.entity_id,
+        "name": entity.name,
+        "type": entity.kind,
+        "aliases": entity.aliases,
+        "declared": entity.declared,
+        "origin": entity.origin,
+        "merged_into": entity.merged_into.entity_id if entity.merged_into_id else None,
+        "created_at": iso(entity.created_at),
+    }
+    if mentions is not None:
+        data["mentions"] = mentions
+    return data
+
+
+def link_to_dict(link: LinkView) -> dict[str, Any]:
+    """One of a memory's links: its type, which way it points, the other end, who or what made
+    it and why."""
+    other: dict[str, Any]
+    if link.other_memory is not None:
+        other = {"mem_id": link.other_memory.mem_id, "text": link.other_memory.text}
+    else:
+        entity = link.other_entity
+        other = {"entity_id": entity.entity_id, "name": entity.name, "type": entity.kind}
+    return {
+        "link_id": link.link_id,
+        "type": link.kind,
+        "direction": link.direction,
+        ("memory" if link.other_memory is not None else "entity"): other,
+        "weight": link.weight,
+        "origin": link.origin,
+        "made_by": link.made_by,
+        "evidence": link.evidence,
+        "created_at": iso(link.created_at),
+    }
+
+
+def stored_link_to_dict(link: Link) -> dict[str, Any]:
+    """A link as stored (the answer to adding or removing one)."""
+    return {
+        "link_id": link.link_id,
+        "type": link.kind,
+        "from": link.source.mem_id,
+        "to": link.target_memory.mem_id if link.target_memory_id else None,
+        "entity": link.target_entity.entity_id if link.target_entity_id else None,
+        "weight": link.weight,
+        "origin": link.origin,
+        "evidence": link.evidence,
+        "created_at": iso(link.created_at),
+        "removed_at": iso(link.removed_at),
+    }
 
 
 def hit_to_dict(hit: SearchHit, position: int) -> dict[str, object]:

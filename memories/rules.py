@@ -13,6 +13,8 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
+from memories.kinds import CUSTOM_TYPE_PREFIX, DERIVED_LINK_TYPES, ENTITY_TYPES, LINK_TYPES
+
 
 def unit_interval(value: float | None) -> str | None:
     if value is None:
@@ -189,3 +191,99 @@ def scope_name(value: str) -> str | None:
     if len(value) > SCOPE_NAME_MAX:
         return f"must be at most {SCOPE_NAME_MAX} characters (got {len(value)})."
     return storable_text(value)
+
+
+#: A ``custom:<name>`` type's name: lower-case words joined by ``_`` or ``-``.
+CUSTOM_TYPE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+ENTITY_NAME_MAX = 200
+
+
+def _typed(value: str | None, known: tuple[str, ...], what: str) -> str | None:
+    if not isinstance(value, str) or not value:
+        return "must not be empty."
+    if value in known:
+        return None
+    if value.startswith(CUSTOM_TYPE_PREFIX) and CUSTOM_TYPE_NAME.match(
+        value[len(CUSTOM_TYPE_PREFIX) :]
+    ):
+        return None
+    return (
+        f"{value!r} is not {what} type: one of {', '.join(known)}, or "
+        f"{CUSTOM_TYPE_PREFIX}<name> (lower-case letters, digits, _ and -, at most 64)."
+    )
+
+
+def entity_type(value: str | None) -> str | None:
+    return _typed(value, ENTITY_TYPES, "an entity")
+
+
+def link_type(value: str | None) -> str | None:
+    """A type a writer may give a link: ``supersedes`` and ``follows`` are the engine's (from
+    ``supersedes`` on remember and from sessions)."""
+    if value in DERIVED_LINK_TYPES:
+        return (
+            f"{value!r} links are made by the engine (supersedes: remember with `supersedes`; "
+            "follows: the order of a session's memories)."
+        )
+    return _typed(value, tuple(t for t in LINK_TYPES if t not in DERIVED_LINK_TYPES), "a link")
+
+
+def link_type_filter(value: str | None) -> str | None:
+    """A link type to search by: any type, the engine's included."""
+    return _typed(value, LINK_TYPES, "a link")
+
+
+def entity_name(value: str | None) -> str | None:
+    text = (value or "").strip() if isinstance(value, str) else ""
+    if not text:
+        return "must not be empty."
+    if len(value) > ENTITY_NAME_MAX:
+        return f"must be at most {ENTITY_NAME_MAX} characters (got {len(value)})."
+    return storable_text(text)
+
+
+def public_id(value: object, what: str = "mem_id") -> str | None:
+    """The shape of a ``mem_id``, an entity id or a link id: 16 hex characters."""
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{16}", value):
+        article = "an" if what[0] in "aeiou" else "a"
+        return f"{value!r} is not {article} {what} (16 hex characters)."
+    return None
+
+
+def mem_id(value: object) -> str | None:
+    return public_id(value, "mem_id")
+
+
+def min_connections(value: int | None) -> str | None:
+    if value is not None and value < 0:
+        return f"must be 0 or more (got {value})."
+    return None
+
+
+def entity_reference(value: str | None) -> str | None:
+    """An entity to search by: its id, or a name or alias (at most ENTITY_NAME_MAX)."""
+    if not value:
+        return None
+    if len(value) > ENTITY_NAME_MAX:
+        return f"must be at most {ENTITY_NAME_MAX} characters (got {len(value)})."
+    return storable_text(value)
+
+
+def entity_type_or_blank(value: str | None) -> str | None:
+    return entity_type(value) if value else None
+
+
+PAGE_SIZE_DEFAULT = 20
+PAGE_SIZE_MAX = 100
+
+
+def page_number(value: int | None) -> str | None:
+    if value is not None and value < 1:
+        return f"must be 1 or more (got {value})."
+    return None
+
+
+def page_size(value: int | None) -> str | None:
+    if value is not None and not 1 <= value <= PAGE_SIZE_MAX:
+        return f"must be between 1 and {PAGE_SIZE_MAX} (got {value})."
+    return None

@@ -21,6 +21,7 @@ from memories import rules
 from memories.compile import DISPLAY_MODES, compile_options
 from memories.decay import PRESET_NAMES
 from memories.errors import ValidationFailed
+from memories.kinds import CUSTOM_TYPE_PREFIX, DERIVED_LINK_TYPES, ENTITY_TYPES, LINK_TYPES
 from memories.models import Memory
 from memories.services import FEEDBACK_ACTIONS
 from memories.tokens import COUNTER_NAME
@@ -127,6 +128,15 @@ class Flag(_Typed, serializers.BooleanField):
     json_types = (bool,)
 
 
+class TextList(serializers.ListField):
+    """A list of strings; from text (a command line, a query string), comma-separated."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if self.context.get("from_text", False) and isinstance(data, str):
+            data = [part.strip() for part in data.split(",") if part.strip()]
+        return super().to_internal_value(data)
+
+
 def _unit_field(**kwargs: Any) -> Number:
     return Number(
         error_messages=NUMBER_MESSAGES,
@@ -143,6 +153,30 @@ class StareScoresInput(StrictSerializer):
     a = _unit_field(required=False, allow_null=True)
     r = _unit_field(required=False, allow_null=True)
     e = _unit_field(required=False, allow_null=True)
+
+
+ENTITY_TYPE_HELP = f"One of {', '.join(ENTITY_TYPES)}, or {CUSTOM_TYPE_PREFIX}<name>."
+LINK_TYPE_HELP = (
+    "One of "
+    + ", ".join(t for t in LINK_TYPES if t not in DERIVED_LINK_TYPES)
+    + f", or {CUSTOM_TYPE_PREFIX}<name> (supersedes and follows are the engine's)."
+)
+
+
+class EntityInput(StrictSerializer):
+    name = Text(
+        trim_whitespace=False,
+        error_messages=BLANK_MESSAGES,
+        validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)],
+        help_text="Its name as the text says it, e.g. Zephyr Logistics.",
+    )
+    type = Text(validators=[Rule(rules.entity_type)], help_text=ENTITY_TYPE_HELP)
+
+
+class LinkInput(StrictSerializer):
+    to = Text(validators=[Rule(rules.mem_id)], help_text="The mem_id of the memory it links to.")
+    type = Text(validators=[Rule(rules.link_type)], help_text=LINK_TYPE_HELP)
+    weight = _unit_field(required=False, help_text="How strong, 0 to 1; default 1.")
 
 
 class RememberInput(StrictSerializer):
@@ -236,6 +270,20 @@ class RememberInput(StrictSerializer):
         help_text="Your key for this write: sent again (a retry), nothing new is stored and the "
         "memory stored under it comes back (over REST, 200 instead of 201).",
     )
+    entities = serializers.ListField(
+        child=EntityInput(),
+        required=False,
+        max_length=settings.MM_MAX_ENTITIES_PER_MEMORY,
+        help_text='Who or what it is about, e.g. [{"name": "Zephyr Logistics", "type": '
+        '"customer"}]; the engine also finds the workspace\'s declared entities and the names '
+        "in the text.",
+    )
+    links = serializers.ListField(
+        child=LinkInput(),
+        required=False,
+        max_length=settings.MM_MAX_LINKS_PER_MEMORY,
+        help_text='Memories it connects to, e.g. [{"to": "<mem_id>", "type": "supports"}].',
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         message = rules.window(attrs.get("valid_from"), attrs.get("valid_until"))
@@ -301,6 +349,41 @@ class SearchInput(StrictSerializer):
     min_e_score = _unit_field(
         required=False, allow_null=True, help_text="Only memories with an E score at least this."
     )
+    related_to = Text(
+        required=False,
+        allow_null=True,
+        validators=[Rule(rules.mem_id)],
+        help_text="Only the memories directly linked to this one (its mem_id), either way.",
+    )
+    link_types = TextList(
+        child=Text(validators=[Rule(rules.link_type_filter)]),
+        required=False,
+        allow_null=True,
+        help_text="With related_to: only links of these types (any type: "
+        + ", ".join(LINK_TYPES)
+        + f", {CUSTOM_TYPE_PREFIX}<name>).",
+    )
+    min_r = Integer(
+        required=False,
+        allow_null=True,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.min_connections, minimum=0)],
+        help_text="Only memories with at least this many connections: distinct active memories "
+        "linked either way (links of any type, supersedes and follows included) that you can "
+        "see, plus distinct entities mentioned.",
+    )
+    entity = Text(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        validators=[Rule(rules.entity_reference, max_length=rules.ENTITY_NAME_MAX)],
+        help_text="Only memories that mention this entity: its id, or a name or alias.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("link_types") and not attrs.get("related_to"):
+            raise serializers.ValidationError({"link_types": "needs related_to."})
+        return attrs
 
 
 def _reason_field() -> Text:
@@ -328,6 +411,89 @@ class FeedbackInput(StrictSerializer):
 
 class ForgetInput(StrictSerializer):
     reason = _reason_field()
+
+
+class LinkAddInput(StrictSerializer):
+    to = Text(
+        required=False,
+        validators=[Rule(rules.mem_id)],
+        help_text="The mem_id of the memory to link to (or give entity).",
+    )
+    entity = Text(
+        required=False,
+        validators=[Rule(lambda value: rules.public_id(value, "entity id"))],
+        help_text="The id of the entity to link to (or give to).",
+    )
+    type = Text(validators=[Rule(rules.link_type)], help_text=LINK_TYPE_HELP)
+    weight = _unit_field(required=False, help_text="How strong, 0 to 1; default 1.")
+    note = Text(
+        required=False,
+        allow_blank=True,
+        max_length=1_000,
+        help_text="Why you link them (kept as the link's evidence).",
+    )
+
+    def to_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
+        data = dict(values)
+        data["kind"] = data.pop("type")
+        return data
+
+
+class LinkRemoveInput(StrictSerializer):
+    reason = _reason_field()
+
+
+class EntityDeclareInput(StrictSerializer):
+    name = Text(
+        trim_whitespace=False,
+        error_messages=BLANK_MESSAGES,
+        validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)],
+        help_text="Its canonical name.",
+    )
+    type = Text(validators=[Rule(rules.entity_type)], help_text=ENTITY_TYPE_HELP)
+    aliases = serializers.ListField(
+        child=Text(validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)]),
+        required=False,
+        max_length=settings.MM_MAX_ENTITIES_PER_MEMORY,
+        help_text="Other names texts use for it (found like its name).",
+    )
+
+    def to_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
+        data = dict(values)
+        data["kind"] = data.pop("type")
+        return data
+
+
+class EntityListInput(StrictSerializer):
+    query = Text(required=False, allow_blank=True, help_text="Part of a name or alias.")
+    type = Text(required=False, allow_blank=True, validators=[Rule(rules.entity_type_or_blank)])
+    page = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.page_number, minimum=1)],
+        help_text="Page (from 1); default 1.",
+    )
+    page_size = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.page_size, minimum=1, maximum=rules.PAGE_SIZE_MAX)],
+        help_text=f"Per page, 1 to {rules.PAGE_SIZE_MAX}; default {rules.PAGE_SIZE_DEFAULT}.",
+    )
+
+
+class PageInput(StrictSerializer):
+    page = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.page_number, minimum=1)],
+        help_text="Page (from 1); default 1.",
+    )
+    page_size = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.page_size, minimum=1, maximum=rules.PAGE_SIZE_MAX)],
+        help_text=f"Per page, 1 to {rules.PAGE_SIZE_MAX}; default {rules.PAGE_SIZE_DEFAULT}.",
+    )
 
 
 class NoArguments(StrictSerializer):
@@ -461,7 +627,10 @@ def _validator(serializer_class: type[StrictSerializer], from_text: bool) -> Str
 def _flatten(errors: Any, prefix: str = "") -> dict[str, list[str]]:
     flat: dict[str, list[str]] = {}
     for field, value in errors.items():
-        name = "body" if field == "non_field_errors" and not prefix else f"{prefix}{field}"
+        if isinstance(field, int):  # an item of a list: ``entities[0]``
+            name = f"{prefix.removesuffix('.')}[{field}]"
+        else:
+            name = "body" if field == "non_field_errors" and not prefix else f"{prefix}{field}"
         if isinstance(value, dict):
             flat.update(_flatten(value, prefix=f"{name}."))
         else:

@@ -18,7 +18,7 @@ from django import forms
 from django.core.management.base import CommandError
 from rest_framework import serializers
 
-from memories.serializers import Rule
+from memories.serializers import Rule, TextList
 
 Fields = Mapping[str, serializers.Field]
 
@@ -57,8 +57,13 @@ def _input_fields(serializer_class: type[serializers.Serializer], exclude: Itera
 
 
 def takes_json(field: serializers.Field) -> bool:
-    """Nested shapes and free JSON objects: a command takes them as JSON text."""
-    return isinstance(field, serializers.BaseSerializer | serializers.DictField)
+    """Nested shapes, lists (but a ``TextList``: comma-separated) and free JSON objects: a
+    command takes them as JSON text."""
+    if isinstance(field, TextList):
+        return False
+    return isinstance(
+        field, serializers.BaseSerializer | serializers.DictField | serializers.ListField
+    )
 
 
 # --- JSON Schema: the MCP tools' input schemas ------------------------------------------------
@@ -116,6 +121,10 @@ def _type_schema(field: serializers.Field) -> dict[str, Any]:
         return {"type": "string", "format": "date-time"}
     if isinstance(field, serializers.DictField):
         return {"type": "object"}
+    if isinstance(field, serializers.ListField):
+        return _without_none(
+            type="array", items=_type_schema(field.child), maxItems=field.max_length
+        )
     raise TypeError(f"no JSON Schema for a {type(field).__name__}: teach memories.shapes one")
 
 
@@ -165,6 +174,8 @@ def _option(field: serializers.Field) -> dict[str, Any]:
         return {"metavar": "JSON"}
     if isinstance(field, serializers.DateTimeField):
         return {"metavar": "ISO-8601"}
+    if isinstance(field, TextList):
+        return {"metavar": "A,B"}
     return {}
 
 
@@ -186,7 +197,9 @@ def command_input(
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as exc:
-                raise CommandError(f"{option_name(name)}: must be a JSON object") from exc
+                raise CommandError(
+                    f"{option_name(name)}: must be JSON ({_json_kind(field)})"
+                ) from exc
         data[name] = value
     return data
 
@@ -258,3 +271,7 @@ def _form_field(field: serializers.Field, typed: bool, common: dict[str, Any]) -
     if typed and isinstance(field, serializers.DateTimeField):
         return forms.DateTimeField(**common)
     return forms.CharField(**common)
+
+
+def _json_kind(field: serializers.Field) -> str:
+    return "a list" if isinstance(field, serializers.ListField) else "an object"

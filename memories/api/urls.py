@@ -11,6 +11,14 @@ urlpatterns = [
         "memories/<str:mem_id>/feedback", views.MemoryFeedbackApi.as_view(), name="memory-feedback"
     ),
     path("memories/<str:mem_id>/forget", views.MemoryForgetApi.as_view(), name="memory-forget"),
+    path("memories/<str:mem_id>/links", views.MemoryLinksApi.as_view(), name="memory-links"),
+    path(
+        "memories/<str:mem_id>/links/<str:link_id>/remove",
+        views.MemoryLinkRemoveApi.as_view(),
+        name="memory-link-remove",
+    ),
+    path("entities", views.EntitiesApi.as_view(), name="entities"),
+    path("entities/<str:entity_id>", views.EntityDetailApi.as_view(), name="entity-detail"),
     path("search", views.SearchApi.as_view(), name="search"),
     path("compiled", views.CompiledFileApi.as_view(), name="compiled"),
     path(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.paginator import Paginator
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -12,23 +13,32 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import services
+from memories import rules, services
 from memories.api import schema  # noqa: F401 (the schema's extensions register on import)
 from memories.compile import compiled_memory_file
 from memories.errors import ValidationFailed
 from memories.presenters import (
     bulk_results_to_dict,
     compiled_to_dict,
+    entity_to_dict,
     hits_to_list,
     memory_detail,
+    memory_to_dict,
     results_table,
+    stored_link_to_dict,
 )
 from memories.search import memory_search
-from memories.selectors import memory_get
+from memories.selectors import memory_get, visible_scope_ids
+from memories.selectors.relations import entity_get, entity_list, entity_memories
 from memories.serializers import (
     CompileInput,
+    EntityDeclareInput,
+    EntityListInput,
     FeedbackInput,
     ForgetInput,
+    LinkAddInput,
+    LinkRemoveInput,
+    PageInput,
     RememberInput,
     SearchInput,
     StrictSerializer,
@@ -46,7 +56,7 @@ class MemoryCreateApi(APIView):
     def post(self, request: Request) -> Response:
         result = services.memory_remember(agent=request.user, **parse(RememberInput, request.data))
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(memory_detail(result.memory), status=code)
+        return Response(memory_detail(result.memory, request.user), status=code)
 
 
 class BulkRememberInput(StrictSerializer):
@@ -80,7 +90,8 @@ class MemoryDetailApi(APIView):
         responses={200: OpenApiTypes.OBJECT}, summary="A memory with its scores and provenance"
     )
     def get(self, request: Request, mem_id: str) -> Response:
-        return Response(memory_detail(memory_get(agent=request.user, mem_id=mem_id)))
+        memory = memory_get(agent=request.user, mem_id=mem_id)
+        return Response(memory_detail(memory, request.user))
 
 
 class MemoryFeedbackApi(APIView):
@@ -93,7 +104,7 @@ class MemoryFeedbackApi(APIView):
         memory = services.memory_feedback(
             agent=request.user, mem_id=mem_id, **parse(FeedbackInput, request.data)
         )
-        return Response(memory_detail(memory))
+        return Response(memory_detail(memory, request.user))
 
 
 class MemoryForgetApi(APIView):
@@ -106,7 +117,7 @@ class MemoryForgetApi(APIView):
         memory = services.memory_forget(
             agent=request.user, mem_id=mem_id, **parse(ForgetInput, request.data)
         )
-        return Response(memory_detail(memory))
+        return Response(memory_detail(memory, request.user))
 
 
 class _ErrorsAsJson(BaseContentNegotiation):
@@ -183,5 +194,110 @@ class SearchApi(APIView):
             {
                 "results": hits_to_list(hits),
                 "table": results_table(hits),
+            }
+        )
+
+
+def _page(items, values: dict) -> tuple[list, dict[str, int]]:
+    """One page of a queryset (``page``, ``page_size``) and where it stands."""
+    size = values.get("page_size", rules.PAGE_SIZE_DEFAULT)
+    paginator = Paginator(items, size)
+    number = values.get("page", 1)
+    page = paginator.page(number) if number <= max(paginator.num_pages, 1) else None
+    return (list(page.object_list) if page else []), {
+        "page": number,
+        "page_size": size,
+        "pages": paginator.num_pages,
+        "count": paginator.count,
+    }
+
+
+class MemoryLinksApi(APIView):
+    @extend_schema(
+        request=LinkAddInput,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        summary="Link a memory to another memory or to an entity",
+        description="201 with the new link; 200 with the link already there. A memory or an "
+        "entity you cannot see is a 404, as one that does not exist.",
+    )
+    def post(self, request: Request, mem_id: str) -> Response:
+        result = services.link_add(
+            agent=request.user, mem_id=mem_id, **parse(LinkAddInput, request.data)
+        )
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(stored_link_to_dict(result.link), status=code)
+
+
+class MemoryLinkRemoveApi(APIView):
+    @extend_schema(
+        request=LinkRemoveInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Remove one of a memory's links, with a reason (kept in its history)",
+    )
+    def post(self, request: Request, mem_id: str, link_id: str) -> Response:
+        link = services.link_remove(
+            agent=request.user,
+            mem_id=mem_id,
+            link_id=link_id,
+            **parse(LinkRemoveInput, request.data),
+        )
+        return Response(stored_link_to_dict(link))
+
+
+class EntitiesApi(APIView):
+    @extend_schema(
+        parameters=[EntityListInput],
+        responses={200: OpenApiTypes.OBJECT},
+        summary="The workspace's entities you may know of, most mentioned first",
+    )
+    def get(self, request: Request) -> Response:
+        values = parse(EntityListInput, request.query_params.dict(), from_text=True)
+        agent = request.user
+        entities, page = _page(
+            entity_list(
+                workspace_id=agent.workspace_id,
+                scope_ids=visible_scope_ids(agent),
+                query=values.get("query", ""),
+                kind=values.get("type", ""),
+            ),
+            values,
+        )
+        return Response({**page, "results": [entity_to_dict(e, e.mentions) for e in entities]})
+
+    @extend_schema(
+        request=EntityDeclareInput,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        summary="Declare an entity in the workspace's gazetteer",
+        description="Its name and aliases are then found in every text written. 201 for a new "
+        "entity, 200 for one already known (now declared, with these aliases too).",
+    )
+    def post(self, request: Request) -> Response:
+        agent = request.user
+        result = services.entity_declare(
+            workspace_id=agent.workspace_id, agent=agent, **parse(EntityDeclareInput, request.data)
+        )
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(entity_to_dict(result.entity), status=code)
+
+
+class EntityDetailApi(APIView):
+    @extend_schema(
+        parameters=[PageInput],
+        responses={200: OpenApiTypes.OBJECT},
+        summary="An entity and the memories that mention it, newest first",
+    )
+    def get(self, request: Request, entity_id: str) -> Response:
+        values = parse(PageInput, request.query_params.dict(), from_text=True)
+        agent = request.user
+        scope_ids = visible_scope_ids(agent)
+        entity = entity_get(
+            workspace_id=agent.workspace_id, entity_id=entity_id, scope_ids=scope_ids
+        )
+        memories, page = _page(entity_memories(entity, scope_ids), values)
+        return Response(
+            {
+                "entity": entity_to_dict(entity),
+                **page,
+                "memories": [memory_to_dict(m) for m in memories],
             }
         )

@@ -117,7 +117,7 @@ def tool_error(body: dict[str, Any]) -> CallToolResult:
 def remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     result = memory_remember(agent=agent, **parse(RememberInput, arguments))
     status = "stored" if result.created else "already stored"
-    return tool_result(f"{status}: {result.memory.mem_id}", memory_detail(result.memory))
+    return tool_result(f"{status}: {result.memory.mem_id}", memory_detail(result.memory, agent))
 
 
 def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
@@ -134,12 +134,12 @@ def search(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 def feedback(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     parsed = parse(FeedbackArguments, arguments)
     memory = memory_feedback(agent=agent, **parsed)
-    return tool_result(f"{parsed['action']}: {memory.mem_id}", memory_detail(memory))
+    return tool_result(f"{parsed['action']}: {memory.mem_id}", memory_detail(memory, agent))
 
 
 def forget(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     memory = memory_forget(agent=agent, **parse(ForgetArguments, arguments))
-    return tool_result(f"forgotten: {memory.mem_id}", memory_detail(memory))
+    return tool_result(f"forgotten: {memory.mem_id}", memory_detail(memory, agent))
 
 
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:

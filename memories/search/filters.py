@@ -8,6 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from memories.models import STARE_DIMENSIONS, Memory
+from memories.search.relational import NAMES as RELATIONAL_NAMES
+from memories.search.relational import RelationalFilter
 from memories.validity import ended_by_sql, valid_at_sql
 
 #: Statuses a search can return. A superseded memory's window closes where its replacement's
@@ -24,10 +26,16 @@ class SearchFilters:
 
     values: Mapping[str, Any]
 
-    def sql(self, now: datetime) -> tuple[str, dict[str, object]]:
+    def sql(
+        self, now: datetime, relational: RelationalFilter | None = None
+    ) -> tuple[str, dict[str, object]]:
         """WHERE fragments (beyond workspace and scope) and their named parameters. A filter
-        this does not read is an error (a misspelt name must not pass as no filter)."""
+        this does not read is an error (a misspelt name must not pass as no filter). The
+        filters that read links come resolved for the reader (``relational``)."""
         values = dict(self.values)
+        for name in RELATIONAL_NAMES:
+            if values.pop(name, None) is not None and relational is None:
+                raise TypeError(f"the {name} filter needs its resolution (relational_filter)")
         clauses = ["status = ANY(%(statuses)s)"]
         params: dict[str, object] = {"statuses": list(SEARCHABLE_STATUSES)}
         as_of = values.pop("as_of", None)
@@ -49,6 +57,10 @@ class SearchFilters:
             if minimum is not None:  # NULL (no score) never passes
                 clauses.append(f"{dim}_score >= %(min_{dim}_score)s")
                 params[f"min_{dim}_score"] = minimum
+        if relational is not None:
+            more, more_params = relational.sql()
+            clauses += more
+            params |= more_params
         if values:
             raise TypeError(f"unknown search filters: {', '.join(sorted(values))}")
         return " AND ".join(clauses), params

@@ -4,7 +4,8 @@ their place."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
 from django.db.models import Field, Model
@@ -30,8 +31,10 @@ class SearchHit:
     score: float
     gated: bool
     eligible: str
+    #: What let it through the filters that read links (``memories.search.relational``).
+    relations: dict = field(default_factory=dict)
 
-    def explanation(self) -> dict[str, float | bool]:
+    def explanation(self) -> dict[str, Any]:
         return {
             "similarity": round(self.similarity, 6),
             "keyword_rank": round(self.keyword_rank, 6),
@@ -47,6 +50,7 @@ class SearchHit:
             "age_factor": round(self.age_factor, 6),
             "score": round(self.score, 6),
             "passed_gate": self.gated,
+            **({"relations": self.relations} if self.relations else {}),
         }
 
 

@@ -19,6 +19,7 @@ from memories.models import Agent, Workspace
 from memories.prepared import prepared_cursor
 from memories.search.filters import SearchFilters
 from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
+from memories.search.relational import relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
 from memories.serializers import SearchInput, parse
 
@@ -96,7 +97,12 @@ def ranked(
     """
     scope_ids, words = scopes_and_words(agent, query, workspace.pk)
     ranked_words, matched_words = keyword_lexemes(words, workspace.pk)
-    where, params = filters.sql(now)
+    relational = relational_filter(
+        dict(filters.values),
+        workspace_id=workspace.pk,
+        scope_ids=scope_ids if agent is not None else None,
+    )
+    where, params = filters.sql(now, relational)
     count = max(settings.MM_SEARCH_CANDIDATES, limit)
     params |= {
         "scopes": [Int8(scope_id) for scope_id in scope_ids],
@@ -288,4 +294,8 @@ def ranked(
     hits = [hit_from_row(row) for row in rows]
     boundary = eligibility_boundary(agent, now, workspace=workspace)
     eligible = boundary.eligibility_of([h.memory for h in hits], now)
-    return [replace(hit, eligible=value) for hit, value in zip(hits, eligible, strict=True)]
+    relations = relational.explain([h.memory for h in hits], scope_ids)
+    return [
+        replace(hit, eligible=value, relations=why)
+        for hit, value, why in zip(hits, eligible, relations, strict=True)
+    ]

@@ -19,6 +19,16 @@ from memories.services.feedback import (
 )
 from memories.services.members import membership_remove, membership_set
 from memories.services.provenance import iso, provenance_event, record, record_many
+from memories.services.relations import (
+    DeclareResult,
+    LinkResult,
+    entities_declare,
+    entity_declare,
+    entity_merge,
+    entity_unmerge,
+    link_add,
+    link_remove,
+)
 from memories.services.remember import (
     PreparedMemory,
     RememberResult,
@@ -46,6 +56,14 @@ __all__ = [
     "FEEDBACK_STEP",
     "TOKEN_PREFIX",
     "BulkResult",
+    "DeclareResult",
+    "LinkResult",
+    "entities_declare",
+    "entity_declare",
+    "entity_merge",
+    "entity_unmerge",
+    "link_add",
+    "link_remove",
     "Episode",
     "PreparedMemory",
     "RememberResult",

@@ -38,6 +38,7 @@ from memories.models import Agent, Memory
 from memories.scorer import auto_scores
 from memories.services.episodes import Episode, episode_rows
 from memories.services.provenance import record_many
+from memories.services.relations import recognise, store_relations
 from memories.services.remember import PreparedMemory, lock_workspace, prepare_remember
 from memories.services.supersede import supersede
 
@@ -193,6 +194,7 @@ def _built(agent: Agent, prepared: list[PreparedMemory]) -> list[Memory]:
     )
     own, episode_vectors = vectors[: len(texts)], vectors[len(texts) :]
     episode_vector_of = dict(zip(with_episode, episode_vectors, strict=True))
+    recognised = recognise(agent.workspace_id, texts)
     scores = auto_scores(
         texts, np.asarray(own), [p.category for p in prepared], [set(p.scores) for p in prepared]
     )
@@ -204,6 +206,7 @@ def _built(agent: Agent, prepared: list[PreparedMemory]) -> list[Memory]:
             episode_vector=episode_vector_of.get(i),
             model_name=embedder.model_name,
         )
+        memory._recognised = recognised[i]
         for dim, value in scores[i].items():
             setattr(memory, f"{dim}_score", value)
             setattr(memory, f"{dim}_origin", Memory.ScoreOrigin.SCORER)
@@ -255,6 +258,13 @@ def _insert(agent: Agent, prepared: list[PreparedMemory], memories: list[Memory]
     if follows:
         Memory.objects.bulk_update(follows, ["follows"], batch_size=500)
     record_many([p.event(memory) for p, memory in zip(prepared, stored, strict=True)])
+    store_relations(
+        [
+            p.relations(memory, memory._recognised)
+            for p, memory in zip(prepared, stored, strict=True)
+        ],
+        agent=agent,
+    )
     for p, memory in zip(prepared, stored, strict=True):
         if p.supersedes is not None:
             supersede(old=p.supersedes, new=memory, agent=agent)

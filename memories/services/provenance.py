@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from memories.models import Agent, Memory, ProvenanceEvent
+from memories.models import Agent, Entity, Memory, ProvenanceEvent
 
 Action = ProvenanceEvent.Action
 
@@ -24,6 +24,7 @@ def provenance_event(
     agent: Agent | None = None,
     user: Any = None,
     subject_agent: Agent | None = None,
+    subject_entity: Entity | None = None,
     old: dict[str, Any] | None = None,
     new: dict[str, Any] | None = None,
     reason: str = "",
@@ -38,6 +39,7 @@ def provenance_event(
         agent=agent,
         user=user,
         subject_agent=subject_agent,
+        subject_entity=subject_entity,
         old_values=old or {},
         new_values=new or {},
         reason=reason,

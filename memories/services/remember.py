@@ -28,6 +28,16 @@ from memories.models import (
 from memories.selectors.memories import memory_get
 from memories.services.episodes import Episode, episode_before
 from memories.services.provenance import Action, provenance_event
+from memories.services.relations import (
+    EntityRef,
+    LinkRef,
+    Recognised,
+    WrittenRelations,
+    check_entities,
+    check_links,
+    recognise,
+    store_relations,
+)
 from memories.services.supersede import supersede
 
 
@@ -69,6 +79,9 @@ class PreparedMemory:
     thread: str
     metadata: dict[str, Any]
     idempotency_key: str
+    #: The entities and links the writer gave (``memories.services.relations``).
+    entities: list[EntityRef] = field(default_factory=list)
+    links: list[LinkRef] = field(default_factory=list)
     #: Broken rules about the superseded memory's present state (see ``prepare_remember``).
     deferred: dict[str, list[str]] = field(default_factory=dict)
 
@@ -110,6 +123,9 @@ class PreparedMemory:
             setattr(memory, f"{key}_score", value)
             setattr(memory, f"{key}_origin", Memory.ScoreOrigin.WRITER)
         return memory
+
+    def relations(self, memory: Memory, recognised: Recognised) -> WrittenRelations:
+        return WrittenRelations(memory, self.entities, self.links, recognised)
 
     def event(self, memory: Memory) -> ProvenanceEvent:
         """The ``remember`` provenance event of the stored memory (unsaved)."""
@@ -160,6 +176,8 @@ def prepare_remember(
     thread: str | None = None,
     metadata: dict[str, Any] | None = None,
     idempotency_key: str | None = None,
+    entities: list[dict[str, Any]] | None = None,
+    links: list[dict[str, Any]] | None = None,
     now: datetime | None = None,
     scopes: dict[str, Scope | None] | None = None,
 ) -> PreparedMemory:
@@ -197,6 +215,8 @@ def prepare_remember(
         else:
             errors.check(f"stare_scores.{key}", rules.unit_interval(value))
     errors.check("created_at", rules.not_in_future(created_at))
+    entity_refs = check_entities(entities, errors)
+    link_refs = check_links(agent, links, errors)
 
     old: Memory | None = None
     target_scope: Scope | None = None
@@ -258,6 +278,8 @@ def prepare_remember(
         thread=thread or "",
         metadata=metadata or {},
         idempotency_key=idempotency_key or "",
+        entities=entity_refs,
+        links=link_refs,
         deferred=state.errors,
     )
 
@@ -298,6 +320,7 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
         )
     else:
         vector, episode_vector = embedder.embed([prepared.text])[0], None
+    recognised = recognise(agent.workspace_id, [prepared.text])[0]
 
     with transaction.atomic():
         if prepared.idempotency_key:
@@ -315,6 +338,7 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
         )
         memory.save()
         prepared.event(memory).save()
+        store_relations([prepared.relations(memory, recognised)], agent=agent)
         if prepared.supersedes is not None:
             supersede(old=prepared.supersedes, new=memory, agent=agent)
     return RememberResult(memory, created=True)

@@ -209,8 +209,19 @@ def test_command_options_read_back_as_serializer_input():
         "metadata": {},
     }
     options = vars(parser.parse_args(["x", "--stare-scores", "{s: 0.9}"]))
-    with pytest.raises(CommandError, match="--stare-scores: must be a JSON object"):
+    with pytest.raises(CommandError, match=r"--stare-scores: must be JSON \(an object\)"):
         command_input(RememberInput, options)
+    options = vars(parser.parse_args(["x", "--entities", "Zephyr"]))
+    with pytest.raises(CommandError, match=r"--entities: must be JSON \(a list\)"):
+        command_input(RememberInput, options)
+
+    # A list of words is comma-separated on a command line (and in a query string).
+    parser = parser_of(search_command, "search")
+    options = vars(
+        parser.parse_args(["x", "--related-to", "0" * 16, "--link-types", "supports,part_of"])
+    )
+    parsed = parse(SearchInput, command_input(SearchInput, options), from_text=True)
+    assert parsed["link_types"] == ["supports", "part_of"]
 
 
 # --- Dashboard forms -------------------------------------------------------------------------

@@ -24,4 +24,4 @@ class Command(BaseCommand):
             result = memory_remember(agent=agent, **parse(RememberInput, data, from_text=True))
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
-        self.stdout.write(json.dumps(memory_detail(result.memory), indent=2))
+        self.stdout.write(json.dumps(memory_detail(result.memory, agent), indent=2))

@@ -1,0 +1,320 @@
+"""What a memory connects to, as a reader may see it: its links (both ways, the engine's own
+``supersedes`` and ``follows`` among them), its entities, an entity's memories, and the
+connections search filters read.
+
+A reader never learns of a memory it cannot see: a link whose other end is such a memory is
+left out, and so is an entity that only such memories mention (unless the team declared it).
+``scope_ids`` is what the reader sees (``visible_scope_ids``); None is a team member's view of
+the whole workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from memories.errors import NotFound
+from memories.gazetteer import normalize
+from memories.models import Entity, Link, Memory
+
+MEMORY = Memory._meta.db_table
+LINK = Link._meta.db_table
+
+
+@dataclass(frozen=True)
+class LinkView:
+    """One link of a memory as its reader sees it."""
+
+    link_id: str | None  # None for the engine's own (supersedes, follows)
+    kind: str
+    direction: str  # "out": this memory → other; "in": other → this memory
+    other_memory: Memory | None
+    other_entity: Entity | None
+    weight: float
+    origin: str  # writer, extraction, gazetteer, consolidation, member, engine
+    made_by: str  # agent:<name>, user:<name>, the model, or "engine"
+    evidence: dict[str, Any]
+    created_at: datetime | None
+
+
+def _visible(queryset: QuerySet, scope_ids: Sequence[int] | None, prefix: str) -> QuerySet:
+    return (
+        queryset if scope_ids is None else queryset.filter(**{f"{prefix}scope_id__in": scope_ids})
+    )
+
+
+def _made_by(link: Link) -> str:
+    if link.agent_id:
+        return f"agent:{link.agent.name}"
+    if link.user_id:
+        return f"user:{link.user.get_username()}"
+    if link.origin == Link.Origin.EXTRACTION:
+        return str(link.evidence.get("model", "extraction"))
+    return link.origin
+
+
+def memory_links(memory: Memory, scope_ids: Sequence[int] | None) -> list[LinkView]:
+    """The memory's active links, out then in, then the engine's own: what it supersedes and
+    what superseded it, what it follows in its session and what follows it."""
+    related = ("agent", "user", "target_memory", "target_entity", "source")
+    out = Link.objects.filter(source=memory, removed_at__isnull=True).select_related(*related)
+    if scope_ids is not None:
+        out = out.filter(Q(target_memory__isnull=True) | Q(target_memory__scope_id__in=scope_ids))
+    into = _visible(
+        Link.objects.filter(target_memory=memory, removed_at__isnull=True).select_related(*related),
+        scope_ids,
+        "source__",
+    )
+    views = [
+        LinkView(
+            link.link_id,
+            link.kind,
+            "out",
+            link.target_memory,
+            link.target_entity,
+            link.weight,
+            link.origin,
+            _made_by(link),
+            link.evidence,
+            link.created_at,
+        )
+        for link in out.order_by("created_at", "id")
+    ]
+    views += [
+        LinkView(
+            link.link_id,
+            link.kind,
+            "in",
+            link.source,
+            None,
+            link.weight,
+            link.origin,
+            _made_by(link),
+            link.evidence,
+            link.created_at,
+        )
+        for link in into.order_by("created_at", "id")
+    ]
+    engine = [
+        ("supersedes", "out", Memory.objects.filter(superseded_by=memory)),
+        ("supersedes", "in", Memory.objects.filter(pk=memory.superseded_by_id)),
+        ("follows", "out", Memory.objects.filter(pk=memory.follows_id)),
+        ("follows", "in", Memory.objects.filter(follows=memory)),
+    ]
+    for kind, direction, queryset in engine:
+        for other in _visible(queryset, scope_ids, "").only("mem_id", "text", "scope_id"):
+            views.append(
+                LinkView(None, kind, direction, other, None, 1.0, "engine", "engine", {}, None)
+            )
+    return views
+
+
+def memory_entities(memory: Memory) -> list[Entity]:
+    """The entities the memory mentions (merged ones as the entity they were merged into)."""
+    ids = Link.objects.filter(
+        source=memory, target_entity__isnull=False, removed_at__isnull=True
+    ).values_list("target_entity__merged_into_id", "target_entity_id")
+    wanted = {merged or pk for merged, pk in ids}
+    return list(Entity.objects.filter(pk__in=wanted).order_by("kind", "name"))
+
+
+def _mentioned_by_visible(scope_ids: Sequence[int] | None) -> Exists:
+    """An entity (or one merged into it) is mentioned by a memory the reader sees."""
+    links = Link.objects.filter(
+        Q(target_entity=OuterRef("pk")) | Q(target_entity__merged_into=OuterRef("pk")),
+        removed_at__isnull=True,
+    )
+    if scope_ids is not None:
+        links = links.filter(source__scope_id__in=scope_ids)
+    return Exists(links)
+
+
+def visible_entities(workspace_id: int, scope_ids: Sequence[int] | None) -> QuerySet[Entity]:
+    """The workspace's entities a reader may know of: declared ones, and those a memory it
+    sees mentions."""
+    queryset = Entity.objects.filter(workspace_id=workspace_id)
+    if scope_ids is None:
+        return queryset
+    return queryset.filter(Q(declared=True) | _mentioned_by_visible(scope_ids))
+
+
+def entity_list(
+    *,
+    workspace_id: int,
+    scope_ids: Sequence[int] | None,
+    query: str = "",
+    kind: str = "",
+    include_merged: bool = False,
+) -> QuerySet[Entity]:
+    """Entities by name (``query``: part of a name or alias), of one type, most mentioned
+    first; merged ones left out unless asked."""
+    queryset = visible_entities(workspace_id, scope_ids)
+    if not include_merged:
+        queryset = queryset.filter(merged_into__isnull=True)
+    if kind:
+        queryset = queryset.filter(kind=kind)
+    if key := normalize(query):
+        queryset = queryset.filter(Q(normalized__contains=key) | Q(keys__contains=[key]))
+    mentions = Link.objects.filter(
+        Q(target_entity=OuterRef("pk")) | Q(target_entity__merged_into=OuterRef("pk")),
+        removed_at__isnull=True,
+    )
+    if scope_ids is not None:
+        mentions = mentions.filter(source__scope_id__in=scope_ids)
+    counted = (
+        mentions.order_by()
+        .annotate(group=Value(1))
+        .values("group")
+        .annotate(n=Count("source_id", distinct=True))
+        .values("n")
+    )
+    return queryset.annotate(
+        mentions=Coalesce(Subquery(counted[:1], output_field=IntegerField()), 0)
+    ).order_by("-mentions", "name", "pk")
+
+
+def entity_get(*, workspace_id: int, entity_id: str, scope_ids: Sequence[int] | None) -> Entity:
+    """One entity the reader may know of; anything else is the same NotFound."""
+    entity = None
+    if isinstance(entity_id, str) and len(entity_id) == 16:
+        entity = (
+            visible_entities(workspace_id, scope_ids)
+            .select_related("merged_into")
+            .filter(entity_id=entity_id)
+            .first()
+        )
+    if entity is None:
+        raise NotFound(f"no entity {entity_id!r}")
+    return entity
+
+
+def entity_by_name(
+    *, workspace_id: int, name: str, scope_ids: Sequence[int] | None
+) -> list[Entity]:
+    """The entities named ``name`` (by any name or alias), merged ones as their target."""
+    key = normalize(name)
+    if not key:
+        return []
+    found = visible_entities(workspace_id, scope_ids).filter(keys__contains=[key])
+    targets = {e.merged_into_id or e.pk for e in found}
+    return list(Entity.objects.filter(pk__in=targets))
+
+
+def entity_members(entity: Entity) -> list[int]:
+    """The entity and those merged into it: the primary keys links to it may name."""
+    return [entity.pk, *Entity.objects.filter(merged_into=entity).values_list("pk", flat=True)]
+
+
+def entity_memories(entity: Entity, scope_ids: Sequence[int] | None) -> QuerySet[Memory]:
+    """The memories that mention the entity (or one merged into it), newest first."""
+    mentions = Link.objects.filter(
+        source=OuterRef("pk"),
+        target_entity_id__in=entity_members(entity),
+        removed_at__isnull=True,
+    )
+    queryset = Memory.objects.filter(workspace_id=entity.workspace_id).filter(Exists(mentions))
+    return _visible(queryset, scope_ids, "").select_related("scope").order_by("-created_at", "-id")
+
+
+# --- What search filters read -------------------------------------------------------------------
+
+
+def related_memory_links(
+    memory_pk: int, scope_ids: Sequence[int] | None, kinds: Sequence[str] | None
+) -> dict[int, list[tuple[str, str]]]:
+    """The memories directly connected to one memory, either way, that the reader sees (any
+    status), each with its links as (type, direction seen from the given memory)."""
+    kinds = list(kinds or [])
+    sql = f"""
+        SELECT other, kind, direction FROM (
+            SELECT target_memory_id AS other, kind, 'out' AS direction FROM {LINK}
+            WHERE source_id = %(pk)s AND target_memory_id IS NOT NULL AND removed_at IS NULL
+            UNION ALL
+            SELECT source_id, kind, 'in' FROM {LINK}
+            WHERE target_memory_id = %(pk)s AND removed_at IS NULL
+            UNION ALL
+            SELECT id, 'supersedes', 'out' FROM {MEMORY} WHERE superseded_by_id = %(pk)s
+            UNION ALL
+            SELECT superseded_by_id, 'supersedes', 'in' FROM {MEMORY}
+            WHERE id = %(pk)s AND superseded_by_id IS NOT NULL
+            UNION ALL
+            SELECT follows_id, 'follows', 'out' FROM {MEMORY}
+            WHERE id = %(pk)s AND follows_id IS NOT NULL
+            UNION ALL
+            SELECT id, 'follows', 'in' FROM {MEMORY} WHERE follows_id = %(pk)s
+        ) AS edges
+        JOIN {MEMORY} m ON m.id = edges.other
+        WHERE (cardinality(%(kinds)s::text[]) = 0 OR kind = ANY(%(kinds)s::text[]))
+          AND (%(all)s OR m.scope_id = ANY(%(scopes)s::bigint[]))
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "pk": memory_pk,
+                "kinds": kinds,
+                "all": scope_ids is None,
+                "scopes": list(scope_ids or []),
+            },
+        )
+        found: dict[int, list[tuple[str, str]]] = {}
+        for other, kind, direction in cursor.fetchall():
+            found.setdefault(other, []).append((kind, direction))
+    return found
+
+
+def connections_sql(memory: str, scopes: str) -> str:
+    """SQL for how many connections memory ``memory`` (a column) has that a reader of the
+    scopes ``scopes`` (a bigint[] expression) sees: distinct memories it links to or is linked
+    from (links of any type, the engine's supersedes and follows included) that are active, plus
+    distinct entities it mentions (a merged entity counts as the one it was merged into)."""
+    return f"""(
+        (SELECT count(DISTINCT other.id) FROM (
+            SELECT target_memory_id AS id FROM {LINK}
+            WHERE source_id = {memory} AND target_memory_id IS NOT NULL AND removed_at IS NULL
+            UNION ALL
+            SELECT source_id FROM {LINK}
+            WHERE target_memory_id = {memory} AND removed_at IS NULL
+            UNION ALL
+            SELECT id FROM {MEMORY} WHERE superseded_by_id = {memory}
+            UNION ALL
+            SELECT superseded_by_id FROM {MEMORY} WHERE id = {memory}
+            UNION ALL
+            SELECT follows_id FROM {MEMORY} WHERE id = {memory}
+            UNION ALL
+            SELECT id FROM {MEMORY} WHERE follows_id = {memory}
+        ) AS ends JOIN {MEMORY} other ON other.id = ends.id
+        WHERE other.status = 'active' AND other.scope_id = ANY({scopes}))
+        + (SELECT count(DISTINCT COALESCE(e.merged_into_id, e.id)) FROM {LINK} l
+           JOIN {Entity._meta.db_table} e ON e.id = l.target_entity_id
+           WHERE l.source_id = {memory} AND l.removed_at IS NULL)
+    )"""
+
+
+def connection_counts(memory_pks: Sequence[int], scope_ids: Sequence[int]) -> dict[int, int]:
+    """``connections_sql`` for some memories, by primary key."""
+    if not memory_pks:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m.id, {connections_sql('m.id', '%(scopes)s::bigint[]')} "
+            f"FROM {MEMORY} m WHERE m.id = ANY(%(ids)s::bigint[])",
+            {"ids": list(memory_pks), "scopes": list(scope_ids)},
+        )
+        return dict(cursor.fetchall())
+
+
+def entity_counts(entities: Sequence[Entity]) -> dict[int, int]:
+    """How many memories mention each entity (any reader): for the admin and the overview."""
+    rows = (
+        Link.objects.filter(target_entity__in=entities, removed_at__isnull=True)
+        .values("target_entity_id")
+        .annotate(n=Count("source_id", distinct=True))
+    )
+    return {row["target_entity_id"]: row["n"] for row in rows}
