@@ -21,12 +21,14 @@ from memories.presenters import (
     hits_to_list,
     memory_detail,
     results_table,
+    stored_link_to_dict,
 )
 from memories.search import memory_search
 from memories.serializers import (
     CompileInput,
     FeedbackInput,
     ForgetInput,
+    LinkAddInput,
     MemIdInput,
     RememberInput,
     SearchInput,
@@ -34,6 +36,7 @@ from memories.serializers import (
     parse_bulk,
 )
 from memories.services import (
+    link_add,
     memory_feedback,
     memory_forget,
     memory_remember,
@@ -50,6 +53,10 @@ class FeedbackArguments(MemIdInput, FeedbackInput):
 
 class ForgetArguments(MemIdInput, ForgetInput):
     """mm_forget's arguments."""
+
+
+class LinkArguments(MemIdInput, LinkAddInput):
+    """mm_link's arguments: the memory linked from, and the link."""
 
 
 REMEMBER = json_schema(RememberInput)
@@ -71,6 +78,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "mm_feedback": json_schema(FeedbackArguments),
     "mm_forget": json_schema(ForgetArguments),
     "mm_compile": json_schema(CompileInput),
+    "mm_link": json_schema(LinkArguments),
 }
 
 DESCRIPTIONS = {
@@ -85,7 +93,12 @@ DESCRIPTIONS = {
     "mm_search": "Search the memories you may see. Call it before answering from memory. "
     "Returns a markdown table (| # | mem_id | Sig | Eligible | Category | Date | Text |) and, as "
     "structured content, each hit with the figures that explain its rank. Only memories valid "
-    "now are searched unless you give as_of or currently_valid.",
+    "now are searched unless you give as_of or currently_valid. related_to, entity and min_r "
+    "keep the memories linked to one memory, those that mention an entity, or those with at "
+    "least that many connections.",
+    "mm_link": "Link a memory (mem_id) to another memory you may see (to) or to an entity "
+    "(entity: its id), with a type such as supports, contradicts, part_of or relates_to. "
+    "Returns the link. The same link again returns the one already there.",
     "mm_feedback": "Tell the engine how a memory served you, with a reason. Returns the memory "
     "with its history.",
     "mm_forget": "Forget a memory that must not be used again (it is kept, with its history, for "
@@ -142,6 +155,15 @@ def forget(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     return tool_result(f"forgotten: {memory.mem_id}", memory_detail(memory, agent))
 
 
+def link(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    result = link_add(agent=agent, **parse(LinkArguments, arguments))
+    data = stored_link_to_dict(result.link)
+    status = "linked" if result.created else "already linked"
+    return tool_result(
+        f"{status}: {data['from']} {data['type']} {data['to'] or data['entity']}", data
+    )
+
+
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     compiled = compiled_memory_file(
         workspace=agent.workspace, agent=agent, **parse(CompileInput, arguments)
@@ -176,4 +198,5 @@ TOOLS = (
     Tool("mm_feedback", SCHEMAS["mm_feedback"], DESCRIPTIONS["mm_feedback"], WRITES, feedback),
     Tool("mm_forget", SCHEMAS["mm_forget"], DESCRIPTIONS["mm_forget"], DESTROYS, forget),
     Tool("mm_compile", SCHEMAS["mm_compile"], DESCRIPTIONS["mm_compile"], READS, compile_file),
+    Tool("mm_link", SCHEMAS["mm_link"], DESCRIPTIONS["mm_link"], WRITES, link),
 )

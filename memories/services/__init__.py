@@ -27,6 +27,7 @@ from memories.services.relations import (
     entity_merge,
     entity_unmerge,
     link_add,
+    link_backfill,
     link_remove,
 )
 from memories.services.remember import (
@@ -63,6 +64,7 @@ __all__ = [
     "entity_merge",
     "entity_unmerge",
     "link_add",
+    "link_backfill",
     "link_remove",
     "Episode",
     "PreparedMemory",

@@ -28,6 +28,7 @@ TOOLS = {
     "mm_feedback",
     "mm_forget",
     "mm_compile",
+    "mm_link",
     "mm_stare_readiness",
 }
 RENEWAL = (
@@ -313,3 +314,46 @@ def test_a_host_django_would_refuse_is_refused(served, actors):
         headers={"Authorization": f"Bearer {actors['alice'].token}", "Host": "evil.example"},
     )
     assert response.status_code == 400
+
+
+def test_mm_link_and_the_relational_search_arguments(served, actors):
+    alice, charlie = actors["alice"], actors["charlie"]
+
+    async def work(session):
+        hub = await session.call_tool(
+            "mm_remember",
+            {"text": RENEWAL, "entities": [{"name": "Zephyr Logistics", "type": "customer"}]},
+        )
+        other = await session.call_tool("mm_remember", {"text": "The renewal budget is set."})
+        hub_id, other_id = hub.structured_content["mem_id"], other.structured_content["mem_id"]
+        linked = await session.call_tool(
+            "mm_link", {"mem_id": other_id, "to": hub_id, "type": "supports"}
+        )
+        bad = await session.call_tool(
+            "mm_link", {"mem_id": other_id, "to": other_id, "type": "supports"}
+        )
+        related = await session.call_tool(
+            "mm_search", {"query": "renewal budget", "related_to": hub_id}
+        )
+        by_entity = await session.call_tool(
+            "mm_search", {"query": "renewal", "entity": "Zephyr Logistics"}
+        )
+        bad_min_r = await session.call_tool("mm_search", {"query": "renewal", "min_r": -1})
+        return hub_id, other_id, linked, bad, related, by_entity, bad_min_r
+
+    hub_id, other_id, linked, bad, related, by_entity, bad_min_r = over_http(
+        served, alice.token, work
+    )
+    assert not linked.is_error and linked.structured_content["to"] == hub_id
+    assert bad.is_error and "to" in bad.structured_content
+    assert [r["mem_id"] for r in related.structured_content["results"]] == [other_id]
+    assert [r["mem_id"] for r in by_entity.structured_content["results"]] == [hub_id]
+    assert bad_min_r.is_error and "min_r" in bad_min_r.structured_content
+
+    async def outsider(session):
+        return await session.call_tool(
+            "mm_link", {"mem_id": other_id, "to": hub_id, "type": "supports"}
+        )
+
+    refused = over_http(served, charlie.token, outsider)
+    assert refused.is_error and refused.structured_content == {"detail": f"no memory {other_id!r}"}

@@ -411,3 +411,73 @@ def test_entity_filter_by_name_alias_or_id_and_never_another_workspaces(alice, c
         "/api/v1/search", {"query": "renewal", "entity": entity.entity_id}, format="json"
     )
     assert response.status_code == 400 and "entity" in response.json()
+
+
+# --- Commands ---------------------------------------------------------------------------------
+
+
+def test_link_backfills_old_memories_resumably_and_idempotently(alice, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.MM_ENTITY_EXTRACTION = False  # written "before entities existed"
+    old = [remember(alice, f"Melanie called Zephyr Logistics about invoice {n}.") for n in range(5)]
+    assert not Link.objects.exists()
+    settings.MM_ENTITY_EXTRACTION = True
+    out = StringIO()
+    call_command("link", workspace="acme", batch=2, limit=3, stdout=out, stderr=StringIO())
+    assert "3 memories" in out.getvalue() and "2 left" in out.getvalue()
+    assert Memory.objects.filter(relations_version=1).count() == 3
+    call_command("link", workspace="acme", batch=2, stdout=out, stderr=StringIO())
+    assert Memory.objects.filter(relations_version__isnull=True).count() == 0
+    count = Link.objects.count()
+    assert all(("Melanie", "person", "extraction") in mentions(m) for m in old)
+    Memory.objects.update(relations_version=None)  # as if every batch had to be done again
+    call_command("link", workspace="acme", stdout=out, stderr=StringIO())
+    assert Link.objects.count() == count
+
+
+def test_link_as_an_agent_on_the_command_line(alice):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    first, second = remember(alice, "One."), remember(alice, "Two.")
+    out = StringIO()
+    call_command(
+        "link",
+        second.mem_id,
+        to=first.mem_id,
+        type="supports",
+        workspace="acme",
+        agent="alice",
+        stdout=out,
+    )
+    assert '"type": "supports"' in out.getvalue()
+    with pytest.raises(CommandError, match="type"):
+        call_command(
+            "link", second.mem_id, to=first.mem_id, type="cites", workspace="acme", agent="alice"
+        )
+
+
+def test_entities_import_declares_a_whole_file_or_nothing(alice, tmp_path):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    good = tmp_path / "gazetteer.csv"
+    good.write_text(
+        "name,type,aliases\nZephyr Logistics,customer,Zephyr|ZL\nPostgreSQL,product,Postgres\n"
+    )
+    out = StringIO()
+    call_command("entities", "import", str(good), workspace="acme", stdout=out)
+    assert "2 declared (2 new" in out.getvalue()
+    assert set(Entity.objects.get(name="Zephyr Logistics").aliases) == {"Zephyr", "ZL"}
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"name": "Acme", "type": "customer"}, {"name": "X", "type": "company"}]')
+    with pytest.raises(CommandError, match=r"entities\[1\]\.type"):
+        call_command("entities", "import", str(bad), workspace="acme")
+    assert not Entity.objects.filter(name="Acme").exists()
+    memory = remember(alice, "ZL moved their database to Postgres.")
+    assert {name for name, _, _ in mentions(memory)} == {"Zephyr Logistics", "PostgreSQL"}
