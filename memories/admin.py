@@ -23,6 +23,8 @@ from memories.errors import MemoryEngineError
 from memories.models import (
     CURATING_ROLES,
     Agent,
+    Entity,
+    Link,
     Membership,
     Memory,
     ProvenanceEvent,
@@ -494,3 +496,74 @@ class MembershipAdmin(WorkspaceScoped, admin.ModelAdmin):
                     self.delete_model(request, membership)
             except MemoryEngineError as exc:
                 self.message_user(request, f"{membership}: {exc.message}", messages.ERROR)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Listed and read here; changed through the dashboard and the API, whose services keep
+    the history."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Entity)
+class EntityAdmin(WorkspaceScoped, ReadOnlyAdmin):
+    list_display = ("name", "kind", "declared", "origin", "merged_into", "workspace", "created_at")
+    list_filter = (WORKSPACE_FILTER, "kind", "declared", "origin")
+    search_fields = ("name", "normalized", "entity_id")
+    list_select_related = ("workspace", "merged_into")
+    fields = (
+        "entity_id",
+        "workspace",
+        "kind",
+        "name",
+        "aliases",
+        "declared",
+        "origin",
+        "created_by_agent",
+        "created_by_user",
+        "merged_into",
+        "created_at",
+        "updated_at",
+    )
+    readonly_fields = fields
+
+
+@admin.register(Link)
+class LinkAdmin(WorkspaceScoped, ReadOnlyAdmin):
+    list_display = ("link_id", "source_preview", "kind", "target", "origin", "weight", "removed_at")
+    list_filter = (WORKSPACE_FILTER, "kind", "origin")
+    search_fields = ("link_id", "source__mem_id", "target_memory__mem_id", "target_entity__name")
+    list_select_related = ("source", "target_memory", "target_entity")
+    fields = (
+        "link_id",
+        "workspace",
+        "source",
+        "kind",
+        "target_memory",
+        "target_entity",
+        "weight",
+        "origin",
+        "agent",
+        "user",
+        "evidence",
+        "created_at",
+        "removed_at",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="from")
+    def source_preview(self, link: Link) -> str:
+        return f"{link.source.mem_id}: {link.source.text[:60]}"
+
+    @admin.display(description="to")
+    def target(self, link: Link) -> str:
+        if link.target_memory_id:
+            return f"{link.target_memory.mem_id}: {link.target_memory.text[:60]}"
+        return f"{link.target_entity.name} ({link.target_entity.kind})"

@@ -23,6 +23,10 @@ class SearchForm(
             "limit": "Results",
             "currently_valid": "Validity",
             **{f"min_{d}_score": f"Min {d.upper()}" for d in "stare"},
+            "related_to": "Linked to (mem_id)",
+            "link_types": "Link types",
+            "min_r": "Min connections",
+            "entity": "Mentions",
         },
         choices={
             "currently_valid": [
@@ -82,3 +86,50 @@ class AgentForm(forms.Form):
             if message := rules.scope_name(name):
                 raise forms.ValidationError(f"{name!r}: {message}")
         return names
+
+
+class EntityForm(forms.Form):
+    """Declare an entity for the gazetteer; its values go to ``entity_declare``, whose rules
+    (and messages) decide."""
+
+    name = forms.CharField(max_length=rules.ENTITY_NAME_MAX)
+    kind = forms.CharField(
+        label="Type",
+        max_length=80,
+        help_text="person, organization, customer, project, product, place, topic, or "
+        "custom:<name>",
+        widget=forms.TextInput(attrs={"list": "entity-types"}),
+    )
+    aliases = forms.CharField(
+        required=False, help_text="Other names texts use for it, separated by commas."
+    )
+
+    def service_arguments(self) -> dict:
+        data = self.cleaned_data
+        aliases = [a.strip() for a in data["aliases"].split(",") if a.strip()]
+        return {"name": data["name"], "kind": data["kind"].strip(), "aliases": aliases}
+
+
+class EntityFilterForm(forms.Form):
+    query = forms.CharField(required=False, label="Name")
+    type = forms.CharField(required=False, label="Type")
+
+
+class MergeForm(forms.Form):
+    into = forms.CharField(
+        label="Merge into", help_text="The other entity's id, or a name only it has."
+    )
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={"required": REASON_REQUIRED},
+        widget=forms.TextInput(attrs={"placeholder": "Why are they one? (required)"}),
+    )
+
+
+class UnmergeForm(forms.Form):
+    unmerge = forms.CharField(widget=forms.HiddenInput, initial="1")
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={"required": REASON_REQUIRED},
+        widget=forms.TextInput(attrs={"placeholder": "Why are they two? (required)"}),
+    )

@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -25,8 +26,19 @@ from django.views.decorators.http import require_http_methods, require_POST
 from memories import services
 from memories.compile import compile_options, compiled_memory_file, stare_marks
 from memories.errors import MemoryEngineError, ValidationFailed
-from memories.forms import AgentForm, CompileForm, FeedbackForm, MemberForm, SearchForm
+from memories.forms import (
+    AgentForm,
+    CompileForm,
+    EntityFilterForm,
+    EntityForm,
+    FeedbackForm,
+    MemberForm,
+    MergeForm,
+    SearchForm,
+    UnmergeForm,
+)
 from memories.models import Membership, Memory
+from memories.neighbourhood import neighbourhood
 from memories.presenters import error_status
 from memories.search import memory_search
 from memories.selectors import (
@@ -41,7 +53,15 @@ from memories.selectors import (
     workspace_memory,
     workspace_overview,
 )
-from memories.serializers import SearchInput
+from memories.selectors.relations import (
+    entity_by_name,
+    entity_get,
+    entity_list,
+    entity_memories,
+    memory_entities,
+    memory_links,
+)
+from memories.serializers import EntityListInput, SearchInput, parse
 
 FEEDBACK_LABELS = {
     "important": "Important",
@@ -195,6 +215,7 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
     membership = page_membership(request, slug)
     memory = _memory(membership, mem_id)
     newer, older = supersession_chain(memory)
+    links = memory_links(memory, None)
     scores = [
         {"dim": d.upper(), "score": memory.stare_scores[d], "origin": memory.stare_origins[d]}
         for d in "stare"
@@ -205,7 +226,9 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
         page_context(request, membership, memory=memory, scores=scores,
                  events=memory_history(memory), newer=newer, older=older,
                  feedback=FeedbackForm(), labels=FEEDBACK_LABELS, window=_window(memory),
-                 marks=stare_marks(memory.stare_scores, "marks")),
+                 marks=stare_marks(memory.stare_scores, "marks"),
+                 entities=memory_entities(memory), links=links,
+                 neighbourhood=neighbourhood(memory, links)),
     )  # fmt: skip
 
 
@@ -362,3 +385,133 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
         "memories/members.html",
         page_context(request, membership, members=workspace_members(workspace), form=form),
     )
+
+
+# --- Entities --------------------------------------------------------------------------------
+
+
+def _entity(membership: Membership, entity_id: str):
+    try:
+        return entity_get(workspace_id=membership.workspace_id, entity_id=entity_id, scope_ids=None)
+    except MemoryEngineError as exc:
+        raise _page_error(exc) from exc
+
+
+def _paged(request: HttpRequest, items, size: int = 25):
+    paginator = Paginator(items, size)
+    return paginator.get_page(request.GET.get("page"))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def entities(request: HttpRequest, slug: str) -> HttpResponse:
+    """The workspace's entities, most mentioned first; curators declare entities for the
+    gazetteer here (a name, a type, aliases)."""
+    membership = page_membership(request, slug)
+    form = EntityForm(request.POST or None)
+    if request.method == "POST":
+        if not membership.can_curate:
+            raise PermissionDenied("Viewers cannot change the gazetteer.")
+        if form.is_valid():
+            try:
+                result = services.entity_declare(
+                    workspace_id=membership.workspace_id,
+                    user=request.user,
+                    **form.service_arguments(),
+                )
+            except ValidationFailed as exc:
+                _form_errors(form, exc, rename={"type": "kind"})
+            else:
+                verb = "Declared" if result.created else "Now declared"
+                messages.success(request, f"{verb}: {result.entity.name} ({result.entity.kind}).")
+                return redirect("dashboard:entity", slug=slug, entity_id=result.entity.entity_id)
+    filters = EntityFilterForm(request.GET or None)
+    values: dict[str, Any] = {}
+    if filters.is_bound:
+        try:
+            values = parse(
+                EntityListInput,
+                {k: v for k, v in request.GET.items() if v and k in ("query", "type")},
+                from_text=True,
+            )
+        except ValidationFailed as exc:
+            _form_errors(filters, exc)
+    listed = entity_list(
+        workspace_id=membership.workspace_id,
+        scope_ids=None,
+        query=values.get("query", ""),
+        kind=values.get("type", ""),
+    )
+    return render(
+        request,
+        "memories/entities.html",
+        page_context(request, membership, form=form, filters=filters,
+                 page=_paged(request, listed)),
+    )  # fmt: skip
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse:
+    """An entity: its names, the memories that mention it over time and newest first, and,
+    for curators, merging it into another entity (with a reason) or undoing its merge."""
+    membership = page_membership(request, slug)
+    entity = _entity(membership, entity_id)
+    merge = MergeForm(request.POST if "into" in request.POST else None)
+    unmerge = UnmergeForm(request.POST if "unmerge" in request.POST else None)
+    if request.method == "POST":
+        if not membership.can_curate:
+            raise PermissionDenied("Viewers cannot merge entities.")
+        form = merge if merge.is_bound else unmerge
+        if form.is_valid():
+            try:
+                if form is merge:
+                    into = _merge_target(membership, form.cleaned_data["into"], entity)
+                    services.entity_merge(
+                        user=request.user,
+                        entity=entity,
+                        into=into,
+                        reason=form.cleaned_data["reason"],
+                    )
+                    messages.success(request, f"{entity.name} is merged into {into.name}.")
+                else:
+                    services.entity_unmerge(
+                        user=request.user, entity=entity, reason=form.cleaned_data["reason"]
+                    )
+                    messages.success(request, f"{entity.name} stands for itself again.")
+                return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
+            except ValidationFailed as exc:
+                _form_errors(form, exc, rename={"entity": "__all__"})
+    memories = entity_memories(entity, None)
+    months: dict[str, int] = {}
+    for created in memories.values_list("created_at", flat=True).order_by("created_at"):
+        label = created.strftime("%b %Y")
+        months[label] = months.get(label, 0) + 1
+    events = entity.events.select_related("user", "agent").order_by("created_at", "id")
+    return render(
+        request,
+        "memories/entity.html",
+        page_context(request, membership, entity=entity, page=_paged(request, memories),
+                 over_time=_bars(list(months.items())[-24:]), merge=merge, unmerge=unmerge,
+                 events=events, merged=entity.merged.all()),
+    )  # fmt: skip
+
+
+def _merge_target(membership: Membership, given: str, entity):
+    """The entity named by ``given``: its id, or a name or alias only one entity has."""
+    given = given.strip()
+    try:
+        return entity_get(workspace_id=membership.workspace_id, entity_id=given, scope_ids=None)
+    except MemoryEngineError:
+        pass
+    found = [
+        e
+        for e in entity_by_name(workspace_id=membership.workspace_id, name=given, scope_ids=None)
+        if e.pk != entity.pk
+    ]
+    if len(found) != 1:
+        detail = "no entity has" if not found else f"{len(found)} entities have"
+        raise ValidationFailed.single(
+            "into", f"{detail} that name: give the entity's id (shown on its page)."
+        )
+    return found[0]

@@ -359,17 +359,13 @@ def store_relations(
     writer = Link.Origin.MEMBER if user is not None else Link.Origin.WRITER
     for item in items:
         memory = item.memory
-        made = {
-            "workspace_id": workspace_id,
-            "source": memory,
-            "agent": agent,
-            "user": user,
-        }
+        made = {"workspace_id": workspace_id, "source": memory}
+        by_writer = {**made, "agent": agent, "user": user}  # the gazetteer and the model: by no one
         for ref in item.entities:
             found = next(resolved)
             rows.append(
                 Link(
-                    **made,
+                    **by_writer,
                     target_entity_id=found.entity_id,
                     kind="mentions",
                     origin=writer,
@@ -412,7 +408,7 @@ def store_relations(
         for ref in item.links:
             rows.append(
                 Link(
-                    **made,
+                    **by_writer,
                     target_memory=ref.target,
                     kind=ref.kind,
                     weight=ref.weight,
@@ -657,6 +653,23 @@ def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors)
         .order_by("-declared", "pk")
         .first()
     )
+    if entity is None:
+        # The model's entity of that name, if it made one: its type was a guess; the team's
+        # is not.
+        entity = (
+            Entity.objects.select_for_update()
+            .filter(
+                workspace_id=workspace_id,
+                keys__contains=[key],
+                origin=Entity.Origin.EXTRACTION,
+                declared=False,
+                merged_into__isnull=True,
+            )
+            .order_by("pk")
+            .first()
+        )
+        if entity is not None:
+            entity.kind = kind
     taken = (
         Entity.objects.filter(
             workspace_id=workspace_id, declared=True, keys__overlap=[key, *alias_keys]

@@ -197,8 +197,11 @@ def test_pages_keep_to_their_content_security_policy(browser, live_server, team)
         "/w/acme/agents",
         "/w/acme/members",
         "/w/acme/readiness",
+        "/w/acme/entities",
         "/admin/",
         "/admin/memories/memory/",
+        "/admin/memories/entity/",
+        "/admin/memories/link/",
     ):
         response = page.goto(f"{base}{path}")
         assert "script-src 'self';" in response.headers["content-security-policy"], path
@@ -210,3 +213,46 @@ def test_pages_keep_to_their_content_security_policy(browser, live_server, team)
 
     assert header == "rgb(29, 35, 48)"
     assert refused == []
+
+
+def test_a_curator_follows_links_and_merges_two_entities(browser, live_server, team):
+    from memories.models import Entity
+
+    alice = team["renewal"]
+    agent = alice.workspace.agents.get(name="alice")
+    note = memory_remember(
+        agent=agent,
+        text="Melanie from ZL approved the renewal price.",
+        entities=[{"name": "ZL", "type": "customer"}],
+        links=[{"to": alice.mem_id, "type": "supports"}],
+    ).memory
+    base = live_server.url
+    page = log_in(browser, base, "carol")
+
+    page.goto(f"{base}/w/acme/m/{note.mem_id}")
+    drawing = page.locator("figure.neighbourhood svg")
+    assert drawing.count() == 1
+    assert "supports" in page.locator("table.links").inner_text()
+    shot(page, "memory-links")
+    page.click("figure.neighbourhood svg a:has(title:has-text('Zephyr Logistics renews')) circle")
+    page.wait_for_url(f"**/m/{alice.mem_id}")
+    assert "← in\tsupports" in page.locator("table.links").inner_text()
+
+    page.click("text=Entities")
+    page.fill("input[name=name]", "Zephyr Logistics")
+    page.fill("input[name=kind]", "customer")
+    page.fill("input[name=aliases]", "Zephyr")
+    page.click("button:has-text('Declare')")
+    page.wait_for_selector("text=Declared: Zephyr Logistics (customer).")
+    page.click("text=Entities")
+    shot(page, "entities")
+
+    page.click("table >> text=ZL")
+    page.fill("input[name=into]", "Zephyr Logistics")
+    page.fill("input[name=reason]", "ZL is what the team calls Zephyr Logistics")
+    page.click("button:has-text('Merge')")
+    page.wait_for_selector("text=ZL is merged into Zephyr Logistics.")
+    page.click("text=Zephyr Logistics")
+    assert "Melanie from ZL approved the renewal price." in page.content()
+    shot(page, "entity")
+    assert Entity.objects.get(name="ZL").merged_into.name == "Zephyr Logistics"
