@@ -17,10 +17,11 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from memories.models import Memory
+from memories.models import Link, Memory
 from memories.scorer import bundled_scorer, calibration
 from memories.search import memory_search
-from memories.services import agent_create, memory_remember, memory_remember_bulk
+from memories.selectors.relations import joined_within_two_links
+from memories.services import agent_create, entity_declare, memory_remember, memory_remember_bulk
 from readiness.evidence import record
 from readiness.locomo import memory_text, read
 from readiness.metrics import auc
@@ -114,10 +115,61 @@ def reply_found_by_its_episode() -> Result:
     return found / len(pairs), {"trials": len(pairs)}
 
 
+def links_filter_as_documented() -> Result:
+    """related_to (either way, by type), entity (by alias), min_r (visible, active ends only):
+    each trial passes when the search returns exactly the memories the filter documents."""
+    agent = _agent()
+    other, _ = agent_create(workspace_slug=agent.workspace.slug, name="other")
+    entity_declare(
+        workspace_id=agent.workspace_id, name="Frostline", kind="customer", aliases=["Frost Line"]
+    )
+
+    def write(text: str, **fields) -> Any:
+        return memory_remember(agent=agent, text=text, **fields).memory
+
+    hub = write("The cold storage contract renews in May.")
+    part = write(
+        "Cold storage pricing rises in May.", links=[{"to": hub.mem_id, "type": "part_of"}]
+    )
+    support = write(
+        "Finance signed off the cold storage renewal.",
+        links=[{"to": hub.mem_id, "type": "supports"}],
+    )
+    write("Frost Line answers cold storage calls within a day.")
+    write("Cold storage audits happen yearly.")  # linked to nothing
+    hidden = memory_remember(agent=other, text="Another agent's private cold storage note.").memory
+    Link.objects.create(  # a link from a memory the checker cannot see
+        workspace_id=agent.workspace_id,
+        source=hidden,
+        target_memory=support,
+        kind="supports",
+        origin=Link.Origin.WRITER,
+    )
+
+    def found(**filters) -> set[str]:
+        hits = memory_search(agent=agent, query="cold storage", limit=20, **filters)
+        return {h.memory.mem_id for h in hits}
+
+    frostline = {
+        m.mem_id
+        for m in Memory.objects.filter(workspace=agent.workspace, text__startswith="Frost Line")
+    }
+    trials = [
+        found(related_to=hub.mem_id) == {part.mem_id, support.mem_id},
+        found(related_to=hub.mem_id, link_types=["supports"]) == {support.mem_id},
+        found(related_to=part.mem_id) == {hub.mem_id},
+        found(entity="Frostline") == frostline,
+        found(min_r=2) == {hub.mem_id},  # the hidden memory's link does not count for support
+        found(min_r=0) >= {hub.mem_id, part.mem_id, support.mem_id},
+    ]
+    return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
+
+
 SYNTHETIC: dict[str, Callable[[], Result]] = {
     "s.core.significance_orders": significance_orders,
     "t.core.as_of": as_of_finds_the_valid_memory,
     "e.anchor.reply_found": reply_found_by_its_episode,
+    "r.links.filters": links_filter_as_documented,
 }
 
 
@@ -128,6 +180,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
     def run() -> dict[str, Result]:
         chosen = read(path)[:conversations]
         recalls: dict[int, list[float]] = {}
+        joined: list[tuple[bool, bool]] = []  # each multi-hop question: all links, no follows
         scored: dict[str, tuple[list[float], list[bool]]] = {d: ([], []) for d in "str"}
         held_out = set(calibration()["held_out"])
         for conversation in chosen:
@@ -148,7 +201,16 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                     "pk", "metadata__dia_id"
                 )
             )
+            by_dia = {dia_id: pk for pk, dia_id in dia.items()}
             for question in conversation.questions:
+                if question.category == 1 and len(question.evidence) > 1:
+                    turns = [by_dia[d] for d in question.evidence if d in by_dia]
+                    joined.append(
+                        (
+                            joined_within_two_links(turns),
+                            joined_within_two_links(turns, follows=False),
+                        )
+                    )
                 hits = memory_search(agent=agent, query=question.text, limit=10)
                 got = {dia[h.memory.pk] for h in hits}
                 recall = len(got & question.evidence) / len(question.evidence)
@@ -163,6 +225,14 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
             results["t.core.locomo_temporal_recall"] = (
                 float(np.mean(recalls[2])),
                 {"questions": len(recalls[2])},
+            )
+        if joined:
+            results["r.links.locomo_multihop_joined"] = (
+                sum(all_links for all_links, _ in joined) / len(joined),
+                {
+                    "questions": len(joined),
+                    "without_follows": round(sum(bare for _, bare in joined) / len(joined), 4),
+                },
             )
         for dim, (scores, labels) in scored.items():
             if scores and any(labels) and not all(labels):

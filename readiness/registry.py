@@ -63,6 +63,11 @@ def _episodes() -> str:
     return "customer-default" if settings.MM_EPISODE_WINDOW > 0 else "off"
 
 
+def _links() -> str:
+    """Links and their filters are always on; the offline model is what the switch turns off."""
+    return "customer-default" if settings.MM_ENTITY_EXTRACTION else "customer-default (no NER)"
+
+
 def _scorer(dim: str) -> Callable[[], str]:
     """customer-default when the calibration turns it on; ``opt-in (opted in)`` when only
     this install's MM_STARE_AUTO_SKIP_DIMS does; off otherwise."""
@@ -117,6 +122,8 @@ WRITE_MODULES = (
     "memories/services/feedback.py",
 )
 LOCOMO_RECALL = 0.70
+#: A majority of multi-hop questions: set before any run, not fitted to one.
+MULTIHOP_JOINED = 0.50
 
 CAPABILITIES: tuple[Capability, ...] = (
     Capability(
@@ -184,6 +191,44 @@ CAPABILITIES: tuple[Capability, ...] = (
     ),
     Capability(
         "A", "encoding", NOT_BUILT, "whose perspective a memory serves; how clearly attributed"
+    ),
+    Capability(
+        dim="R",
+        name="links",
+        implementation=declared("memories.services.relations", "R/links"),
+        summary="entities and typed links on every write; related_to, entity and min_r filters",
+        modules=(
+            "memories/services/relations.py",
+            "memories/selectors/relations.py",
+            "memories/search/relational.py",
+            "memories/extraction.py",
+            "memories/gazetteer.py",
+            *SEARCH_MODULES,
+            *WRITE_MODULES,
+            *CHECK_MODULES,
+        ),
+        settings=("MM_ENTITY_EXTRACTION", "MM_ENTITY_MATCH_SCORE", *SEARCH_SETTINGS),
+        switch="MM_ENTITY_EXTRACTION",
+        deployment=_links,
+        checks=(
+            Check(
+                "r.links.filters",
+                "synthetic",
+                "share of trials where related_to, link_types, entity and min_r return what "
+                "they document (and nothing a reader may not see)",
+                1.0,
+                "R links beyond synthetic evidence",
+            ),
+            Check(
+                "r.links.locomo_multihop_joined",
+                "gated-eval",
+                "share of LoCoMo multi-hop questions (category 1) whose evidence turns are "
+                "joined pairwise within two links",
+                MULTIHOP_JOINED,
+                "R links as gated-eval (the graph joins what questions join)",
+                needs_locomo=True,
+            ),
+        ),
     ),
     Capability("R", "divergence", NOT_BUILT, "whether a memory agrees with what it connects to"),
     Capability("R", "traversal", NOT_BUILT, "following links between memories in search"),

@@ -318,3 +318,54 @@ def entity_counts(entities: Sequence[Entity]) -> dict[int, int]:
         .annotate(n=Count("source_id", distinct=True))
     )
     return {row["target_entity_id"]: row["n"] for row in rows}
+
+
+def joined_within_two_links(memory_pks: Sequence[int], *, follows: bool = True) -> bool:
+    """Whether every two of the memories are joined by at most two links: linked directly
+    (any type; ``follows`` counted unless told), through one other memory, or by mentioning
+    the same entity (memory → entity ← memory)."""
+    pks = list(dict.fromkeys(memory_pks))
+    if len(pks) < 2:
+        return True
+    neighbours: dict[int, set[int]] = {pk: set() for pk in pks}
+    entities: dict[int, set[int]] = {pk: set() for pk in pks}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT source_id, target_memory_id, kind FROM {LINK}
+            WHERE removed_at IS NULL AND target_memory_id IS NOT NULL
+              AND (source_id = ANY(%(pks)s) OR target_memory_id = ANY(%(pks)s))
+            UNION ALL
+            SELECT superseded_by_id, id, 'supersedes' FROM {MEMORY}
+            WHERE superseded_by_id IS NOT NULL
+              AND (id = ANY(%(pks)s) OR superseded_by_id = ANY(%(pks)s))
+            UNION ALL
+            SELECT id, follows_id, 'follows' FROM {MEMORY}
+            WHERE follows_id IS NOT NULL AND (id = ANY(%(pks)s) OR follows_id = ANY(%(pks)s))
+            """,
+            {"pks": pks},
+        )
+        for a, b, kind in cursor.fetchall():
+            if kind == "follows" and not follows:
+                continue
+            if a in neighbours:
+                neighbours[a].add(b)
+            if b in neighbours:
+                neighbours[b].add(a)
+        cursor.execute(
+            f"""
+            SELECT l.source_id, COALESCE(e.merged_into_id, e.id) FROM {LINK} l
+            JOIN {Entity._meta.db_table} e ON e.id = l.target_entity_id
+            WHERE l.removed_at IS NULL AND l.source_id = ANY(%(pks)s)
+            """,
+            {"pks": pks},
+        )
+        for pk, entity in cursor.fetchall():
+            entities[pk].add(entity)
+    for i, a in enumerate(pks):
+        for b in pks[i + 1 :]:
+            if not (
+                b in neighbours[a] or neighbours[a] & neighbours[b] or entities[a] & entities[b]
+            ):
+                return False
+    return True

@@ -36,11 +36,27 @@ def test_stare_eval_records_synthetic_evidence(db):
     call_command("stare-eval", stdout=out)
 
     reports = by_key()
-    assert "recorded 3 check runs" in out.getvalue()
+    assert "recorded 4 check runs" in out.getvalue()
     for key in ("S/core", "T/core"):
         assert reports[key].evidence == "synthetic"
         assert reports[key].verdict == "pending"  # the gated evaluation has not run
     assert reports["E/anchor"].verdict == "pass" and reports["E/anchor"].evidence == "synthetic"
+    assert reports["R/links"].evidence == "synthetic"
+    assert reports["R/links"].verdict == "pending"  # its gated evaluation has not run
+
+
+def test_the_links_check_fails_when_a_filter_lets_through_what_it_should_not(db, monkeypatch):
+    from memories.search import relational
+    from readiness.checks import _sandboxed, links_filter_as_documented
+
+    assert _sandboxed(links_filter_as_documented)[0] == 1.0
+    # A related_to that ignores link types and what the reader may see.
+    original = relational.related_memory_links
+    monkeypatch.setattr(
+        relational, "related_memory_links", lambda pk, scope_ids, kinds: original(pk, None, None)
+    )
+    value, detail = _sandboxed(links_filter_as_documented)
+    assert value < 1.0 and detail["passed"] < detail["trials"]
 
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason="the shared LoCoMo file is not here")
@@ -58,6 +74,9 @@ def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
         expected = "gated-eval" if run.passed else "synthetic"
         assert reports[key].evidence == expected
         assert reports[key].verdict == ("pass" if run.passed else "fail")
+    joined = Evidence.objects.get(check_id="r.links.locomo_multihop_joined")
+    assert 0 <= joined.value <= 1 and joined.detail["questions"] > 0
+    assert 0 <= joined.detail["without_follows"] <= joined.value
 
 
 def test_a_failing_check_fails_the_verdict_and_caps_the_evidence(db):
