@@ -473,6 +473,22 @@ class Link(models.Model):
         return f"{self.source_id} {self.kind} {target}"
 
 
+class MemoryDegree(models.Model):
+    """How many active link rows touch a memory, either end, the engine's own ``follows`` and
+    ``supersedes`` included: kept by triggers on the memory and link tables (migration 0019),
+    so every writer, a bulk COPY included, keeps it true. It is at least the connection count
+    ``min_r`` reads (which counts distinct other ends a reader sees, active ones only), so a
+    search reads it first, cheaply, and counts exactly only what gets through."""
+
+    memory = models.OneToOneField(
+        Memory, on_delete=models.CASCADE, primary_key=True, related_name="degree"
+    )
+    links = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}: {self.links}"
+
+
 class ProvenanceEvent(models.Model):
     """Append-only record of every change to a memory (or to an agent's token), with who,
     what, old → new and why. Written by ``memories.services.provenance`` only."""

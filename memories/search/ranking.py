@@ -19,7 +19,7 @@ from memories.models import Agent, Workspace
 from memories.prepared import prepared_cursor
 from memories.search.filters import SearchFilters
 from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
-from memories.search.relational import relational_filter
+from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
 from memories.serializers import SearchInput, parse
 
@@ -126,6 +126,10 @@ def ranked(
     # rows it must return). The per-word LIMIT stays a parameter: it changes with the number
     # of query words, and a GIN bitmap scan's plan does not depend on it.
     gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
+    # A condition only a count for the reader decides is taken on the best rows only.
+    shown_condition = relational.shown_sql("m.id")
+    shown_rows = int(limit) * (EXACT_COUNT_ROWS if shown_condition else 1)
+    shown_condition = f" AND {shown_condition}" if shown_condition else ""
     base = f"workspace_id = {int(workspace.pk)} AND scope_id = ANY(%(scopes)s) AND {where}"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     distance = "(embedding <=> %(vector)s::vector)" + (" + 0" if exact else "")
@@ -277,8 +281,9 @@ def ranked(
         JOIN memories_memory m ON m.id = ranked.id
         JOIN memories_scope s ON s.id = m.scope_id
         LEFT JOIN memories_memory r ON r.id = m.superseded_by_id
-        WHERE ranked.position <= {int(limit)}
+        WHERE ranked.position <= {shown_rows}{shown_condition}
         ORDER BY ranked.position
+        LIMIT {int(limit)}
     """
     # Every connection starts with hnsw.ef_search and hnsw.iterative_scan set (see
     # ``meaning_memory.db.search_options``): no transaction, no extra round trip, unless the

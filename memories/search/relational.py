@@ -7,8 +7,13 @@
 * ``entity``: the memories that mention an entity, given by its id or by a name or alias (an
   entity merged into another stands for it, and the other way round).
 * ``min_r``: at least that many connections (``memories.selectors.relations.connections_sql``:
-  distinct active memories the reader sees, linked either way, plus distinct entities),
-  counted in the statement for each memory it considers.
+  distinct active memories the reader sees, linked either way, plus distinct entities). The
+  candidates are read with the stored degree (``MemoryDegree``: every link row touching a
+  memory, which is never less than the count), and the exact count is taken for the best
+  ``EXACT_COUNT_ROWS`` × limit of them only: a memory whose degree passes but whose count does
+  not is left out, and the next one takes its place. (When more than that many of the best
+  fail, which takes many links to memories the reader cannot see, fewer than ``limit`` hits
+  come back.)
 
 A memory or an entity the reader may not see is refused exactly as one that does not exist.
 Each hit says which of these let it through (``SearchHit.relations``).
@@ -22,7 +27,7 @@ from typing import Any
 
 from memories import rules
 from memories.errors import ValidationFailed
-from memories.models import Entity, Link, Memory
+from memories.models import Entity, Link, Memory, MemoryDegree
 from memories.selectors.relations import (
     connection_counts,
     connections_sql,
@@ -33,6 +38,12 @@ from memories.selectors.relations import (
 )
 
 NAMES = ("related_to", "link_types", "entity", "min_r")
+#: How many of the best candidates (times the limit) ``min_r``'s exact count is taken for.
+EXACT_COUNT_ROWS = 3
+#: Up to this many mentioning memories, an entity's memories are listed first and ranked by
+#: primary key (an exact scan of few rows); beyond, each candidate of the index scans is
+#: checked (a rare entity would make the vector index scan far for its few memories).
+ENTITY_LIST_MAX = 5_000
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,9 @@ class RelationalFilter:
     related: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
     entities: list[Entity] = field(default_factory=list)
     entity_ids: list[int] = field(default_factory=list)
+    #: The memories that mention the entity, when they are few (``ENTITY_LIST_MAX``): the
+    #: ranking reads them by primary key. None: many, found by a probe of each candidate.
+    entity_memory_ids: list[int] | None = None
     min_r: int | None = None
 
     @property
@@ -55,7 +69,10 @@ class RelationalFilter:
         if self.related_to is not None:
             clauses.append("id = ANY(%(related_ids)s::bigint[])")
             params["related_ids"] = sorted(self.related)
-        if self.entities:
+        if self.entity_memory_ids is not None:
+            clauses.append("id = ANY(%(entity_memory_ids)s::bigint[])")
+            params["entity_memory_ids"] = self.entity_memory_ids
+        elif self.entities:
             clauses.append(
                 f"EXISTS (SELECT 1 FROM {Link._meta.db_table} mention "
                 f"WHERE mention.source_id = {Memory._meta.db_table}.id "
@@ -64,10 +81,21 @@ class RelationalFilter:
             )
             params["entity_ids"] = self.entity_ids
         if self.min_r is not None and self.min_r > 0:
-            count = connections_sql(f"{Memory._meta.db_table}.id", "%(scopes)s::bigint[]")
-            clauses.append(f"{count} >= %(min_r)s")
+            # The stored degree first: at least the count, and one index probe a row.
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM {MemoryDegree._meta.db_table} degree "
+                f"WHERE degree.memory_id = {Memory._meta.db_table}.id "
+                "AND degree.links >= %(min_r)s)"
+            )
             params["min_r"] = self.min_r
         return clauses, params
+
+    def shown_sql(self, memory: str) -> str:
+        """The condition on each shown memory (``memory``: its id column) that only a count
+        for the reader decides: ``min_r``'s exact count. Empty when there is none."""
+        if self.min_r is None or self.min_r <= 0:
+            return ""
+        return f"{connections_sql(memory, '%(scopes)s::bigint[]')} >= %(min_r)s"
 
     def explain(self, memories: Sequence[Memory], scope_ids: Sequence[int]) -> list[dict]:
         """For each hit, what let it through: its links to ``related_to``, the entity it
@@ -135,10 +163,22 @@ def relational_filter(
             raise ValidationFailed.single(
                 "entity", f"no entity {entity!r} (by id, name or alias) is known here."
             )
+    entity_ids = sorted({pk for e in entities for pk in entity_members(e)})
+    entity_memory_ids = None
+    if entity_ids:
+        mentioning = (
+            Link.objects.filter(target_entity_id__in=entity_ids, removed_at__isnull=True)
+            .values_list("source_id", flat=True)
+            .distinct()[: ENTITY_LIST_MAX + 1]
+        )
+        found = list(mentioning)
+        if len(found) <= ENTITY_LIST_MAX:
+            entity_memory_ids = sorted(found)
     return RelationalFilter(
         related_to=related_to or None,
         related=related,
         entities=entities,
-        entity_ids=sorted({pk for e in entities for pk in entity_members(e)}),
+        entity_ids=entity_ids,
+        entity_memory_ids=entity_memory_ids,
         min_r=min_r,
     )

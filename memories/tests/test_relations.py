@@ -481,3 +481,37 @@ def test_entities_import_declares_a_whole_file_or_nothing(alice, tmp_path):
     assert not Entity.objects.filter(name="Acme").exists()
     memory = remember(alice, "ZL moved their database to Postgres.")
     assert {name for name, _, _ in mentions(memory)} == {"Zephyr Logistics", "PostgreSQL"}
+
+
+def test_the_stored_degree_follows_every_write_and_bounds_the_count(alice, bob):
+    from django.db import connection
+
+    from memories.models import MemoryDegree
+    from memories.selectors.relations import connection_counts
+    from memories.services import link_remove, memory_forget
+    from memories.services.relations import link_add
+
+    first = remember(alice, "The renewal is in March.", session="s", scope="team:accounts")
+    second = remember(
+        alice,
+        "Melanie confirmed the renewal date.",
+        session="s",
+        scope="team:accounts",
+        links=[{"to": first.mem_id, "type": "supports"}],
+    )
+    third = remember(alice, "The renewal moved to April.", supersedes=first.mem_id)
+    added = link_add(agent=alice.agent, mem_id=third.mem_id, to=second.mem_id, kind="relates_to")
+    link_remove(agent=alice.agent, mem_id=third.mem_id, link_id=added.link.link_id, reason="no")
+    private = remember(alice, "A private aside.", links=[{"to": second.mem_id, "type": "supports"}])
+    memory_forget(agent=alice.agent, mem_id=private.mem_id, reason="not needed")
+    Memory.objects.filter(pk=private.pk).delete()
+
+    stored = dict(MemoryDegree.objects.values_list("memory_id", "links"))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT memories_recount_degrees()")
+    assert dict(MemoryDegree.objects.values_list("memory_id", "links")) == stored
+    for actor in (alice, bob):
+        scope_ids = [actor.agent.private_scope_id, *actor.agent.scopes.values_list("pk", flat=True)]
+        counts = connection_counts([first.pk, second.pk, third.pk], scope_ids)
+        for memory in (first, second, third):
+            assert counts[memory.pk] <= stored.get(memory.pk, 0)
