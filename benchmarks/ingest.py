@@ -9,7 +9,9 @@ size, in one run:
 
 * embedder: ``get_embedder().embed(texts)`` alone (the rate a perfect engine would reach);
 * engine: ``memory_remember_bulk`` in batches of ``MM_BULK_MAX_ITEMS`` into an empty workspace
-  (validation, duplicate checks, embedding, the scorer, insert with its indexes, provenance).
+  (validation, duplicate checks, embedding, the scorer, entities and links, insert with its
+  indexes, provenance), once with the offline entity recognition (``MM_ENTITY_EXTRACTION``, the
+  default) and once without, each into a workspace of its own.
 
 Then ``meaning-memory seed`` imports a 10,000-line markdown list into a fresh workspace, and
 runs again over the same file, which must store nothing.
@@ -61,24 +63,35 @@ def measure(size: int, turns: list[str]) -> dict[str, Any]:
     get_embedder().embed(texts)
     embedder_s = time.perf_counter() - started
 
-    agent = fresh_agent(f"ingest-{size}")
     batch = settings.MM_BULK_MAX_ITEMS
-    started = time.perf_counter()
-    stored = 0
-    for first in range(0, size, batch):
-        results = memory_remember_bulk(
-            agent=agent, items=[{"text": t} for t in texts[first : first + batch]]
-        )
-        stored += sum(1 for r in results if r.status == "stored")
-    engine_s = time.perf_counter() - started
+    timed: dict[bool, tuple[float, int]] = {}
+    for extraction in (False, True):
+        settings.MM_ENTITY_EXTRACTION = extraction
+        agent = fresh_agent(f"ingest-{size}-{'ner' if extraction else 'bare'}")
+        started = time.perf_counter()
+        stored = 0
+        for first in range(0, size, batch):
+            results = memory_remember_bulk(
+                agent=agent, items=[{"text": t} for t in texts[first : first + batch]]
+            )
+            stored += sum(1 for r in results if r.status == "stored")
+        timed[extraction] = (time.perf_counter() - started, stored)
+    settings.MM_ENTITY_EXTRACTION = True
+    from memories.models import Link
+
+    bare_s, ner_s = timed[False][0], timed[True][0]
     return {
         "memories": size,
-        "stored": stored,
+        "stored": timed[True][1],
         "embedder_s": embedder_s,
         "embedder_per_s": size / embedder_s,
-        "engine_s": engine_s,
-        "engine_per_s": size / engine_s,
-        "ratio": embedder_s / engine_s,
+        "engine_bare_s": bare_s,
+        "engine_bare_per_s": size / bare_s,
+        "engine_s": ner_s,
+        "engine_per_s": size / ner_s,
+        "ratio_bare": embedder_s / bare_s,
+        "ratio": embedder_s / ner_s,
+        "links": Link.objects.filter(workspace__slug=f"ingest-{size}-ner").count(),
     }
 
 
@@ -155,14 +168,16 @@ def main() -> None:
         f"bulk batches of {settings.MM_BULK_MAX_ITEMS}.\n"
     )
     print(
-        "| memories | embedder alone, texts/s | engine bulk ingest, memories/s "
-        "| engine / embedder |"
+        "| memories | embedder alone, texts/s | engine without entities, memories/s | "
+        "engine with entities, memories/s | links made | engine / embedder (without, with) |"
     )
-    print("|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(
             f"| {r['memories']:,} | {r['embedder_per_s']:,.0f} ({r['embedder_s']:.1f} s) "
-            f"| {r['engine_per_s']:,.0f} ({r['engine_s']:.1f} s) | {r['ratio']:.0%} |"
+            f"| {r['engine_bare_per_s']:,.0f} ({r['engine_bare_s']:.1f} s) "
+            f"| {r['engine_per_s']:,.0f} ({r['engine_s']:.1f} s) | {r['links']:,} "
+            f"| {r['ratio_bare']:.0%}, {r['ratio']:.0%} |"
         )
     print(
         f"\n`meaning-memory seed` of a {seeded['lines']:,}-line markdown list: "

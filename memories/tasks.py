@@ -5,10 +5,22 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from memories.indexing import workspace_indexes_sync
+from memories.models import Workspace
+from memories.services import link_backfill
 
 
 def sync_workspace_indexes() -> dict[str, list[int]]:
     return asdict(workspace_indexes_sync())
+
+
+def link_workspace(workspace_id: int) -> dict[str, int]:
+    """Entities and links for the workspace's memories that have none yet (queued after a bulk
+    import; see ``meaning-memory link``)."""
+    workspace = Workspace.objects.filter(pk=workspace_id).first()
+    if workspace is None:
+        return {"memories": 0, "links": 0}
+    done = link_backfill(workspace=workspace)
+    return {"memories": done.memories, "links": done.links}
 
 
 def heartbeat() -> str:

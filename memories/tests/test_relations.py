@@ -515,3 +515,24 @@ def test_the_stored_degree_follows_every_write_and_bounds_the_count(alice, bob):
         counts = connection_counts([first.pk, second.pk, third.pk], scope_ids)
         for memory in (first, second, third):
             assert counts[memory.pk] <= stored.get(memory.pk, 0)
+
+
+def test_a_seed_queues_the_worker_to_link_what_it_left(alice, tmp_path, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django_q.models import OrmQ
+
+    from memories.tasks import link_workspace
+
+    settings.MM_ENTITY_EXTRACTION = False
+    path = tmp_path / "notes.md"
+    path.write_text("- Melanie called about the Zephyr invoice.\n- Caroline paid it.\n")
+    call_command("seed", str(path), workspace="acme", agent="alice", stderr=StringIO())
+    queued = [q.task for q in OrmQ.objects.all()]
+    assert [(t["func"], t["args"]) for t in queued] == [
+        ("memories.tasks.link_workspace", (alice.agent.workspace_id,))
+    ]
+    settings.MM_ENTITY_EXTRACTION = True
+    assert link_workspace(alice.agent.workspace_id) == {"memories": 2, "links": 2}
+    assert link_workspace(alice.agent.workspace_id) == {"memories": 0, "links": 0}

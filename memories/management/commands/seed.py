@@ -3,6 +3,7 @@ import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django_q.tasks import async_task
 
 from memories.errors import MemoryEngineError, ValidationFailed
 from memories.management.acting import add_agent_arguments, resolve_agent
@@ -67,6 +68,10 @@ class Command(BaseCommand):
             stored += sum(1 for r in results if r.status == "stored")
             self._progress(done, len(prepared), stored, started)
         seconds = time.monotonic() - started
+        if stored:
+            # The worker links whatever this import left without entities (written with
+            # MM_ENTITY_EXTRACTION off, say): nothing, when extraction ran with the writes.
+            async_task("memories.tasks.link_workspace", agent.workspace_id)
         self.stderr.write(
             f"seed: {len(prepared):,} memories: {stored:,} stored, {len(prepared) - stored:,} "
             f"already there, in {seconds:.1f} s"
