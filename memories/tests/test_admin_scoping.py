@@ -119,3 +119,30 @@ def test_a_superuser_sees_every_workspace(client, ours, theirs):
     listed = client.get("/admin/memories/memory/").content.decode()
     assert ours.mem_id in listed and theirs.mem_id in listed
     assert Agent.objects.count() == 2 and Memory.objects.count() == 2
+
+
+def test_entities_and_links_are_listed_per_workspace(sam, alice, charlie):
+    from memories.models import Entity, Link
+
+    mine = memory_remember(
+        agent=alice.agent,
+        text="Acme renews in March.",
+        entities=[{"name": "Acme Renewals", "type": "project"}],
+    ).memory
+    memory_remember(
+        agent=charlie.agent,
+        text="Globex plans.",
+        entities=[{"name": "Globex Secret Project", "type": "project"}],
+    )
+    entities = sam.get("/admin/memories/entity/").content.decode()
+    assert "Acme Renewals" in entities and "Globex Secret Project" not in entities
+    links = sam.get("/admin/memories/link/").content.decode()
+    assert mine.mem_id in links and "Globex plans" not in links
+    theirs = Entity.objects.get(name="Globex Secret Project")
+    their_link = Link.objects.get(target_entity=theirs)
+    for path in (
+        f"/admin/memories/entity/{theirs.pk}/change/",
+        f"/admin/memories/link/{their_link.pk}/change/",
+    ):
+        response = sam.get(path)
+        assert response.status_code == 302 and response.url == "/admin/", path
