@@ -195,6 +195,21 @@ def scope_name(value: str) -> str | None:
 
 #: A ``custom:<name>`` type's name: lower-case words joined by ``_`` or ``-``.
 CUSTOM_TYPE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+#: What a ``mem_id``, an entity id or a link id looks like.
+PUBLIC_ID_PATTERN = r"^[0-9a-f]{16}$"
+
+
+def type_pattern(known: tuple[str, ...]) -> str:
+    """The published pattern of a type: one of ``known``, or ``custom:<name>``."""
+    return (
+        "^("
+        + "|".join(re.escape(k) for k in known)
+        + ")$|^"
+        + re.escape(CUSTOM_TYPE_PREFIX)
+        + CUSTOM_TYPE_NAME.pattern.removeprefix("^")
+    )
+
+
 ENTITY_NAME_MAX = 200
 
 

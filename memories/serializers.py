@@ -39,11 +39,13 @@ class Rule:
         minimum: float | None = None,
         maximum: float | None = None,
         max_length: int | None = None,
+        pattern: str | None = None,
     ) -> None:
         self.check = check
         self.minimum = minimum
         self.maximum = maximum
         self.max_length = max_length
+        self.pattern = pattern
 
     def __call__(self, value: Any) -> None:
         message = self.check(value)
@@ -163,6 +165,15 @@ LINK_TYPE_HELP = (
 )
 
 
+ID_PATTERN = rules.PUBLIC_ID_PATTERN
+ENTITY_TYPE = Rule(rules.entity_type, pattern=rules.type_pattern(ENTITY_TYPES))
+LINK_TYPE = Rule(
+    rules.link_type,
+    pattern=rules.type_pattern(tuple(t for t in LINK_TYPES if t not in DERIVED_LINK_TYPES)),
+)
+MEM_ID = Rule(rules.mem_id, pattern=ID_PATTERN)
+
+
 class EntityInput(StrictSerializer):
     name = Text(
         trim_whitespace=False,
@@ -170,12 +181,12 @@ class EntityInput(StrictSerializer):
         validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)],
         help_text="Its name as the text says it, e.g. Zephyr Logistics.",
     )
-    type = Text(validators=[Rule(rules.entity_type)], help_text=ENTITY_TYPE_HELP)
+    type = Text(validators=[ENTITY_TYPE], help_text=ENTITY_TYPE_HELP)
 
 
 class LinkInput(StrictSerializer):
-    to = Text(validators=[Rule(rules.mem_id)], help_text="The mem_id of the memory it links to.")
-    type = Text(validators=[Rule(rules.link_type)], help_text=LINK_TYPE_HELP)
+    to = Text(validators=[MEM_ID], help_text="The mem_id of the memory it links to.")
+    type = Text(validators=[LINK_TYPE], help_text=LINK_TYPE_HELP)
     weight = _unit_field(required=False, help_text="How strong, 0 to 1; default 1.")
 
 
@@ -352,11 +363,13 @@ class SearchInput(StrictSerializer):
     related_to = Text(
         required=False,
         allow_null=True,
-        validators=[Rule(rules.mem_id)],
+        validators=[MEM_ID],
         help_text="Only the memories directly linked to this one (its mem_id), either way.",
     )
     link_types = TextList(
-        child=Text(validators=[Rule(rules.link_type_filter)]),
+        child=Text(
+            validators=[Rule(rules.link_type_filter, pattern=rules.type_pattern(LINK_TYPES))]
+        ),
         required=False,
         allow_null=True,
         help_text="With related_to: only links of these types (any type: "
@@ -416,15 +429,15 @@ class ForgetInput(StrictSerializer):
 class LinkAddInput(StrictSerializer):
     to = Text(
         required=False,
-        validators=[Rule(rules.mem_id)],
+        validators=[MEM_ID],
         help_text="The mem_id of the memory to link to (or give entity).",
     )
     entity = Text(
         required=False,
-        validators=[Rule(lambda value: rules.public_id(value, "entity id"))],
+        validators=[Rule(lambda value: rules.public_id(value, "entity id"), pattern=ID_PATTERN)],
         help_text="The id of the entity to link to (or give to).",
     )
-    type = Text(validators=[Rule(rules.link_type)], help_text=LINK_TYPE_HELP)
+    type = Text(validators=[LINK_TYPE], help_text=LINK_TYPE_HELP)
     weight = _unit_field(required=False, help_text="How strong, 0 to 1; default 1.")
     note = Text(
         required=False,
@@ -450,7 +463,7 @@ class EntityDeclareInput(StrictSerializer):
         validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)],
         help_text="Its canonical name.",
     )
-    type = Text(validators=[Rule(rules.entity_type)], help_text=ENTITY_TYPE_HELP)
+    type = Text(validators=[ENTITY_TYPE], help_text=ENTITY_TYPE_HELP)
     aliases = serializers.ListField(
         child=Text(validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)]),
         required=False,

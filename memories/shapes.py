@@ -42,6 +42,11 @@ def bounds(field: serializers.Field) -> tuple[Any, Any]:
     return low, high
 
 
+def text_pattern(field: serializers.Field) -> str | None:
+    """The regular expression a text field's rule publishes (a type, an id), if any."""
+    return _from_validators(field, "pattern")
+
+
 def length_bounds(field: serializers.CharField) -> tuple[int | None, int | None]:
     """A text field's shortest and longest lengths: at least 1 when it may not be blank."""
     shortest = field.min_length or (None if field.allow_blank else 1)
@@ -112,7 +117,9 @@ def _type_schema(field: serializers.Field) -> dict[str, Any]:
         return {"type": "string", "enum": list(field.choices)}
     if isinstance(field, serializers.CharField):
         shortest, longest = length_bounds(field)
-        return _without_none(type="string", minLength=shortest, maxLength=longest)
+        return _without_none(
+            type="string", minLength=shortest, maxLength=longest, pattern=text_pattern(field)
+        )
     if isinstance(field, serializers.IntegerField | serializers.FloatField):
         low, high = bounds(field)
         kind = "integer" if isinstance(field, serializers.IntegerField) else "number"

@@ -13,7 +13,7 @@ from drf_spectacular.extensions import (
     OpenApiSerializerFieldExtension,
 )
 
-from memories.shapes import bounds, length_bounds
+from memories.shapes import bounds, length_bounds, text_pattern
 
 
 class StrictBody(OpenApiSerializerExtension):
@@ -71,3 +71,5 @@ class TextBounds(_RuleBounds):
             schema["minLength"] = shortest
         if longest:
             schema["maxLength"] = longest
+        if pattern := text_pattern(field):
+            schema["pattern"] = pattern

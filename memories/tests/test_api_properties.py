@@ -29,8 +29,8 @@ from hypothesis.internal.conjecture import providers
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
-from memories.models import Memory
-from memories.services import memory_remember
+from memories.models import Entity, Memory
+from memories.services import link_add, memory_remember
 
 #: Cases per operation and mode (positive, negative): about 650 requests in all, 10 to 15 s.
 EXAMPLES = 50
@@ -148,7 +148,19 @@ def no_local_constants(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.mark.usefixtures("no_local_constants")
 def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, subtests):
     own = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
-    outsiders = memory_remember(agent=charlie.agent, text="Globex merger code: BLUEBIRD.").memory
+    other = memory_remember(
+        agent=alice.agent,
+        text="Finance approved the Zephyr renewal.",
+        entities=[{"name": "Zephyr Logistics", "type": "customer"}],
+    ).memory
+    link = link_add(agent=alice.agent, mem_id=other.mem_id, to=own.mem_id, kind="supports").link
+    entity = Entity.objects.get(name="Zephyr Logistics")
+    outsiders = memory_remember(
+        agent=charlie.agent,
+        text="Globex merger code: BLUEBIRD.",
+        entities=[{"name": "BLUEBIRD Holdings", "type": "customer"}],
+    ).memory
+    their_entity = Entity.objects.get(name="BLUEBIRD Holdings")
     raw = Client().get(SCHEMA_PATH, headers={"Accept": "application/json"}).json()
     schema = schemathesis.openapi.from_dict(raw, config=schemathesis.Config.from_dict(CONFIG))
     app = schema.app = InProcessApp()
@@ -174,10 +186,33 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
 
     def cases(operation: schemathesis.APIOperation, mode: GenerationMode) -> st.SearchStrategy:
         strategies = [operation.as_strategy(mode)]
-        if "{mem_id}" in operation.path:
+        if "{link_id}" in operation.path:
+            # Besides made-up ids, the agent's own link (from either end) and the outsider's
+            # memory.
+            for memory in (own, other, outsiders):
+                fixed = {"mem_id": memory.mem_id, "link_id": link.link_id}
+                strategies.append(operation.as_strategy(mode, path_parameters=fixed))
+        elif "{mem_id}" in operation.path:
             # Besides made-up ids, the agent's own memory and the outsider's.
             for memory in (own, outsiders):
                 fixed = {"mem_id": memory.mem_id}
+                strategies.append(operation.as_strategy(mode, path_parameters=fixed))
+            if operation.path.endswith("/links"):
+                # A link to a memory it sees, to the outsider's, and to an entity.
+                for body in (
+                    {"to": own.mem_id, "type": "relates_to"},
+                    {"to": outsiders.mem_id, "type": "supports"},
+                    {"entity": entity.entity_id, "type": "mentions"},
+                    {"entity": their_entity.entity_id, "type": "mentions"},
+                ):
+                    strategies.append(
+                        operation.as_strategy(
+                            mode, path_parameters={"mem_id": other.mem_id}, body=body
+                        )
+                    )
+        if "{entity_id}" in operation.path:
+            for known in (entity, their_entity):
+                fixed = {"entity_id": known.entity_id}
                 strategies.append(operation.as_strategy(mode, path_parameters=fixed))
         if operation.label == BULK:
             # Its schema is a free-form object: the items come from the remember operation.
@@ -204,6 +239,12 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
                 assert 401 not in answered, "a request with the agent's token was refused"
                 assert any(200 <= status < 300 for status in answered), dict(answered)
 
+    assert (
+        "Bluebird"
+        not in Client()
+        .get("/api/v1/entities", headers={"Authorization": f"Bearer {alice.token}"})
+        .content.decode()
+    )
     untouched = Memory.objects.get(pk=outsiders.pk)
     assert (untouched.status, untouched.significance, untouched.pinned) == (
         outsiders.status,
