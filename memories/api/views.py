@@ -247,6 +247,7 @@ class MemoryLinkRemoveApi(APIView):
 class EntitiesApi(APIView):
     @extend_schema(
         parameters=[EntityListInput],
+        operation_id="entities_list",
         responses={200: OpenApiTypes.OBJECT},
         summary="The workspace's entities you may know of, most mentioned first",
     )
