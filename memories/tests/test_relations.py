@@ -536,3 +536,25 @@ def test_a_seed_queues_the_worker_to_link_what_it_left(alice, tmp_path, settings
     settings.MM_ENTITY_EXTRACTION = True
     assert link_workspace(alice.agent.workspace_id) == {"memories": 2, "links": 2}
     assert link_workspace(alice.agent.workspace_id) == {"memories": 0, "links": 0}
+
+
+def test_joined_within_two_links(alice, settings):
+    from memories.selectors.relations import joined_within_two_links
+
+    settings.MM_ENTITY_EXTRACTION = False
+    zephyr = [{"name": "Zephyr", "type": "customer"}]
+    a = remember(alice, "First note.", entities=zephyr)
+    b = remember(alice, "Second note.", links=[{"to": a.mem_id, "type": "supports"}])
+    c = remember(alice, "Third note.", entities=zephyr)  # a -> Zephyr <- c: two links
+    d = remember(alice, "Fourth note.", links=[{"to": b.mem_id, "type": "relates_to"}])
+    e = remember(alice, "Fifth note.")
+    f = remember(alice, "Sixth note.", session="s")
+    g = remember(alice, "Seventh note.", session="s")  # follows f
+    assert joined_within_two_links([a.pk, b.pk])
+    assert joined_within_two_links([a.pk, c.pk])
+    assert not joined_within_two_links([a.pk, b.pk, c.pk])  # b - a - Zephyr - c: three
+    assert joined_within_two_links([a.pk, d.pk])  # a - b - d
+    assert not joined_within_two_links([c.pk, d.pk])  # c - Zephyr - a - b - d: four
+    assert not joined_within_two_links([a.pk, e.pk])
+    assert joined_within_two_links([f.pk, g.pk])
+    assert not joined_within_two_links([f.pk, g.pk], follows=False)
