@@ -23,6 +23,7 @@ import numpy as np
 from django.conf import settings
 
 from memories.errors import MemoryEngineError
+from memories.heap import give_back
 from memories.models import EMBEDDING_DIMENSIONS
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
@@ -63,9 +64,14 @@ class BatchingEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         size = self.batch_size
-        return np.vstack(
+        vectors = np.vstack(
             [self._embed_batch(texts[i : i + size]) for i in range(0, len(texts), size)]
         )
+        if len(texts) >= size:
+            # A whole batch or more (a bulk write, not a search's query): what its working
+            # memory freed goes back to the system (``memories.heap``).
+            give_back()
+        return vectors
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError

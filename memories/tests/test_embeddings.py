@@ -33,6 +33,29 @@ def test_local_embedder_batches_give_the_same_vectors():
     assert np.allclose(together[:3], alone, atol=1e-4)
 
 
+def test_embedding_from_many_threads_leaves_the_process_about_as_large():
+    """glibc keeps what threads free in their own arenas: without a trim after each bulk
+    embedding (``memories.heap``), a process embedding from 8 threads kept growing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    process = psutil.Process()
+    embedder = LocalEmbedder()
+
+    def bulk(n: int) -> None:  # 16 texts (one batch) of 60 to 240 words
+        embedder.embed(
+            [
+                " ".join(f"w{(n * 31 + i * 7 + j) % 997}" for j in range(60 + 12 * i))
+                for i in range(16)
+            ]
+        )
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(bulk, range(8)))
+        before = process.memory_info().rss
+        list(pool.map(bulk, range(8, 32)))
+    assert process.memory_info().rss - before < 60 * 2**20
+
+
 def test_local_embedder_gives_its_working_memory_back():
     """Batches of many shapes (texts differ in length) leave the process about as large as
     before them: onnxruntime plans no memory block per shape and shrinks its arena after each
