@@ -9,6 +9,7 @@ read; curators and admins also give feedback and manage agents (a viewer's forge
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from django.contrib import messages
@@ -483,18 +484,36 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
             except ValidationFailed as exc:
                 _form_errors(form, exc, rename={"entity": "__all__"})
     memories = entity_memories(entity, None)
-    months: dict[str, int] = {}
-    for created in memories.values_list("created_at", flat=True).order_by("created_at"):
-        label = created.strftime("%b %Y")
-        months[label] = months.get(label, 0) + 1
+    months = _months(memories.values_list("created_at", flat=True))
     events = entity.events.select_related("user", "agent").order_by("created_at", "id")
     return render(
         request,
         "memories/entity.html",
         page_context(request, membership, entity=entity, page=_paged(request, memories),
-                 over_time=_bars(list(months.items())[-24:]), merge=merge, unmerge=unmerge,
+                 over_time=_bars(months), merge=merge, unmerge=unmerge,
                  events=events, merged=entity.merged.all()),
     )  # fmt: skip
+
+
+#: The months the entity page's chart shows: at least the last 6, at most the last 24.
+CHART_MONTHS = (6, 24)
+
+
+def _months(moments) -> list[tuple[str, int]]:
+    """Counts by month, every month from the first (or 24 months ago) to this one, at least
+    the last 6, empty months included: a time line, not a list of busy months."""
+    counts: dict[tuple[int, int], int] = {}
+    for moment in moments:
+        key = (moment.year, moment.month)
+        counts[key] = counts.get(key, 0) + 1
+    now = timezone.now()
+    last = now.year * 12 + now.month - 1
+    first = min((y * 12 + m - 1 for y, m in counts), default=last)
+    first = max(min(first, last - CHART_MONTHS[0] + 1), last - CHART_MONTHS[1] + 1)
+    return [
+        (f"{date(n // 12, n % 12 + 1, 1):%b %y}", counts.get((n // 12, n % 12 + 1), 0))
+        for n in range(first, last + 1)
+    ]
 
 
 def _merge_target(membership: Membership, given: str, entity):

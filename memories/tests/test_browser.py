@@ -252,7 +252,8 @@ def test_a_curator_follows_links_and_merges_two_entities(browser, live_server, t
     page.fill("input[name=reason]", "ZL is what the team calls Zephyr Logistics")
     page.click("button:has-text('Merge')")
     page.wait_for_selector("text=ZL is merged into Zephyr Logistics.")
-    page.click("text=Zephyr Logistics")
+    page.click("p >> a:has-text('Zephyr Logistics')")
+    page.wait_for_selector("h1:has-text('Zephyr Logistics')")
     assert "Melanie from ZL approved the renewal price." in page.content()
     shot(page, "entity")
     assert Entity.objects.get(name="ZL").merged_into.name == "Zephyr Logistics"
