@@ -20,7 +20,7 @@ from django.utils import timezone
 from memories.models import Link, Memory
 from memories.scorer import bundled_scorer, calibration
 from memories.search import memory_search
-from memories.selectors.relations import joined_within_two_links
+from memories.selectors.relations import hub_entities, joined_within_two_links
 from memories.services import agent_create, entity_declare, memory_remember, memory_remember_bulk
 from readiness.evidence import record
 from readiness.locomo import memory_text, read
@@ -28,6 +28,9 @@ from readiness.metrics import auc
 from readiness.registry import Capability, Check, all_checks
 
 Result = tuple[float, dict[str, Any]]
+#: An entity that this share of a conversation's memories mention is a hub (a speaker's name):
+#: the gated R check also reports what is joined without hubs and without ``follows``.
+HUB_SHARE = 0.10
 
 
 class _Rollback(Exception):
@@ -180,7 +183,8 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
     def run() -> dict[str, Result]:
         chosen = read(path)[:conversations]
         recalls: dict[int, list[float]] = {}
-        joined: list[tuple[bool, bool]] = []  # each multi-hop question: all links, no follows
+        # Each multi-hop question: all links; without follows; without the hub entities.
+        joined: list[tuple[bool, bool, bool]] = []
         scored: dict[str, tuple[list[float], list[bool]]] = {d: ([], []) for d in "str"}
         held_out = set(calibration()["held_out"])
         for conversation in chosen:
@@ -202,6 +206,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                 )
             )
             by_dia = {dia_id: pk for pk, dia_id in dia.items()}
+            hubs = hub_entities(agent.workspace_id, HUB_SHARE)
             for question in conversation.questions:
                 if question.category == 1 and len(question.evidence) > 1:
                     turns = [by_dia[d] for d in question.evidence if d in by_dia]
@@ -209,6 +214,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                         (
                             joined_within_two_links(turns),
                             joined_within_two_links(turns, follows=False),
+                            joined_within_two_links(turns, follows=False, without=hubs),
                         )
                     )
                 hits = memory_search(agent=agent, query=question.text, limit=10)
@@ -228,10 +234,14 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
             )
         if joined:
             results["r.links.locomo_multihop_joined"] = (
-                sum(all_links for all_links, _ in joined) / len(joined),
+                sum(every for every, _, _ in joined) / len(joined),
                 {
                     "questions": len(joined),
-                    "without_follows": round(sum(bare for _, bare in joined) / len(joined), 4),
+                    "without_follows": round(sum(bare for _, bare, _ in joined) / len(joined), 4),
+                    "without_follows_or_hubs": round(
+                        sum(thin for _, _, thin in joined) / len(joined), 4
+                    ),
+                    "hub_share": HUB_SHARE,
                 },
             )
         for dim, (scores, labels) in scored.items():

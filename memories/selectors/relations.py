@@ -310,6 +310,25 @@ def connection_counts(memory_pks: Sequence[int], scope_ids: Sequence[int]) -> di
         return dict(cursor.fetchall())
 
 
+def hub_entities(workspace_id: int, share: float) -> list[int]:
+    """The entities that at least ``share`` of the workspace's memories mention (a speaker's
+    name in every turn of a conversation): they join nearly everything, so they say little."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT COALESCE(e.merged_into_id, e.id) FROM {LINK} l
+            JOIN {Entity._meta.db_table} e ON e.id = l.target_entity_id
+            WHERE l.workspace_id = %(ws)s AND l.removed_at IS NULL
+            GROUP BY 1
+            HAVING count(DISTINCT l.source_id) >= %(share)s * (
+                SELECT count(*) FROM {MEMORY} WHERE workspace_id = %(ws)s
+            )
+            """,
+            {"ws": workspace_id, "share": share},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
 def entity_counts(entities: Sequence[Entity]) -> dict[int, int]:
     """How many memories mention each entity (any reader): for the admin and the overview."""
     rows = (
@@ -320,10 +339,12 @@ def entity_counts(entities: Sequence[Entity]) -> dict[int, int]:
     return {row["target_entity_id"]: row["n"] for row in rows}
 
 
-def joined_within_two_links(memory_pks: Sequence[int], *, follows: bool = True) -> bool:
+def joined_within_two_links(
+    memory_pks: Sequence[int], *, follows: bool = True, without: Sequence[int] = ()
+) -> bool:
     """Whether every two of the memories are joined by at most two links: linked directly
     (any type; ``follows`` counted unless told), through one other memory, or by mentioning
-    the same entity (memory → entity ← memory)."""
+    the same entity (memory → entity ← memory; the entities ``without`` do not count)."""
     pks = list(dict.fromkeys(memory_pks))
     if len(pks) < 2:
         return True
@@ -360,8 +381,10 @@ def joined_within_two_links(memory_pks: Sequence[int], *, follows: bool = True) 
             """,
             {"pks": pks},
         )
+        skipped = set(without)
         for pk, entity in cursor.fetchall():
-            entities[pk].add(entity)
+            if entity not in skipped:
+                entities[pk].add(entity)
     for i, a in enumerate(pks):
         for b in pks[i + 1 :]:
             if not (

@@ -556,5 +556,7 @@ def test_joined_within_two_links(alice, settings):
     assert joined_within_two_links([a.pk, d.pk])  # a - b - d
     assert not joined_within_two_links([c.pk, d.pk])  # c - Zephyr - a - b - d: four
     assert not joined_within_two_links([a.pk, e.pk])
+    zephyr_id = Entity.objects.get(name="Zephyr").pk
+    assert not joined_within_two_links([a.pk, c.pk], without=[zephyr_id])
     assert joined_within_two_links([f.pk, g.pk])
     assert not joined_within_two_links([f.pk, g.pk], follows=False)
