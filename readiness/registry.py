@@ -223,7 +223,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                 "r.links.locomo_multihop_joined",
                 "gated-eval",
                 "share of LoCoMo multi-hop questions (category 1) whose evidence turns are "
-                "joined pairwise within two links",
+                "joined pairwise within two links, hub entities (a speaker's name) aside",
                 MULTIHOP_JOINED,
                 "R links as gated-eval (the graph joins what questions join)",
                 needs_locomo=True,
