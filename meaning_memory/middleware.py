@@ -1,6 +1,6 @@
 """What every answer gets whatever view made it: JSON errors under ``/api/`` (``ApiErrorsAsJson``;
-a database that cannot answer now is a 503 with Retry-After on every page), the security
-headers (``SecurityHeaders``), and the memory of a large request given back (``GiveBackMemory``)."""
+a database that cannot answer now is a 503 with Retry-After on every page) and the security
+headers (``SecurityHeaders``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from memories.database_errors import unavailable
-from memories.heap import give_back
 
 logger = logging.getLogger(__name__)
 
@@ -108,24 +107,4 @@ class SecurityHeaders:
             "Content-Security-Policy", DOCS_POLICY if docs else CONTENT_SECURITY_POLICY
         )
         response.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
-        return response
-
-
-class GiveBackMemory:
-    """After a request whose body is at least ``MM_GIVE_BACK_AFTER_BYTES`` (a bulk write), the
-    memory its work freed goes back to the system (``memories.heap``): each request runs in a
-    thread, glibc keeps what a thread frees in that thread's arena, and a web server kept
-    growing with every bulk write (``benchmarks/memory.py``)."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        try:
-            size = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            size = 0
-        if size >= settings.MM_GIVE_BACK_AFTER_BYTES:
-            give_back()
         return response

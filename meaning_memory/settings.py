@@ -75,7 +75,6 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "meaning_memory.middleware.GiveBackMemory",
     "meaning_memory.middleware.SecurityHeaders",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -146,8 +145,6 @@ DATABASES["default"]["OPTIONS"]["pool"] = {
 #: that no statement holds a connection for long. Web processes only: their entry points
 #: (meaning_memory.asgi and .wsgi) load the settings with MM_WEB_PROCESS; migrations, the
 #: worker's tasks and the commands are not cut. 0 turns it off.
-#: After a request with a body at least this large, freed memory goes back to the system.
-MM_GIVE_BACK_AFTER_BYTES = envint("MM_GIVE_BACK_AFTER_BYTES", 256 * 1024, minimum=0)
 MM_STATEMENT_TIMEOUT_MS = envint("MM_STATEMENT_TIMEOUT_MS", 10_000, minimum=0)
 MM_WEB_PROCESS = envbool("MM_WEB_PROCESS", False)
 
