@@ -477,23 +477,6 @@ class EntityDeclareInput(StrictSerializer):
         return data
 
 
-class EntityListInput(StrictSerializer):
-    query = Text(required=False, allow_blank=True, help_text="Part of a name or alias.")
-    type = Text(required=False, allow_blank=True, validators=[Rule(rules.entity_type_or_blank)])
-    page = Integer(
-        required=False,
-        error_messages=INTEGER_MESSAGES,
-        validators=[Rule(rules.page_number, minimum=1)],
-        help_text="Page (from 1); default 1.",
-    )
-    page_size = Integer(
-        required=False,
-        error_messages=INTEGER_MESSAGES,
-        validators=[Rule(rules.page_size, minimum=1, maximum=rules.PAGE_SIZE_MAX)],
-        help_text=f"Per page, 1 to {rules.PAGE_SIZE_MAX}; default {rules.PAGE_SIZE_DEFAULT}.",
-    )
-
-
 class PageInput(StrictSerializer):
     page = Integer(
         required=False,
@@ -507,6 +490,11 @@ class PageInput(StrictSerializer):
         validators=[Rule(rules.page_size, minimum=1, maximum=rules.PAGE_SIZE_MAX)],
         help_text=f"Per page, 1 to {rules.PAGE_SIZE_MAX}; default {rules.PAGE_SIZE_DEFAULT}.",
     )
+
+
+class EntityListInput(PageInput):
+    query = Text(required=False, allow_blank=True, help_text="Part of a name or alias.")
+    type = Text(required=False, allow_blank=True, validators=[Rule(rules.entity_type_or_blank)])
 
 
 class NoArguments(StrictSerializer):

@@ -4,15 +4,9 @@ and that another workspace's entities are 404s like missing ones."""
 import pytest
 from django.contrib.auth import get_user_model
 
-from memories.models import Entity, Membership, ProvenanceEvent
+from memories.models import Entity, ProvenanceEvent
 from memories.services import entity_declare, memory_remember
-
-
-def member(client, name, workspace, role):
-    user = get_user_model().objects.create_user(name, password="pw")
-    Membership.objects.create(user=user, workspace=workspace, role=role)
-    client.force_login(user)
-    return user
+from memories.tests.test_dashboard import member
 
 
 @pytest.fixture
