@@ -59,14 +59,6 @@ def search_options(ef_search: int, *, prepared: bool) -> str:
     return options + (" -c plan_cache_mode=force_generic_plan" if prepared else "")
 
 
-#: psycopg's ``prepare_threshold`` when search statements are prepared: psycopg prepares a
-#: statement after this many executions, or at once when ``execute(..., prepare=True)`` asks
-#: for it. Django disables preparing (``None``) to keep connection poolers working; this
-#: prepares only the statements that ask, which only ``memories.prepared.prepared_cursor``
-#: does.
-PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
-
-
 def embedded_database(data_dir: Path, *, shared_buffers: str | None = None) -> dict[str, object]:
     """Django settings for the embedded server of ``data_dir``, which starts on the first
     connection (``meaning_memory.backends.embedded``), not here."""

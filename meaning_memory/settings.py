@@ -7,7 +7,6 @@ import secrets
 from pathlib import Path
 
 from meaning_memory.db import (
-    PREPARE_ONLY_WHEN_ASKED,
     embedded_database,
     forget_connections_after_fork,
     parse_database_url,
@@ -317,5 +316,3 @@ _db_options["options"] = " ".join(
         ],
     )
 )
-if MM_SEARCH_PREPARED:
-    _db_options.setdefault("prepare_threshold", PREPARE_ONLY_WHEN_ASKED)

@@ -8,12 +8,30 @@ import psycopg
 from django.conf import settings
 from django.db.backends.utils import CursorDebugWrapper
 
+#: psycopg's ``prepare_threshold`` while a prepared cursor runs a statement (it prepares at
+#: once, since it asks to): any number but None, which turns preparing off.
+_WHILE_PREPARING = 2**31 - 1
+
 
 class _PreparingCursor(psycopg.Cursor):
-    """A cursor with server-side binding whose every statement is prepared."""
+    """A cursor with server-side binding whose every statement is prepared.
+
+    Connections otherwise keep psycopg's ``prepare_threshold`` at None (Django's default), and
+    that matters: with any other value psycopg counts *every* statement a connection runs,
+    keyed by its text with the values bound in, in a table of up to ``prepared_max`` entries
+    (``MM_SEARCH_PREPARED_MAX``). A bulk write's INSERT is megabytes of text, so each pooled
+    connection kept the last couple of hundred such texts, and a served engine grew with every
+    bulk write (``benchmarks/memory.py``). So the threshold is set only while a prepared
+    statement runs, and what psycopg keeps is the prepared statements alone."""
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
-        return super().execute(query, params, prepare=prepare is not False, binary=binary)
+        if prepare is False or not settings.MM_SEARCH_PREPARED:
+            return super().execute(query, params, prepare=False, binary=binary)
+        self.connection.prepare_threshold = _WHILE_PREPARING
+        try:
+            return super().execute(query, params, prepare=True, binary=binary)
+        finally:
+            self.connection.prepare_threshold = None
 
 
 def prepared_cursor(connection: Any) -> Any:
@@ -27,8 +45,8 @@ def prepared_cursor(connection: Any) -> Any:
     whose partial indexes a plan can use only when its id is a constant, and the LIMITs).
     Queries go through Django's cursor wrapper, so they are logged and seen by execute
     wrappers like any other.
-    Without prepared statements (``MM_SEARCH_PREPARED`` off: psycopg's ``prepare_threshold``
-    is then ``None``) the statements are planned on every execution, as Django's are.
+    Without prepared statements (``MM_SEARCH_PREPARED`` off) the statements are planned on
+    every execution, as Django's are.
     """
     connection.ensure_connection()
     connection.validate_thread_sharing()

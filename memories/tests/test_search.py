@@ -1,9 +1,10 @@
+import gc
 import itertools
+import tracemalloc
 from datetime import timedelta
 
 import numpy as np
 import pytest
-from django.conf import settings
 from django.utils import timezone
 
 from memories.errors import ValidationFailed
@@ -338,24 +339,44 @@ def test_a_connection_keeps_at_most_the_configured_number_of_statements(alice, c
     assert prepared_searches(charlie.agent.workspace_id) == [(1, 0)]
 
 
-def test_search_without_prepared_statements_finds_the_same(alice):
-    """``MM_SEARCH_PREPARED=false`` leaves psycopg's ``prepare_threshold`` at None."""
-    from django.db import connection
-
+def test_search_without_prepared_statements_finds_the_same(alice, settings):
+    """``MM_SEARCH_PREPARED=false``: the same statements, planned on every execution."""
     for text in unrelated_texts(30):
         memory_remember(agent=alice.agent, text=text)
     query = {"agent": alice.agent, "query": "Maya cleaned the aquarium", "limit": 20}
     query["now"] = timezone.now()
     prepared = memory_search(**query)
-    connection.connection.prepare_threshold = None
-    try:
-        planned = memory_search(**query)
-    finally:
-        connection.connection.prepare_threshold = settings.DATABASES["default"]["OPTIONS"][
-            "prepare_threshold"
-        ]
+    settings.MM_SEARCH_PREPARED = False
+    planned = memory_search(**query)
     assert prepared_searches(alice.agent.workspace_id) == [(1, 0)]  # not run prepared again
     assert [(h.memory.pk, h.score) for h in planned] == [(h.memory.pk, h.score) for h in prepared]
+
+
+def test_a_connection_keeps_no_text_of_the_statements_it_did_not_prepare(alice):
+    """psycopg counts every statement of a connection whose ``prepare_threshold`` is not None,
+    keyed by its text with the values in: a served engine kept the megabytes of text of each
+    bulk write's INSERT, on every pooled connection, and grew with every bulk write. Only the
+    prepared statements of a search may stay."""
+    from django.db import connection
+
+    memory_remember(agent=alice.agent, text="Maya cleaned the aquarium")
+    memory_search(agent=alice.agent, query="aquarium")  # prepares on this connection
+    assert prepared_searches(alice.agent.workspace_id) == [(1, 0)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        with connection.cursor() as cursor:
+            for number in range(40):
+                cursor.execute("SELECT length(%s)", [f"{number} " + "x" * 500_000])
+                assert cursor.fetchone() == (len(str(number)) + 500_001,)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 2_000_000, f"{kept:,} bytes kept after 20 MB of statements"
+    [hit] = memory_search(agent=alice.agent, query="aquarium")  # still prepared, and used
+    assert prepared_searches(alice.agent.workspace_id) == [(2, 0)]
 
 
 def test_more_candidates_than_ef_search_widens_it_for_that_query(transactional_db, alice, settings):
