@@ -6,8 +6,11 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 from meaning_memory.env import web_process
+from memories.heap import configure as configure_heap
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "meaning_memory.settings")
+# Before any thread starts: how the allocator keeps what requests free (``memories.heap``).
+configure_heap()
 
 # Static files (admin, API docs) are served by the app itself: one process, nothing to collect.
 # A web process: its requests' database work has a statement timeout (see the settings).
