@@ -18,9 +18,9 @@ if sys.argv[1] == "configured":
     configure()
 elif sys.argv[1] == "web":
     import meaning_memory.asgi  # what uvicorn imports
+FIELDS = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
 class Info(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+    _fields_ = [(name, ctypes.c_size_t) for name in FIELDS.split()]
 libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = Info
 libc.malloc.restype = ctypes.c_void_p
