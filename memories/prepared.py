@@ -22,16 +22,18 @@ class _PreparingCursor(psycopg.Cursor):
     (``MM_SEARCH_PREPARED_MAX``). A bulk write's INSERT is megabytes of text, so each pooled
     connection kept the last couple of hundred such texts, and a served engine grew with every
     bulk write (``benchmarks/memory.py``). So the threshold is set only while a prepared
-    statement runs, and what psycopg keeps is the prepared statements alone."""
+    statement runs (and put back as it was), and what psycopg keeps is the prepared statements
+    alone."""
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
         if prepare is False or not settings.MM_SEARCH_PREPARED:
             return super().execute(query, params, prepare=False, binary=binary)
+        kept = self.connection.prepare_threshold
         self.connection.prepare_threshold = _WHILE_PREPARING
         try:
             return super().execute(query, params, prepare=True, binary=binary)
         finally:
-            self.connection.prepare_threshold = None
+            self.connection.prepare_threshold = kept
 
 
 def prepared_cursor(connection: Any) -> Any:
