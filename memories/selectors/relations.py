@@ -59,59 +59,71 @@ def _made_by(link: Link) -> str:
     return link.origin
 
 
+#: What a link's other memory shows (not its vectors or the rest of its row).
+OTHER_MEMORY_FIELDS = ("mem_id", "text", "scope_id")
+
+
 def memory_links(memory: Memory, scope_ids: Sequence[int] | None) -> list[LinkView]:
     """The memory's active links, out then in, then the engine's own: what it supersedes and
-    what superseded it, what it follows in its session and what follows it."""
-    related = ("agent", "user", "target_memory", "target_entity", "source")
-    out = Link.objects.filter(source=memory, removed_at__isnull=True).select_related(*related)
+    what superseded it, what it follows in its session and what follows it. Two queries."""
+    outgoing = Q(source=memory)
+    incoming = Q(target_memory=memory)
     if scope_ids is not None:
-        out = out.filter(Q(target_memory__isnull=True) | Q(target_memory__scope_id__in=scope_ids))
-    into = _visible(
-        Link.objects.filter(target_memory=memory, removed_at__isnull=True).select_related(*related),
-        scope_ids,
-        "source__",
+        outgoing &= Q(target_memory__isnull=True) | Q(target_memory__scope_id__in=scope_ids)
+        incoming &= Q(source__scope_id__in=scope_ids)
+    links = list(
+        Link.objects.filter(outgoing | incoming, removed_at__isnull=True)
+        .select_related("agent", "user", "target_memory", "target_entity", "source")
+        .only(
+            *(f.name for f in Link._meta.concrete_fields),
+            *(f"target_memory__{name}" for name in OTHER_MEMORY_FIELDS),
+            *(f"source__{name}" for name in OTHER_MEMORY_FIELDS),
+            "agent__name",
+            "user__username",
+            "target_entity__entity_id",
+            "target_entity__name",
+            "target_entity__kind",
+        )
+        .order_by("created_at", "id")
     )
-    views = [
-        LinkView(
+
+    def view(link: Link, direction: str) -> LinkView:
+        other = link.target_memory if direction == "out" else link.source
+        entity = link.target_entity if direction == "out" else None
+        return LinkView(
             link.link_id,
             link.kind,
-            "out",
-            link.target_memory,
-            link.target_entity,
+            direction,
+            other,
+            entity,
             link.weight,
             link.origin,
             _made_by(link),
             link.evidence,
             link.created_at,
         )
-        for link in out.order_by("created_at", "id")
-    ]
-    views += [
-        LinkView(
-            link.link_id,
-            link.kind,
-            "in",
-            link.source,
-            None,
-            link.weight,
-            link.origin,
-            _made_by(link),
-            link.evidence,
-            link.created_at,
-        )
-        for link in into.order_by("created_at", "id")
-    ]
-    engine = [
-        ("supersedes", "out", Memory.objects.filter(superseded_by=memory)),
-        ("supersedes", "in", Memory.objects.filter(pk=memory.superseded_by_id)),
-        ("follows", "out", Memory.objects.filter(pk=memory.follows_id)),
-        ("follows", "in", Memory.objects.filter(follows=memory)),
-    ]
-    for kind, direction, queryset in engine:
-        for other in _visible(queryset, scope_ids, "").only("mem_id", "text", "scope_id"):
-            views.append(
-                LinkView(None, kind, direction, other, None, 1.0, "engine", "engine", {}, None)
-            )
+
+    # A link from the memory to itself is both one of its own and one to it.
+    views = [view(link, "out") for link in links if link.source_id == memory.pk]
+    views += [view(link, "in") for link in links if link.target_memory_id == memory.pk]
+    engine = Q(superseded_by=memory) | Q(follows=memory)
+    engine |= Q(pk__in=[pk for pk in (memory.superseded_by_id, memory.follows_id) if pk])
+    others = list(
+        _visible(Memory.objects.filter(engine), scope_ids, "")
+        .only(*OTHER_MEMORY_FIELDS, "superseded_by_id", "follows_id")
+        .order_by("pk")
+    )
+    for kind, direction, same in (
+        ("supersedes", "out", lambda other: other.superseded_by_id == memory.pk),
+        ("supersedes", "in", lambda other: other.pk == memory.superseded_by_id),
+        ("follows", "out", lambda other: other.pk == memory.follows_id),
+        ("follows", "in", lambda other: other.follows_id == memory.pk),
+    ):
+        views += [
+            LinkView(None, kind, direction, other, None, 1.0, "engine", "engine", {}, None)
+            for other in others
+            if same(other)
+        ]
     return views
 
 

@@ -360,9 +360,9 @@ def by_idempotency_key(scope: Scope, key: str) -> Memory | None:
 
     Keys are per scope: the writer may write to the scope, so it sees whatever is found there,
     and a key used in a scope it cannot see is simply free for it (no answer tells it that
-    such a memory exists)."""
-    return (
-        Memory.objects.select_related("scope", "superseded_by")
-        .filter(scope=scope, idempotency_key=key)
-        .first()
-    )
+    such a memory exists). Nearly every key is new: that is one look at the key's index, and
+    the memory is read only when there is one."""
+    stored = Memory.objects.filter(scope=scope, idempotency_key=key).values_list("pk", flat=True)
+    if not (pks := list(stored)):
+        return None
+    return Memory.objects.select_related("scope", "superseded_by").get(pk=pks[0])
