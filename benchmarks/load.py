@@ -215,12 +215,83 @@ class Agent:
             tally.acknowledged[body["idempotency_key"]] = response.json()["mem_id"]
 
 
+async def warm_up(base: str, token: str, words: list[str]) -> dict[str, str]:
+    """One search and one write, unmeasured (what the write stored, to count it too)."""
+    import httpx
+
+    tally = Tally()
+    async with httpx.AsyncClient(timeout=300) as client:
+        agent = Agent(client, base, token, words, seed=0)
+        for op in ("search", "remember"):
+            await agent.request(tally, op)
+    if tally.errors:
+        raise SystemExit(f"the served engine failed its first requests: {tally.error_samples}")
+    return tally.acknowledged
+
+
 def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) * 1000 if values else float("nan")
 
 
+class CpuMeter:
+    """CPU seconds (user + system) spent by each part of the served engine, and by this
+    driver, between two readings: where a request's cost goes on this machine."""
+
+    def __init__(self, serve_pid: int, data_dir: Path) -> None:
+        import psutil
+
+        self.psutil = psutil
+        self.serve = psutil.Process(serve_pid)
+        self.pgdata = str((data_dir / "pg").resolve())
+
+    def _postgres(self) -> list:
+        for process in self.psutil.process_iter(["name", "cmdline"]):
+            cmdline = process.info["cmdline"] or []
+            if process.info["name"] == "postgres" and self.pgdata in cmdline:
+                return [process, *process.children()]
+        return []
+
+    def _parts(self) -> dict[str, list]:
+        parts: dict[str, list] = {"web": [], "worker": [], "postgres": self._postgres()}
+        for child in self.serve.children():
+            name = "web" if "uvicorn" in " ".join(child.cmdline()) else "worker"
+            parts[name] += [child, *child.children(recursive=True)]
+        parts["driver"] = [self.psutil.Process()]
+        return parts
+
+    def read(self) -> dict[str, dict[int, float]]:
+        readings: dict[str, dict[int, float]] = {}
+        for part, processes in self._parts().items():
+            readings[part] = {}
+            for process in processes:
+                try:
+                    times = process.cpu_times()
+                except self.psutil.Error:  # gone between listing and reading
+                    continue
+                readings[part][process.pid] = times.user + times.system
+        return readings
+
+    @staticmethod
+    def spent(before: dict, after: dict) -> dict[str, float]:
+        """Seconds each part spent (a process started in between counts from zero; one that
+        ended in between is not counted)."""
+        return {
+            part: sum(seconds - before.get(part, {}).get(pid, 0.0) for pid, seconds in now.items())
+            for part, now in after.items()
+        }
+
+
+CPU_PARTS = ("web", "postgres", "worker", "driver")
+
+
 async def run_mix(
-    base: str, tokens: list[str], words: list[str], args, n: int, think: float
+    base: str,
+    tokens: list[str],
+    words: list[str],
+    args,
+    n: int,
+    think: float,
+    meter: CpuMeter,
 ) -> dict:
     import httpx
 
@@ -241,10 +312,10 @@ async def run_mix(
         tasks = [asyncio.create_task(loop(agent)) for agent in agents]
         await asyncio.sleep(args.warmup)
         tally.measuring = True
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), meter.read()
         await asyncio.sleep(args.seconds)
         tally.measuring = False
-        elapsed = time.perf_counter() - started
+        elapsed, cpu_after = time.perf_counter() - started, meter.read()
         stop.set()
         await asyncio.gather(*tasks)
     done = sum(len(v) for v in tally.latencies.values())
@@ -256,6 +327,15 @@ async def run_mix(
         "errors": sum(tally.errors.values()),
         "throttled": tally.throttled,
         "error_samples": tally.error_samples,
+        # CPU ms per request answered, by part (requests in flight at either end of the
+        # window make this a little high or low; 30 s of requests make it small).
+        "cpu_ms_per_request": {
+            part: seconds / done * 1000 if done else None
+            for part, seconds in CpuMeter.spent(cpu_before, cpu_after).items()
+        },
+        "cpu_busy": sum(CpuMeter.spent(cpu_before, cpu_after).values())
+        / elapsed
+        / len(os.sched_getaffinity(0)),
     }
     for op, _ in MIX:
         values = tally.latencies.get(op, [])
@@ -380,6 +460,27 @@ def mix_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def cpu_table(rows: list[dict]) -> str:
+    lines = [
+        "| pause s | agents | requests/s | CPU ms per request: "
+        + " | ".join(CPU_PARTS)
+        + " | total | CPUs busy |",
+        "|---:|---:|---:|" + "---:|" * (len(CPU_PARTS) + 2),
+    ]
+    for row in rows:
+        spent = row["cpu_ms_per_request"]
+        if not row["requests"]:
+            cells = ["–"] * (len(CPU_PARTS) + 1)
+        else:
+            cells = [f"{spent[part]:.1f}" for part in CPU_PARTS] + [f"{sum(spent.values()):.1f}"]
+        lines.append(
+            f"| {row['think_s']:g} | {row['agents']} | {row['requests_per_s']:.1f} | "
+            + " | ".join(cells)
+            + f" | {row['cpu_busy']:.0%} |"
+        )
+    return "\n".join(lines)
+
+
 def tenants_table(t: dict) -> str:
     return "\n".join(
         [
@@ -436,12 +537,15 @@ def main() -> None:
     connections.close_all()
     words = Corpus(args.seed).vocabulary[:2000]
     process, base = serve(args)
+    meter = CpuMeter(process.pid, args.data_dir)
     results: dict[str, Any] = {"mix": []}
     acknowledged: dict[str, str] = {}
     try:
+        # The web process loads its models on first use: not inside any row's window.
+        acknowledged |= asyncio.run(warm_up(base, tokens["a"][0], words))
         for think in args.think:
             for n in args.agents:
-                row, acked = asyncio.run(run_mix(base, tokens["a"], words, args, n, think))
+                row, acked = asyncio.run(run_mix(base, tokens["a"], words, args, n, think, meter))
                 acknowledged |= acked
                 results["mix"].append(row)
                 print(
@@ -469,6 +573,11 @@ def main() -> None:
         f"MM_DB_POOL_SIZE={settings.MM_DB_POOL_SIZE}.\n"
     )
     print(mix_table(results["mix"]))
+    print(
+        "\nWhere the CPU went (user + system seconds of each part during the measured "
+        f"window, per request answered; {len(os.sched_getaffinity(0))} CPUs):\n"
+    )
+    print(cpu_table(results["mix"]))
     writes = results["writes"]
     print(
         f"\nWrites: {writes['acknowledged']:,} acknowledged, {writes['rows']:,} rows stored with "
