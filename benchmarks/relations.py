@@ -92,12 +92,14 @@ def load_relations(
     written = 0
     with raw.cursor() as cursor:  # the degrees are counted once, after the load
         cursor.execute("ALTER TABLE memories_link DISABLE TRIGGER USER")
+    # A pair of memories is linked once per type (the table's unique constraint): drawn at
+    # random, the same triple comes up again at this size, in any chunk.
+    seen: set[tuple[int, int, int]] = set()
     with raw.cursor() as cursor, cursor.copy(sql) as copy:
         for first in range(0, n_links, CHUNK):
             n = min(CHUNK, n_links - first)
             sources, targets = ids[rng.integers(0, len(ids), n)], ids[rng.integers(0, len(ids), n)]
             kinds = rng.integers(0, len(LINK_TYPES), n)
-            seen: set[tuple[int, int, int]] = set()
             for i in range(n):
                 s, t, k = int(sources[i]), int(targets[i]), int(kinds[i])
                 if s == t or (s, t, k) in seen:
@@ -109,6 +111,7 @@ def load_relations(
                 )  # fmt: skip
                 written += 1
         memory_links = written
+        seen.clear()
         for first in range(0, len(ids), CHUNK):
             block = ids[first : first + CHUNK]
             counts = mentions[first : first + CHUNK]
@@ -153,10 +156,20 @@ def search_case(args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
 
     rng = np.random.default_rng([args.seed, args.size])
     agents = loaded_agents(args.size, 1) if args.reuse else []
-    if agents and relation_counts()["entities"] == args.entities:
+    done = relation_counts() if agents else {}
+    if agents and done["entities"] == args.entities and done["memory_links"]:
         print(f"{args.size:,} memories: reusing the data already loaded", flush=True)
         loaded: dict[str, Any] = {"seconds": 0.0}
         rng = np.random.default_rng([args.seed, args.size, 2])
+    elif agents:
+        # The memories and their indexes are there; the relations are not (a load that
+        # stopped half-way): load those again.
+        print(f"{args.size:,} memories: reusing them; loading the relations again", flush=True)
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM memories_link")
+            cursor.execute("DELETE FROM memories_entity")
+        loaded = load_relations(rng, agents[0], args.links_per_memory, args.entities)
+        print(f"  relations loaded in {loaded['seconds']:.1f} s", flush=True)
     else:
         agents, ddl = reset(1)
         seconds = load_memories(corpus, rng, args.size, agents)
