@@ -211,13 +211,13 @@ def test_slots_are_handed_to_the_waiting_tenants_in_turn():
         waiting.append(asyncio.create_task(request("B", "B1")))  # arrives after A's three
         await asyncio.sleep(0)
         assert queue.waiting() == 4 and admitted == []
-        for _ in range(4):
-            queue.leave()
+        for leaving in ("A", "A", "B", "A"):  # each time, the request admitted last leaves
+            queue.leave(leaving)
             await asyncio.sleep(0)
         await asyncio.gather(*waiting)
         assert admitted == ["A1", "B1", "A2", "A3"]  # B waited for one request of A's, not three
-        queue.leave()
-        assert queue.free == 1 and queue.waiting() == 0
+        queue.leave("A")
+        assert queue.free == 1 and queue.waiting() == 0 and queue.running == {}
 
     asyncio.run(scenario())
 
@@ -236,12 +236,61 @@ def test_a_tenant_with_its_most_waiting_is_refused_and_a_cancelled_wait_leaves_n
         first.cancel()
         await asyncio.sleep(0)
         assert queue.waiting() == 2
-        queue.leave()
+        queue.leave("A")
         await asyncio.sleep(0)
         assert second.done() and not other.done()
-        queue.leave()
+        queue.leave("A")
         await asyncio.sleep(0)
         assert other.done()
+        queue.leave("B")
+        assert queue.free == 1 and queue.running == {} and queue.queues == {}
+
+    asyncio.run(scenario())
+
+
+def test_a_tenant_that_floods_leaves_a_slot_for_one_that_calls_now_and_then():
+    async def scenario():
+        clock = Clock()
+        queue = FairQueue(slots=2, waiting_per_tenant=10, recent=1.0, clock=clock)
+        await queue.enter("A")
+        await queue.enter("A")  # alone, A may use both slots
+        flood = [asyncio.create_task(queue.enter("A")) for _ in range(3)]
+        b = asyncio.create_task(queue.enter("B"))
+        await asyncio.sleep(0)
+        assert queue.waiting() == 4
+
+        queue.leave("A")  # B has nothing running: the slot is B's, though A came first
+        await asyncio.sleep(0)
+        assert b.done() and not any(t.done() for t in flood)
+
+        queue.leave("B")  # B called a moment ago: A, holding its share (one), gets no second
+        await asyncio.sleep(0)
+        assert queue.free == 1 and not any(t.done() for t in flood)
+        await queue.enter("B")  # so B's next request runs at once
+        assert queue.running == {"A": 1, "B": 1}
+
+        clock.now += 1.5  # B falls quiet: A has every slot again as they come free
+        queue.leave("B")
+        await asyncio.sleep(0)
+        assert sum(t.done() for t in flood) == 1
+        queue.leave("A")
+        await asyncio.sleep(0)
+        assert sum(t.done() for t in flood) == 2 and queue.running == {"A": 2}
+
+    asyncio.run(scenario())
+
+
+def test_a_slot_kept_for_a_quiet_tenant_is_handed_on_once_it_stops_counting():
+    async def scenario():
+        queue = FairQueue(slots=2, waiting_per_tenant=10, recent=0.05)
+        await queue.enter("B")
+        await queue.enter("A")
+        waiting = asyncio.create_task(queue.enter("A"))
+        queue.leave("B")  # B is still recent: A's second request waits beside a free slot
+        await asyncio.sleep(0)
+        assert not waiting.done() and queue.free == 1
+        await asyncio.sleep(0.3)  # no request leaves; B stops counting after 0.05 s
+        assert waiting.done() and queue.running == {"A": 2}
 
     asyncio.run(scenario())
 
