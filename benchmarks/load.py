@@ -52,6 +52,9 @@ from common import ROOT, add_smoke_option, describe, machine, setup_django
 
 SHARED_SCOPE = "team:load"
 MIX = (("search", 0.70), ("remember", 0.25), ("feedback", 0.05))
+#: Begins every idempotency key this run writes: a key of an earlier run (``--reuse``), or of
+#: another row of this one, would be answered from what is stored, not written again.
+RUN = f"load-{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}"
 
 
 def prepare(args: argparse.Namespace) -> dict[str, Any]:
@@ -168,14 +171,16 @@ class Tally:
 
 
 class Agent:
-    def __init__(self, client, base: str, token: str, words: list[str], seed: int) -> None:
+    def __init__(
+        self, client, base: str, token: str, words: list[str], seed: int, row: str = ""
+    ) -> None:
         self.client, self.base = client, base
         self.headers = {"Authorization": f"Bearer {token}"}
         self.words = words
         self.rng = random.Random(seed)
         self.seen: list[str] = []
         self.written = 0
-        self.name = f"s{seed}"
+        self.name = f"{row}s{seed}"
 
     def query(self) -> str:
         return " ".join(self.rng.choices(self.words, k=self.rng.randint(2, 6)))
@@ -187,7 +192,7 @@ class Agent:
             url, body = "/api/v1/search", {"query": self.query(), "limit": 10}
         elif op == "remember":
             self.written += 1
-            key = f"load-{self.name}-{self.written}"
+            key = f"{RUN}-{self.name}-{self.written}"
             text = f"{self.query()} {self.query()} noted by {self.name} as item {self.written}."
             url, body = "/api/v1/memories", {"text": text, "idempotency_key": key}
         else:
@@ -298,7 +303,10 @@ async def run_mix(
     tally = Tally()
     limits = httpx.Limits(max_connections=n + 8, max_keepalive_connections=n + 8)
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
-        agents = [Agent(client, base, tokens[i], words, seed=n * 1000 + i) for i in range(n)]
+        agents = [
+            Agent(client, base, tokens[i], words, seed=n * 1000 + i, row=f"p{think:g}-")
+            for i in range(n)
+        ]
         ops, weights = zip(*MIX, strict=True)
         stop = asyncio.Event()
 
@@ -422,8 +430,8 @@ def stored_writes(acknowledged: dict[str, str]) -> dict[str, Any]:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT idempotency_key, mem_id FROM memories_memory "
-            "WHERE idempotency_key LIKE 'load-%%'"
+            "SELECT idempotency_key, mem_id FROM memories_memory WHERE idempotency_key LIKE %s",
+            [RUN + "-%"],
         )
         rows = cursor.fetchall()
     stored: dict[str, list[str]] = {}
