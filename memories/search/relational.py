@@ -168,6 +168,7 @@ def relational_filter(
     if entity_ids:
         mentioning = (
             Link.objects.filter(target_entity_id__in=entity_ids, removed_at__isnull=True)
+            .order_by()  # distinct memories, not (memory, the link's ordering columns)
             .values_list("source_id", flat=True)
             .distinct()[: ENTITY_LIST_MAX + 1]
         )

@@ -136,15 +136,22 @@ def memory_entities(memory: Memory) -> list[Entity]:
     return list(Entity.objects.filter(pk__in=wanted).order_by("kind", "name"))
 
 
-def _mentioned_by_visible(scope_ids: Sequence[int] | None) -> Exists:
-    """An entity (or one merged into it) is mentioned by a memory the reader sees."""
-    links = Link.objects.filter(
-        Q(target_entity=OuterRef("pk")) | Q(target_entity__merged_into=OuterRef("pk")),
-        removed_at__isnull=True,
+def _mentioned_by_visible(scope_ids: Sequence[int] | None) -> Q:
+    """An entity (or one merged into it) is mentioned by a memory the reader sees.
+
+    Two probes, each by its own index, not one with an OR across the link and its entity
+    (which neither index serves: at a million memories, finding one rare entity by name
+    scanned the links for 20-60 ms)."""
+
+    def mentioned(**where: Any) -> Exists:
+        links = Link.objects.filter(removed_at__isnull=True, **where)
+        if scope_ids is not None:
+            links = links.filter(source__scope_id__in=scope_ids)
+        return Exists(links)
+
+    return mentioned(target_entity=OuterRef("pk")) | mentioned(
+        target_entity__merged_into=OuterRef("pk")
     )
-    if scope_ids is not None:
-        links = links.filter(source__scope_id__in=scope_ids)
-    return Exists(links)
 
 
 def visible_entities(workspace_id: int, scope_ids: Sequence[int] | None) -> QuerySet[Entity]:
