@@ -180,10 +180,13 @@ def entity_list(
         queryset = queryset.filter(kind=kind)
     if key := normalize(query):
         queryset = queryset.filter(Q(normalized__contains=key) | Q(keys__contains=[key]))
-    mentions = Link.objects.filter(
-        Q(target_entity=OuterRef("pk")) | Q(target_entity__merged_into=OuterRef("pk")),
-        removed_at__isnull=True,
-    )
+    # The links to the entity and to those merged into it, found by the entities' own indexes
+    # first (an OR across the link and its entity, which no index serves, ran for minutes at a
+    # million mentions).
+    members = Entity.objects.filter(
+        Q(pk=OuterRef(OuterRef("pk"))) | Q(merged_into=OuterRef(OuterRef("pk")))
+    ).values("pk")
+    mentions = Link.objects.filter(target_entity__in=Subquery(members), removed_at__isnull=True)
     if scope_ids is not None:
         mentions = mentions.filter(source__scope_id__in=scope_ids)
     counted = (

@@ -317,6 +317,35 @@ def test_a_merge_joins_two_entities_and_its_undo_parts_them(alice, django_user_m
     assert actions == [("merge", "ZL is Zephyr Logistics"), ("unmerge", "they are two")]
 
 
+def test_the_entities_list_counts_what_the_reader_sees_merged_names_included(
+    alice, bob, django_user_model
+):
+    curator = django_user_model.objects.create_user("counter")
+    zephyr = [{"name": "Zephyr", "type": "customer"}]
+    remember(alice, "Zephyr renewed.", scope="team:accounts", entities=zephyr)
+    remember(alice, "Zephyr paid.", scope="team:accounts", entities=zephyr)
+    remember(
+        alice, "ZL called.", scope="team:accounts", entities=[{"name": "ZL", "type": "customer"}]
+    )
+    remember(alice, "Zephyr is my own note.", entities=zephyr)  # alice's private scope
+    remember(
+        alice, "Acme wrote.", scope="team:accounts", entities=[{"name": "Acme", "type": "customer"}]
+    )
+    entity_merge(
+        user=curator,
+        entity=Entity.objects.get(name="ZL"),
+        into=Entity.objects.get(name="Zephyr"),
+        reason="ZL is Zephyr",
+    )
+
+    def listed(actor):
+        response = actor.client.get("/api/v1/entities?type=customer")
+        return [(e["name"], e["mentions"]) for e in response.json()["results"]]
+
+    assert listed(bob) == [("Zephyr", 3), ("Acme", 1)]  # most mentioned first; ZL counts
+    assert listed(alice) == [("Zephyr", 4), ("Acme", 1)]  # and her private note
+
+
 # --- Search filters ------------------------------------------------------------------------------
 
 
