@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -79,7 +80,7 @@ def memory_links(memory: Memory, scope_ids: Sequence[int] | None) -> list[LinkVi
             *(f"target_memory__{name}" for name in OTHER_MEMORY_FIELDS),
             *(f"source__{name}" for name in OTHER_MEMORY_FIELDS),
             "agent__name",
-            "user__username",
+            f"user__{get_user_model().USERNAME_FIELD}",  # what _made_by shows
             "target_entity__entity_id",
             "target_entity__name",
             "target_entity__kind",
