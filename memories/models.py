@@ -8,7 +8,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Q
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import BitField, HnswIndex, VectorField
 
 #: Dimension of the stored vectors (all-MiniLM-L6-v2; a remote embedder is asked for the same).
 EMBEDDING_DIMENSIONS = 384
@@ -429,6 +429,12 @@ class Link(models.Model):
     evidence = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     removed_at = models.DateTimeField(null=True, blank=True)
+    #: A mention's copy of its memory's scope and of the sign bits of its vector, kept by
+    #: triggers (migration 0020): an entity's memories are shortlisted for a query by the
+    #: bits (Hamming distance) from one index, without reading their vectors. None for a link
+    #: to a memory.
+    source_scope_id = models.BigIntegerField(null=True, blank=True, editable=False)
+    source_code = BitField(length=EMBEDDING_DIMENSIONS, null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -466,6 +472,13 @@ class Link(models.Model):
                 condition=Q(removed_at__isnull=True, target_entity__isnull=False),
             ),
             models.Index(fields=["source"], name="link_source_all"),
+            # An entity's mentions by scope, with what shortlists them for a query.
+            models.Index(
+                fields=["target_entity", "source_scope_id"],
+                include=["source", "source_code"],
+                name="link_entity_code",
+                condition=Q(removed_at__isnull=True, target_entity__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

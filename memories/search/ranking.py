@@ -97,13 +97,19 @@ def ranked(
     """
     scope_ids, words = scopes_and_words(agent, query, workspace.pk)
     ranked_words, matched_words = keyword_lexemes(words, workspace.pk)
+    count = max(settings.MM_SEARCH_CANDIDATES, limit)
+    vector_text = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
     relational = relational_filter(
         dict(filters.values),
         workspace_id=workspace.pk,
         scope_ids=scope_ids if agent is not None else None,
+        vector=None if exact else vector_text,  # exact: every mentioning memory ranked
+        candidates=count,
     )
     where, params = filters.sql(now, relational)
-    count = max(settings.MM_SEARCH_CANDIDATES, limit)
+    nearest_where, nearest_params = relational.nearest_sql()
+    nearest_where = f" AND {nearest_where}" if nearest_where else ""
+    params |= nearest_params
     params |= {
         "scopes": [Int8(scope_id) for scope_id in scope_ids],
         "words": [tsquery([word]) for word in ranked_words],
@@ -113,7 +119,7 @@ def ranked(
         "episode_vector_weight": float(settings.MM_SEARCH_EPISODE_VECTOR_WEIGHT),
         "neighbour_weight": float(settings.MM_SEARCH_NEIGHBOUR_WEIGHT),
         "model": current_model_name(),
-        "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
+        "vector": vector_text,
         "weight": float(settings.MM_SEARCH_KEYWORD_WEIGHT),
         "gate_ratio": float(settings.MM_SEARCH_GATE_RATIO),
         "reference": reference,
@@ -141,7 +147,8 @@ def ranked(
         WITH nearest AS (
             SELECT id, significance, created_at, search_vector, {distance} AS distance
             FROM memories_memory
-            WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
+            WHERE {base}{nearest_where} AND embedding IS NOT NULL
+                AND embedding_model = %(model)s
             ORDER BY distance LIMIT {count}
         ),
         -- Up to an equal share of MM_SEARCH_KEYWORD_SCAN_MAX rows for each word that selects

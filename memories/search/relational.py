@@ -5,7 +5,16 @@
   (the engine's ``supersedes`` and ``follows`` included), or of ``link_types`` only. Resolved to
   their ids first: a short list the ranking reads by primary key.
 * ``entity``: the memories that mention an entity, given by its id or by a name or alias (an
-  entity merged into another stands for it, and the other way round).
+  entity merged into another stands for it, and the other way round). Up to
+  ``ENTITY_LIST_MAX`` of them, they are listed and every one is ranked. Beyond, reading every
+  one's vector would cost about 5 µs each (tens of milliseconds for a popular entity, over a
+  second at a million memories), so the vector candidates come from a shortlist: the
+  ``SHORTLIST_FACTOR`` × candidates mentions nearest to the query by the sign bits of their
+  vectors (Hamming distance, read from one index with the mention's scope: ``Link.source_code``),
+  ranked again by their real vectors. The keyword candidates are found among all the entity's
+  memories, as without the filter. The shortlist is approximate, as the vector index is for a
+  search without the filter: BENCHMARKS.md measures how often its top ten differs from an
+  exact ranking of every mentioning memory.
 * ``min_r``: at least that many connections (``memories.selectors.relations.connections_sql``:
   distinct active memories the reader sees, linked either way, plus distinct entities). The
   candidates are read with the stored degree (``MemoryDegree``: every link row touching a
@@ -25,6 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
+
 from memories import rules
 from memories.errors import ValidationFailed
 from memories.models import Entity, Link, Memory, MemoryDegree
@@ -43,7 +55,9 @@ EXACT_COUNT_ROWS = 3
 #: Up to this many mentioning memories, an entity's memories are listed first and ranked by
 #: primary key (an exact scan of few rows); beyond, each candidate of the index scans is
 #: checked (a rare entity would make the vector index scan far for its few memories).
-ENTITY_LIST_MAX = 5_000
+ENTITY_LIST_MAX = 1_000
+#: How many mentions (times the search's vector candidates) the sign bits shortlist.
+SHORTLIST_FACTOR = 10
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,9 @@ class RelationalFilter:
     #: The memories that mention the entity, when they are few (``ENTITY_LIST_MAX``): the
     #: ranking reads them by primary key. None: many, found by a probe of each candidate.
     entity_memory_ids: list[int] | None = None
+    #: When they are many: the mentioning memories whose vectors are compared with the
+    #: query's (the shortlist by sign bits). None otherwise.
+    entity_shortlist: list[int] | None = None
     min_r: int | None = None
 
     @property
@@ -89,6 +106,15 @@ class RelationalFilter:
             )
             params["min_r"] = self.min_r
         return clauses, params
+
+    def nearest_sql(self) -> tuple[str, dict[str, object]]:
+        """A WHERE fragment for the vector candidates only (the shortlist of a popular
+        entity's memories), and its parameters; empty when there is none."""
+        if self.entity_shortlist is None:
+            return "", {}
+        return "id = ANY(%(entity_shortlist)s::bigint[])", {
+            "entity_shortlist": self.entity_shortlist
+        }
 
     def shown_sql(self, memory: str) -> str:
         """The condition on each shown memory (``memory``: its id column) that only a count
@@ -129,10 +155,17 @@ class RelationalFilter:
 
 
 def relational_filter(
-    values: dict[str, Any], *, workspace_id: int, scope_ids: Sequence[int] | None
+    values: dict[str, Any],
+    *,
+    workspace_id: int,
+    scope_ids: Sequence[int] | None,
+    vector: str | None = None,
+    candidates: int = 0,
 ) -> RelationalFilter:
     """Take this module's filters out of a search's validated ``values`` and resolve them for
-    a reader of ``scope_ids`` (None: a team member, the whole workspace)."""
+    a reader of ``scope_ids`` (None: a team member, the whole workspace). ``vector`` (the
+    query's, as pgvector text) and ``candidates`` (how many vector candidates the search
+    takes) size and order a popular entity's shortlist."""
     related_to = values.pop("related_to", None)
     link_types = values.pop("link_types", None)
     entity = values.pop("entity", None)
@@ -164,22 +197,34 @@ def relational_filter(
                 "entity", f"no entity {entity!r} (by id, name or alias) is known here."
             )
     entity_ids = sorted({pk for e in entities for pk in entity_members(e)})
-    entity_memory_ids = None
+    entity_memory_ids = shortlist = None
     if entity_ids:
-        mentioning = (
-            Link.objects.filter(target_entity_id__in=entity_ids, removed_at__isnull=True)
-            .order_by()  # distinct memories, not (memory, the link's ordering columns)
-            .values_list("source_id", flat=True)
-            .distinct()[: ENTITY_LIST_MAX + 1]
-        )
-        found = list(mentioning)
+        mentions = Link.objects.filter(
+            target_entity_id__in=entity_ids, removed_at__isnull=True
+        ).order_by()  # distinct memories, not (memory, the link's ordering columns)
+        if scope_ids is not None:
+            mentions = mentions.filter(source_scope_id__in=scope_ids)
+        found = list(mentions.values_list("source_id", flat=True).distinct()[: ENTITY_LIST_MAX + 1])
         if len(found) <= ENTITY_LIST_MAX:
             entity_memory_ids = sorted(found)
+        elif vector is not None:
+            shortlist = entity_shortlist(mentions, vector, SHORTLIST_FACTOR * max(candidates, 1))
     return RelationalFilter(
         related_to=related_to or None,
         related=related,
         entities=entities,
         entity_ids=entity_ids,
         entity_memory_ids=entity_memory_ids,
+        entity_shortlist=shortlist,
         min_r=min_r,
     )
+
+
+def entity_shortlist(mentions: QuerySet[Link], vector: str, size: int) -> list[int]:
+    """The ``size`` memories of ``mentions`` nearest to the query by the Hamming distance
+    between the sign bits of their vectors and of the query's (one index, ``link_entity_code``,
+    holds the entity, the scope, the memory and its bits: no memory row is read)."""
+    nearest = mentions.alias(
+        distance=RawSQL("source_code <~> binary_quantize(%s::vector)", [vector])
+    ).order_by("distance")
+    return sorted(set(nearest.values_list("source_id", flat=True)[:size]))

@@ -589,3 +589,125 @@ def test_joined_within_two_links(alice, settings):
     assert not joined_within_two_links([a.pk, c.pk], without=[zephyr_id])
     assert joined_within_two_links([f.pk, g.pk])
     assert not joined_within_two_links([f.pk, g.pk], follows=False)
+
+
+# --- A popular entity's shortlist ---------------------------------------------------------------
+
+
+def codes_match_their_memories():
+    """Each mention's copy of its memory's scope and sign bits, compared with the memory."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT l.target_entity_id IS NOT NULL, "
+            "l.source_scope_id IS NOT DISTINCT FROM "
+            "CASE WHEN l.target_entity_id IS NOT NULL THEN m.scope_id END, "
+            "l.source_code IS NOT DISTINCT FROM "
+            "CASE WHEN l.target_entity_id IS NOT NULL "
+            "THEN binary_quantize(m.embedding)::bit(384) END "
+            "FROM memories_link l JOIN memories_memory m ON m.id = l.source_id"
+        )
+        return cursor.fetchall()
+
+
+def test_a_mentions_code_and_scope_follow_its_memory(alice, bob):
+    import numpy as np
+
+    from memories.models import Scope
+
+    first = remember(
+        alice,
+        "Zephyr Logistics renewed.",
+        entities=[{"name": "Zephyr Logistics", "type": "customer"}],
+    )
+    remember(
+        alice,
+        "Zephyr Logistics asked for a discount.",
+        scope="team:accounts",
+        links=[{"to": first.mem_id, "type": "supports"}],
+    )
+    rows = codes_match_their_memories()
+    assert {mention for mention, _, _ in rows} == {True, False}  # mentions and a memory link
+    assert all(scope and code for _, scope, code in rows)
+
+    def code():
+        mention = Link.objects.filter(source=first, target_entity__isnull=False)
+        return {str(bits) for bits in mention.values_list("source_code", flat=True)}
+
+    before = code()
+    vector = -np.asarray(first.embedding, dtype=np.float32)  # every sign flipped
+    team = Scope.objects.get(workspace_id=alice.agent.workspace_id, name="team:accounts")
+    Memory.objects.filter(pk=first.pk).update(embedding=vector.tolist(), scope=team)
+    assert all(scope and code for _, scope, code in codes_match_their_memories())
+    assert code().isdisjoint(before) and len(before) == 1
+    assert set(
+        Link.objects.filter(source=first, target_entity__isnull=False).values_list(
+            "source_scope_id", flat=True
+        )
+    ) == {team.pk}
+
+
+def test_a_popular_entitys_vector_candidates_are_shortlisted_by_their_codes(
+    alice, bob, settings, monkeypatch
+):
+    """Past ``ENTITY_LIST_MAX`` mentions, the vector candidates are the mentions nearest by
+    sign bits in the reader's scopes; keyword candidates still come from all of them."""
+    import numpy as np
+
+    from memories.search import memory_search, relational
+
+    monkeypatch.setattr(relational, "ENTITY_LIST_MAX", 3)
+    monkeypatch.setattr(relational, "SHORTLIST_FACTOR", 2)
+    settings.MM_SEARCH_CANDIDATES = 2  # a shortlist of 4
+
+    rng = np.random.default_rng(7)
+    query = rng.standard_normal(384).astype(np.float32)
+    query /= np.linalg.norm(query)
+
+    def near(level):  # the query plus noise: the larger the level, the farther
+        vector = query + level * rng.standard_normal(384).astype(np.float32) / np.sqrt(384)
+        return (vector / np.linalg.norm(vector)).tolist()
+
+    zephyr = [{"name": "Zephyr Logistics", "type": "customer"}]
+    written = [
+        remember(
+            alice, f"Zephyr Logistics note number {n}.", entities=zephyr, scope="team:accounts"
+        )
+        for n in range(7)
+    ]
+    for n, memory in enumerate(written):
+        Memory.objects.filter(pk=memory.pk).update(embedding=near(0.3 + 0.4 * n))
+    # Bob's private memory is the nearest of all; a far one holds a rare word.
+    hidden = remember(bob, "Zephyr Logistics private note.", entities=zephyr)
+    Memory.objects.filter(pk=hidden.pk).update(embedding=near(0.05))
+    far = remember(alice, "Zephyr Logistics quokka.", entities=zephyr, scope="team:accounts")
+    Memory.objects.filter(pk=far.pk).update(embedding=(-query).tolist())
+
+    scopes = [alice.agent.private_scope_id, *alice.agent.scopes.values_list("pk", flat=True)]
+    vector = "[" + ",".join(f"{x:.7g}" for x in query.tolist()) + "]"
+    resolved = relational.relational_filter(
+        {"entity": "Zephyr Logistics"},
+        workspace_id=alice.agent.workspace_id,
+        scope_ids=scopes,
+        vector=vector,
+        candidates=2,
+    )
+    assert resolved.entity_memory_ids is None
+    assert resolved.entity_shortlist == sorted(m.pk for m in written[:4])
+
+    def found(text, **options):
+        hits = memory_search(
+            agent=alice.agent,
+            query=text,
+            query_vector=query,
+            limit=3,
+            entity="Zephyr Logistics",
+            **options,
+        )
+        return [hit.memory.mem_id for hit in hits]
+
+    shortlisted = found("note")
+    assert hidden.mem_id not in shortlisted
+    assert shortlisted == found("note", exact=True)
+    assert far.mem_id in found("quokka")  # outside the shortlist, found by its word
