@@ -37,10 +37,21 @@ CREATE TRIGGER memories_memory_mention_code AFTER UPDATE OF scope_id, embedding
         OLD.scope_id IS DISTINCT FROM NEW.scope_id OR OLD.embedding IS DISTINCT FROM NEW.embedding
     ) EXECUTE FUNCTION memories_memory_mention_code();
 
-UPDATE memories_link l
-    SET source_scope_id = m.scope_id, source_code = binary_quantize(m.embedding)::bit({DIMENSIONS})
-    FROM memories_memory m
-    WHERE m.id = l.source_id AND l.target_entity_id IS NOT NULL;
+-- Every mention's copy filled again from its memory (after a load that bypassed the triggers).
+CREATE OR REPLACE FUNCTION memories_refill_mention_codes() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    counted bigint;
+BEGIN
+    UPDATE memories_link l
+        SET source_scope_id = m.scope_id,
+            source_code = binary_quantize(m.embedding)::bit({DIMENSIONS})
+        FROM memories_memory m
+        WHERE m.id = l.source_id AND l.target_entity_id IS NOT NULL;
+    GET DIAGNOSTICS counted = ROW_COUNT;
+    RETURN counted;
+END $$;
+
+SELECT memories_refill_mention_codes();
 """
 
 REVERSE = """
@@ -48,6 +59,7 @@ DROP TRIGGER IF EXISTS memories_link_mention_code ON memories_link;
 DROP TRIGGER IF EXISTS memories_memory_mention_code ON memories_memory;
 DROP FUNCTION IF EXISTS memories_link_mention_code();
 DROP FUNCTION IF EXISTS memories_memory_mention_code();
+DROP FUNCTION IF EXISTS memories_refill_mention_codes();
 """
 
 

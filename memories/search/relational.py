@@ -90,11 +90,13 @@ class RelationalFilter:
             clauses.append("id = ANY(%(entity_memory_ids)s::bigint[])")
             params["entity_memory_ids"] = self.entity_memory_ids
         elif self.entities:
+            # A probe of each row (OFFSET 0 keeps the planner from turning it into a join that
+            # reads every mention of a popular entity before the first row).
             clauses.append(
                 f"EXISTS (SELECT 1 FROM {Link._meta.db_table} mention "
                 f"WHERE mention.source_id = {Memory._meta.db_table}.id "
                 "AND mention.target_entity_id = ANY(%(entity_ids)s::bigint[]) "
-                "AND mention.removed_at IS NULL)"
+                "AND mention.removed_at IS NULL OFFSET 0)"
             )
             params["entity_ids"] = self.entity_ids
         if self.min_r is not None and self.min_r > 0:

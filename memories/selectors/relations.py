@@ -146,8 +146,8 @@ def _mentioned_by_visible(scope_ids: Sequence[int] | None) -> Q:
 
     def mentioned(**where: Any) -> Exists:
         links = Link.objects.filter(removed_at__isnull=True, **where)
-        if scope_ids is not None:
-            links = links.filter(source__scope_id__in=scope_ids)
+        if scope_ids is not None:  # the mention's copy of its memory's scope: no memory read
+            links = links.filter(source_scope_id__in=scope_ids)
         return Exists(links)
 
     return mentioned(target_entity=OuterRef("pk")) | mentioned(
@@ -188,8 +188,8 @@ def entity_list(
         Q(pk=OuterRef(OuterRef("pk"))) | Q(merged_into=OuterRef(OuterRef("pk")))
     ).values("pk")
     mentions = Link.objects.filter(target_entity__in=Subquery(members), removed_at__isnull=True)
-    if scope_ids is not None:
-        mentions = mentions.filter(source__scope_id__in=scope_ids)
+    if scope_ids is not None:  # the mention's copy of its memory's scope: no memory read
+        mentions = mentions.filter(source_scope_id__in=scope_ids)
     counted = (
         mentions.order_by()
         .annotate(group=Value(1))

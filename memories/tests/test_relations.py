@@ -646,6 +646,13 @@ def test_a_mentions_code_and_scope_follow_its_memory(alice, bob):
             "source_scope_id", flat=True
         )
     ) == {team.pk}
+    # A load that bypassed the triggers is mended by filling every copy again.
+    from django.db import connection
+
+    Link.objects.update(source_scope_id=None, source_code=None)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT memories_refill_mention_codes()")
+    assert all(scope and code for _, scope, code in codes_match_their_memories())
 
 
 def test_a_popular_entitys_vector_candidates_are_shortlisted_by_their_codes(
