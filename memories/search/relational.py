@@ -52,9 +52,9 @@ from memories.selectors.relations import (
 NAMES = ("related_to", "link_types", "entity", "min_r")
 #: How many of the best candidates (times the limit) ``min_r``'s exact count is taken for.
 EXACT_COUNT_ROWS = 3
-#: Up to this many mentioning memories, an entity's memories are listed first and ranked by
-#: primary key (an exact scan of few rows); beyond, each candidate of the index scans is
-#: checked (a rare entity would make the vector index scan far for its few memories).
+#: Up to this many mentioning memories the reader sees, an entity's memories are listed first
+#: and every one is ranked (read by primary key); beyond, its vector candidates come from the
+#: shortlist by sign bits, and its keyword candidates are probed one by one.
 ENTITY_LIST_MAX = 1_000
 #: How many mentions (times the search's vector candidates) the sign bits shortlist.
 SHORTLIST_FACTOR = 10
@@ -67,7 +67,7 @@ class RelationalFilter:
     entities: list[Entity] = field(default_factory=list)
     entity_ids: list[int] = field(default_factory=list)
     #: The memories that mention the entity, when they are few (``ENTITY_LIST_MAX``): the
-    #: ranking reads them by primary key. None: many, found by a probe of each candidate.
+    #: ranking reads them by primary key. None: many (see ``entity_shortlist``).
     entity_memory_ids: list[int] | None = None
     #: When they are many: the mentioning memories whose vectors are compared with the
     #: query's (the shortlist by sign bits). None otherwise.
