@@ -268,6 +268,13 @@ MM_ENTITY_EXTRACTION = envbool("MM_ENTITY_EXTRACTION", True)
 #: entity's name or alias of the same type to be that entity, and a span of text to a
 #: gazetteer alias to be a mention of it.
 MM_ENTITY_MATCH_SCORE = envfloat("MM_ENTITY_MATCH_SCORE", 90.0, minimum=50, maximum=100)
+#: Traversal (``/api/v1/traverse``, ``/api/v1/explain-path``, their MCP tools): opt-in, for
+#: tracing where something came from, not for finding things.
+MM_TRAVERSAL = envbool("MM_TRAVERSAL", False)
+#: How long one traversal statement may run (it answers 400, naming the request's depth, past
+#: it), and how many path rows it reads at most (breadth first: the nearest come first).
+MM_TRAVERSAL_TIMEOUT_MS = envint("MM_TRAVERSAL_TIMEOUT_MS", 2_000, minimum=1)
+MM_TRAVERSAL_MAX_ROWS = envint("MM_TRAVERSAL_MAX_ROWS", 20_000, minimum=1)
 #: Most entities and links one write may give (each item of a bulk write alike).
 MM_MAX_ENTITIES_PER_MEMORY = envint("MM_MAX_ENTITIES_PER_MEMORY", 50, minimum=1)
 MM_MAX_LINKS_PER_MEMORY = envint("MM_MAX_LINKS_PER_MEMORY", 50, minimum=1)

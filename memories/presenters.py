@@ -11,6 +11,7 @@ from memories.models import Agent, Entity, Link, Memory, ProvenanceEvent
 from memories.search import SearchHit
 from memories.selectors import memory_history, visible_scope_ids
 from memories.selectors.relations import LinkView, memory_entities, memory_links
+from memories.selectors.traversal import Reached, made_by, step_time
 from memories.services import BulkResult, iso
 from memories.tokens import COUNTER_NAME
 
@@ -128,6 +129,60 @@ def link_to_dict(link: LinkView) -> dict[str, Any]:
         "made_by": link.made_by,
         "evidence": link.evidence,
         "created_at": iso(link.created_at),
+    }
+
+
+def node_to_dict(node: Memory | Entity) -> dict[str, Any]:
+    """A node of a traversal: a memory (its mem_id and text) or an entity."""
+    if isinstance(node, Memory):
+        return {"kind": "memory", "mem_id": node.mem_id, "text": node.text}
+    return {"kind": "entity", "entity_id": node.entity_id, "name": node.name, "type": node.kind}
+
+
+def path_to_list(reached: Reached) -> list[dict[str, Any]]:
+    """A path, one step a link: the nodes it joins, its type and which way it points, who or
+    what made it, its evidence and when."""
+    steps = []
+    pairs = zip(reached.nodes, reached.nodes[1:])  # noqa: B905 (one fewer pair than nodes)
+    for (before, after), step in zip(pairs, reached.steps, strict=True):
+        link = step.link
+        steps.append(
+            {
+                "from": node_to_dict(before),
+                "to": node_to_dict(after),
+                "type": step.kind,
+                "direction": step.direction,
+                "link_id": link.link_id if link is not None else None,
+                "origin": link.origin if link is not None else "engine",
+                "made_by": made_by(step),
+                "weight": link.weight if link is not None else 1.0,
+                "evidence": link.evidence if link is not None else {},
+                "created_at": iso(step_time(step)),
+            }
+        )
+    return steps
+
+
+def traversal_to_dict(start: Memory | Entity, reached: list[Reached]) -> dict[str, Any]:
+    return {
+        "from": node_to_dict(start),
+        "count": len(reached),
+        "nodes": [
+            {"node": node_to_dict(r.node), "depth": r.depth, "path": path_to_list(r)}
+            for r in reached
+        ],
+    }
+
+
+def path_to_dict(
+    start: Memory | Entity, end: Memory | Entity, found: Reached | None
+) -> dict[str, Any]:
+    return {
+        "from": node_to_dict(start),
+        "to": node_to_dict(end),
+        "found": found is not None,
+        "length": found.depth if found is not None else None,
+        "path": path_to_list(found) if found is not None else [],
     }
 
 

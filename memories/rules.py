@@ -122,6 +122,29 @@ def search_limit(value: int | None) -> str | None:
     return None
 
 
+#: How many links a traversal follows at most from where it starts.
+TRAVERSAL_MAX_DEPTH = 3
+#: How many nodes a traversal returns at most.
+TRAVERSAL_MAX_NODES = 500
+
+
+def traversal_depth(value: int | None) -> str | None:
+    if value is not None and not 1 <= value <= TRAVERSAL_MAX_DEPTH:
+        return f"must be between 1 and {TRAVERSAL_MAX_DEPTH} (got {value})."
+    return None
+
+
+def traversal_limit(value: int | None) -> str | None:
+    if value is not None and not 1 <= value <= TRAVERSAL_MAX_NODES:
+        return f"must be between 1 and {TRAVERSAL_MAX_NODES} (got {value})."
+    return None
+
+
+def node_id(value: object) -> str | None:
+    """Where a traversal starts or ends: a mem_id or an entity id (16 hex characters)."""
+    return public_id(value, "mem_id or entity id")
+
+
 def not_in_future(value: datetime | None) -> str | None:
     if value is not None and value > timezone.now():
         return "must not be in the future."

@@ -452,6 +452,61 @@ class LinkAddInput(StrictSerializer):
         return data
 
 
+LINK_TYPE_FILTER = TextList(
+    child=Text(validators=[Rule(rules.link_type_filter, pattern=rules.type_pattern(LINK_TYPES))]),
+    required=False,
+    allow_null=True,
+    help_text="Follow only links of these types (any type: "
+    + ", ".join(LINK_TYPES)
+    + f", {CUSTOM_TYPE_PREFIX}<name>).",
+)
+NODE_ID = Rule(rules.node_id, pattern=ID_PATTERN)
+
+
+class TraverseInput(StrictSerializer):
+    # "from" is a Python keyword: the field is declared below under its JSON name.
+    depth = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.traversal_depth, minimum=1, maximum=rules.TRAVERSAL_MAX_DEPTH)],
+        help_text=f"How many links to follow, 1 to {rules.TRAVERSAL_MAX_DEPTH}; default 2.",
+    )
+    link_types = LINK_TYPE_FILTER
+    direction = serializers.ChoiceField(
+        choices=["out", "in", "both"],
+        required=False,
+        help_text="out: links from each node; in: links to it; both (default).",
+    )
+    limit = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.traversal_limit, minimum=1, maximum=rules.TRAVERSAL_MAX_NODES)],
+        help_text=f"How many nodes, nearest first, 1 to {rules.TRAVERSAL_MAX_NODES}; default 50.",
+    )
+
+
+TraverseInput._declared_fields["from"] = Text(
+    validators=[NODE_ID], help_text="Where to start: a mem_id or an entity id."
+)
+
+
+class ExplainPathInput(StrictSerializer):
+    to = Text(validators=[NODE_ID], help_text="Where to end: a mem_id or an entity id.")
+    depth = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.traversal_depth, minimum=1, maximum=rules.TRAVERSAL_MAX_DEPTH)],
+        help_text=f"How many links a path may have, 1 to {rules.TRAVERSAL_MAX_DEPTH}; default "
+        f"{rules.TRAVERSAL_MAX_DEPTH}.",
+    )
+    link_types = LINK_TYPE_FILTER
+
+
+ExplainPathInput._declared_fields["from"] = Text(
+    validators=[NODE_ID], help_text="Where to start: a mem_id or an entity id."
+)
+
+
 class LinkRemoveInput(StrictSerializer):
     reason = _reason_field()
 

@@ -24,16 +24,20 @@ from memories.presenters import (
     hits_to_list,
     memory_detail,
     memory_to_dict,
+    path_to_dict,
     results_table,
     stored_link_to_dict,
+    traversal_to_dict,
 )
 from memories.search import memory_search
 from memories.selectors import memory_get, visible_scope_ids
 from memories.selectors.relations import entity_get, entity_list, entity_memories
+from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
     EntityDeclareInput,
     EntityListInput,
+    ExplainPathInput,
     FeedbackInput,
     ForgetInput,
     LinkAddInput,
@@ -42,6 +46,7 @@ from memories.serializers import (
     RememberInput,
     SearchInput,
     StrictSerializer,
+    TraverseInput,
     parse,
     parse_bulk,
 )
@@ -196,6 +201,38 @@ class SearchApi(APIView):
                 "table": results_table(hits),
             }
         )
+
+
+class TraverseApi(APIView):
+    @extend_schema(
+        request=TraverseInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Follow links from a memory or an entity (opt-in: MM_TRAVERSAL)",
+        description="The nodes within depth links, nearest first, each with its shortest path: "
+        "every step's link type, direction, who or what made it, evidence and time. Only what "
+        "you may see is reached or passed through. 403 while MM_TRAVERSAL is off; a start you "
+        "cannot see is a 404, as one that does not exist.",
+    )
+    def post(self, request: Request) -> Response:
+        values = parse(TraverseInput, request.data)
+        start, reached = traverse_from(request.user, start=values.pop("from"), **values)
+        return Response(traversal_to_dict(start, reached))
+
+
+class ExplainPathApi(APIView):
+    @extend_schema(
+        request=ExplainPathInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="The shortest path between two memories, or a memory and an entity (opt-in)",
+        description="Links followed either way, up to depth; found false when none is within "
+        "reach. 403 while MM_TRAVERSAL is off; an end you cannot see is a 404.",
+    )
+    def post(self, request: Request) -> Response:
+        values = parse(ExplainPathInput, request.data)
+        start, end, found = path_between(
+            request.user, start=values.pop("from"), end=values.pop("to"), **values
+        )
+        return Response(path_to_dict(start, end, found))
 
 
 def _page(items, values: dict) -> tuple[list, dict[str, int]]:
