@@ -20,18 +20,23 @@ from memories.presenters import (
     compiled_to_dict,
     hits_to_list,
     memory_detail,
+    path_to_dict,
     results_table,
     stored_link_to_dict,
+    traversal_to_dict,
 )
 from memories.search import memory_search
+from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
+    ExplainPathInput,
     FeedbackInput,
     ForgetInput,
     LinkAddInput,
     MemIdInput,
     RememberInput,
     SearchInput,
+    TraverseInput,
     parse,
     parse_bulk,
 )
@@ -79,6 +84,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "mm_forget": json_schema(ForgetArguments),
     "mm_compile": json_schema(CompileInput),
     "mm_link": json_schema(LinkArguments),
+    "mm_traverse_relationships": json_schema(TraverseInput),
+    "mm_explain_path": json_schema(ExplainPathInput),
 }
 
 DESCRIPTIONS = {
@@ -99,6 +106,15 @@ DESCRIPTIONS = {
     "mm_link": "Link a memory (mem_id) to another memory you may see (to) or to an entity "
     "(entity: its id), with a type such as supports, contradicts, part_of or relates_to. "
     "Returns the link. The same link again returns the one already there.",
+    "mm_traverse_relationships": "Follow links from a memory (from: its mem_id) or an entity "
+    "(its id), up to depth 1-3, optionally by link_types and direction (out, in, both). Returns "
+    "the memories and entities reached, nearest first, each with its path: every link's type, "
+    "who or what made it, its evidence and time. For tracing where something came from, not "
+    "for finding things (use mm_search). Opt-in: an error names MM_TRAVERSAL while it is off.",
+    "mm_explain_path": "The shortest path between two memories, or a memory and an entity "
+    "(from, to), links followed either way up to depth (1-3, default 3): each step's link type, "
+    "who or what made it, its evidence and time; found false when there is none. Opt-in "
+    "(MM_TRAVERSAL).",
     "mm_feedback": "Tell the engine how a memory served you, with a reason. Returns the memory "
     "with its history.",
     "mm_forget": "Forget a memory that must not be used again (it is kept, with its history, for "
@@ -164,6 +180,41 @@ def link(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     )
 
 
+def _node_line(node: dict[str, Any]) -> str:
+    if node["kind"] == "memory":
+        return f"{node['mem_id']} {node['text']}"
+    return f"{node['entity_id']} {node['name']} ({node['type']})"
+
+
+def traverse(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    values = parse(TraverseInput, arguments)
+    start, reached = traverse_from(agent, start=values.pop("from"), **values)
+    data = traversal_to_dict(start, reached)
+    lines = [f"from {_node_line(data['from'])}: {data['count']} reached"]
+    for item in data["nodes"]:
+        last = item["path"][-1]
+        lines.append(
+            f"- depth {item['depth']}: {_node_line(item['node'])} "
+            f"(by {last['type']}, {last['direction']})"
+        )
+    return tool_result("\n".join(lines), data)
+
+
+def explain_path(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    values = parse(ExplainPathInput, arguments)
+    start, end, found = path_between(
+        agent, start=values.pop("from"), end=values.pop("to"), **values
+    )
+    data = path_to_dict(start, end, found)
+    if not data["found"]:
+        return tool_result("no path within reach", data)
+    lines = [_node_line(data["from"])]
+    for step in data["path"]:
+        arrow = "→" if step["direction"] == "out" else "←"
+        lines.append(f"  {arrow} {step['type']} ({step['made_by']}) {_node_line(step['to'])}")
+    return tool_result("\n".join(lines), data)
+
+
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     compiled = compiled_memory_file(
         workspace=agent.workspace, agent=agent, **parse(CompileInput, arguments)
@@ -199,4 +250,18 @@ TOOLS = (
     Tool("mm_forget", SCHEMAS["mm_forget"], DESCRIPTIONS["mm_forget"], DESTROYS, forget),
     Tool("mm_compile", SCHEMAS["mm_compile"], DESCRIPTIONS["mm_compile"], READS, compile_file),
     Tool("mm_link", SCHEMAS["mm_link"], DESCRIPTIONS["mm_link"], WRITES, link),
+    Tool(
+        "mm_traverse_relationships",
+        SCHEMAS["mm_traverse_relationships"],
+        DESCRIPTIONS["mm_traverse_relationships"],
+        READS,
+        traverse,
+    ),
+    Tool(
+        "mm_explain_path",
+        SCHEMAS["mm_explain_path"],
+        DESCRIPTIONS["mm_explain_path"],
+        READS,
+        explain_path,
+    ),
 )

@@ -146,7 +146,8 @@ def no_local_constants(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("no_local_constants")
-def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, subtests):
+def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, subtests, settings):
+    settings.MM_TRAVERSAL = True  # opt-in: its endpoints are fuzzed switched on
     own = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
     other = memory_remember(
         agent=alice.agent,
@@ -210,6 +211,17 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
                             mode, path_parameters={"mem_id": other.mem_id}, body=body
                         )
                     )
+        if operation.path.endswith(("/traverse", "/explain-path")):
+            # Besides made-up ids: from (and to) what the agent sees, and the outsider's.
+            for body in (
+                {"from": own.mem_id, "to": other.mem_id},
+                {"from": entity.entity_id, "to": own.mem_id},
+                {"from": outsiders.mem_id, "to": own.mem_id},
+                {"from": own.mem_id, "to": their_entity.entity_id},
+            ):
+                if operation.path.endswith("/traverse"):
+                    body.pop("to")
+                strategies.append(operation.as_strategy(mode, body=body))
         if "{entity_id}" in operation.path:
             for known in (entity, their_entity):
                 fixed = {"entity_id": known.entity_id}

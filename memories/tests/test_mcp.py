@@ -29,6 +29,8 @@ TOOLS = {
     "mm_forget",
     "mm_compile",
     "mm_link",
+    "mm_traverse_relationships",
+    "mm_explain_path",
     "mm_stare_readiness",
 }
 RENEWAL = (
@@ -357,3 +359,41 @@ def test_mm_link_and_the_relational_search_arguments(served, actors):
 
     refused = over_http(served, charlie.token, outsider)
     assert refused.is_error and refused.structured_content == {"detail": f"no memory {other_id!r}"}
+
+
+def test_traversal_tools_follow_links_only_when_switched_on(served, actors, settings):
+    alice, charlie = actors["alice"], actors["charlie"]
+    settings.MM_ENTITY_EXTRACTION = False
+
+    async def work(session):
+        hub = await session.call_tool("mm_remember", {"text": RENEWAL})
+        hub_id = hub.structured_content["mem_id"]
+        other = await session.call_tool(
+            "mm_remember",
+            {"text": "The renewal budget is set.", "links": [{"to": hub_id, "type": "supports"}]},
+        )
+        other_id = other.structured_content["mem_id"]
+        settings.MM_TRAVERSAL = False
+        off = await session.call_tool("mm_traverse_relationships", {"from": hub_id})
+        settings.MM_TRAVERSAL = True
+        walked = await session.call_tool("mm_traverse_relationships", {"from": hub_id})
+        path = await session.call_tool("mm_explain_path", {"from": other_id, "to": hub_id})
+        bad = await session.call_tool("mm_traverse_relationships", {"from": hub_id, "depth": 9})
+        return hub_id, other_id, off, walked, path, bad
+
+    hub_id, other_id, off, walked, path, bad = over_http(served, alice.token, work)
+    assert off.is_error and "MM_TRAVERSAL" in off.structured_content["detail"]
+    assert not walked.is_error
+    assert [n["node"]["mem_id"] for n in walked.structured_content["nodes"]] == [other_id]
+    assert "supports" in walked.content[0].text
+    assert not path.is_error and path.structured_content["length"] == 1
+    assert path.structured_content["path"][0]["type"] == "supports"
+    assert bad.is_error and "depth" in bad.structured_content
+
+    async def outsider(session):
+        return await session.call_tool("mm_traverse_relationships", {"from": hub_id})
+
+    refused = over_http(served, charlie.token, outsider)
+    assert refused.is_error and refused.structured_content == {
+        "detail": f"from: no memory or entity {hub_id!r}"
+    }
