@@ -14,7 +14,9 @@ same cache, ``memory_search`` (query vector given: excl. embedding) plain, with 
 (a memory that has links), with ``min_r`` (``--min-r``) and with ``entity`` (a name drawn
 like the mentions, so common and rare ones). It prints p50 / p95 of each and the p95
 difference from the plain search; for the first ``--exact-queries``, the entity filter's
-recall@10 against an exact ranking of every memory that mentions the entity.
+recall@10 against an exact ranking of every memory that mentions the entity. Then traversal
+(``--traversal-queries`` starts, memories that have links): depth 1, 2 and 3, and the shortest
+path to a node reached at depth 2 or 3 and to a random linked memory.
 
 Backfill (``--backfill N``): N memories whose texts are LoCoMo turns (``--data``; repeated, each
 copy numbered, so every text is distinct), stored without entities as if written before they
@@ -309,6 +311,7 @@ def search_case(args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
             list(entity_list(workspace_id=agent.workspace_id, scope_ids=scope_ids)[:50])
             took.append((time.perf_counter() - started) * 1000)
         listing[reader] = float(np.median(took))
+    traversal = traversal_case(args, agent, linked, rng)
     bands = [
         {
             "band": band,
@@ -327,6 +330,7 @@ def search_case(args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
         "rows": rows,
         "entity_bands": bands,
         "entity_list_ms": listing,
+        "traversal": traversal,
     }
 
 
@@ -380,6 +384,66 @@ def backfill_case(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def traversal_case(
+    args: argparse.Namespace, agent: Any, linked: list[str], rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    """Traversal from memories that have links: depth 1, 2 and 3 (``limit`` 50), and the
+    shortest path to a node reached at depth 2 or 3 (found) and to a random linked memory
+    (mostly not within reach: the walk reads up to its row cap)."""
+    from django.conf import settings
+
+    from memories.errors import ValidationFailed
+    from memories.selectors.traversal import path_between, traverse_from
+
+    settings.MM_TRAVERSAL = True
+    times: dict[str, list[float]] = {}
+    counts: dict[str, list[int]] = {}
+    cut: dict[str, int] = {}
+
+    def timed(name: str, call: Any, **arguments: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            result = call(agent, **arguments)
+        except ValidationFailed:  # past MM_TRAVERSAL_TIMEOUT_MS: counted, timed as it ran
+            cut[name] = cut.get(name, 0) + 1
+            result = None
+        times.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+        return result
+
+    starts = [linked[int(rng.integers(len(linked)))] for _ in range(args.traversal_queries)]
+    for start in starts[: max(len(starts) // 10, 1)]:  # warm-up
+        traverse_from(agent, start=start, depth=2)
+    for start in starts:
+        far = []
+        for depth in (1, 2, 3):
+            name = f"traverse depth {depth}"
+            _, reached = timed(name, traverse_from, start=start, depth=depth) or (None, [])
+            counts.setdefault(name, []).append(len(reached))
+            far += [r.node for r in reached if r.depth >= 2 and hasattr(r.node, "mem_id")]
+        if far:
+            end = far[int(rng.integers(len(far)))].mem_id
+            timed("explain-path, reachable", path_between, start=start, end=end)
+        other = linked[int(rng.integers(len(linked)))]
+        if other != start:
+            name = "explain-path, random pair"
+            _, _, found = timed(name, path_between, start=start, end=other) or (None, None, None)
+            counts.setdefault(name, []).append(int(found is not None))
+    rows = []
+    for name, values in times.items():
+        p50, p95 = np.percentile(values, [50, 95])
+        rows.append(
+            {
+                "operation": name,
+                "runs": len(values),
+                "p50_ms": float(p50),
+                "p95_ms": float(p95),
+                "mean_nodes": float(np.mean(counts[name])) if name in counts else None,
+                "timed_out": cut.get(name, 0),
+            }
+        )
+    return rows
+
+
 def search_table(result: dict[str, Any]) -> str:
     lines = [
         "| filter | p50 ms | p95 ms | p95 − plain p95 ms | mean hits |",
@@ -417,7 +481,19 @@ def search_table(result: dict[str, Any]) -> str:
         f"The entities list's first page of 50, most mentioned first (median of {LIST_RUNS}): "
         f"{listing['member']:.0f} ms for a team member, {listing['agent']:.0f} ms for the agent "
         "(its counts only of the memories it sees).",
+        "",
+        "Traversal (opt-in) from memories that have links, `limit` 50 "
+        "(mean nodes: nodes returned; for the random pairs, the share with a path found):",
+        "",
+        "| operation | runs | p50 ms | p95 ms | mean nodes | cut by the timeout |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
+    for row in result.get("traversal", []):
+        nodes = "–" if row["mean_nodes"] is None else f"{row['mean_nodes']:.2f}"
+        lines.append(
+            f"| {row['operation']} | {row['runs']} | {row['p50_ms']:.1f} | {row['p95_ms']:.1f} "
+            f"| {nodes} | {row['timed_out']} |"
+        )
     return "\n".join(lines)
 
 
@@ -429,6 +505,9 @@ def main() -> None:
     parser.add_argument("--min-r", type=int, default=3)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument(
+        "--traversal-queries", type=int, default=100, help="starts of the traversal timings"
+    )
     parser.add_argument(
         "--exact-queries",
         type=int,
@@ -451,7 +530,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.size, args.entities, args.queries, args.warmup = 2_000, 200, 5, 5
-        args.exact_queries = 2
+        args.exact_queries, args.traversal_queries = 2, 3
         args.data_dir = ROOT / "benchmarks/out/smoke-relations"
     if min(args.size, args.entities, args.queries) < 1 or args.links_per_memory < 0:
         parser.error("--size, --entities and --queries must be positive")

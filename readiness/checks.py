@@ -20,7 +20,9 @@ from django.utils import timezone
 from memories.models import Link, Memory
 from memories.scorer import bundled_scorer, calibration
 from memories.search import memory_search
+from memories.selectors import visible_scope_ids
 from memories.selectors.relations import hub_entities, joined_within_two_links
+from memories.selectors.traversal import shortest_path, traverse
 from memories.services import agent_create, entity_declare, memory_remember, memory_remember_bulk
 from readiness.evidence import record
 from readiness.locomo import memory_text, read
@@ -170,11 +172,77 @@ def links_filter_as_documented() -> Result:
     return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
 
 
+def traversal_as_documented() -> Result:
+    """traverse (by depth, direction, type) and the shortest path: each trial passes when it
+    returns exactly the documented nodes and steps, never a memory the reader may not see nor
+    one reached only through such a memory."""
+    agent = _agent()
+    other, _ = agent_create(workspace_slug=agent.workspace.slug, name="other")
+
+    def write(who, text: str, **fields) -> Any:
+        return memory_remember(agent=who, text=text, **fields).memory
+
+    hub = write(agent, "The cold storage contract renews in May.")
+    support = write(
+        agent, "Finance approved the renewal.", links=[{"to": hub.mem_id, "type": "supports"}]
+    )
+    detail = write(
+        agent, "The budget sits with operations.", links=[{"to": support.mem_id, "type": "part_of"}]
+    )
+    hidden = write(other, "A private note.")
+    # Seen by the checker, linked only from the hidden note (links no service would let the
+    # other agent make to memories it cannot see: made directly).
+    behind = write(agent, "Reached only through the private note.")
+    for target, kind in ((hub, "supports"), (behind, "relates_to")):
+        Link.objects.create(
+            workspace_id=agent.workspace_id,
+            source=hidden,
+            target_memory=target,
+            kind=kind,
+            origin=Link.Origin.WRITER,
+        )
+    scopes = visible_scope_ids(agent)
+
+    def reached(start, **options) -> dict[str, tuple[int, list[tuple[str, str]]]]:
+        found = traverse(start, workspace_id=agent.workspace_id, scope_ids=scopes, **options)
+        return {
+            r.node.mem_id: (r.depth, [(step.kind, step.direction) for step in r.steps])
+            for r in found
+            if isinstance(r.node, Memory)
+        }
+
+    def path(start, end, **options) -> list[tuple[str, str]] | None:
+        found = shortest_path(
+            start, end, workspace_id=agent.workspace_id, scope_ids=scopes, **options
+        )
+        return None if found is None else [(step.kind, step.direction) for step in found.steps]
+
+    trials = [
+        reached(hub, depth=1) == {support.mem_id: (1, [("supports", "in")])},
+        reached(hub, depth=2)
+        == {
+            support.mem_id: (1, [("supports", "in")]),
+            detail.mem_id: (2, [("supports", "in"), ("part_of", "in")]),
+        },
+        reached(detail, depth=3, direction="out")
+        == {
+            support.mem_id: (1, [("part_of", "out")]),
+            hub.mem_id: (2, [("part_of", "out"), ("supports", "out")]),
+        },
+        reached(hub, depth=2, link_types=["part_of"]) == {},
+        path(detail, hub) == [("part_of", "out"), ("supports", "out")],
+        path(detail, hub, depth=1) is None,
+        path(hub, behind) is None,  # only through a memory the checker may not see
+    ]
+    return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
+
+
 SYNTHETIC: dict[str, Callable[[], Result]] = {
     "s.core.significance_orders": significance_orders,
     "t.core.as_of": as_of_finds_the_valid_memory,
     "e.anchor.reply_found": reply_found_by_its_episode,
     "r.links.filters": links_filter_as_documented,
+    "r.traversal.paths": traversal_as_documented,
 }
 
 

@@ -68,6 +68,11 @@ def _links() -> str:
     return "customer-default" if settings.MM_ENTITY_EXTRACTION else "customer-default (no NER)"
 
 
+def _traversal() -> str:
+    """Opt-in: off unless this install switched it on."""
+    return "opt-in (opted in)" if settings.MM_TRAVERSAL else "opt-in"
+
+
 def _scorer(dim: str) -> Callable[[], str]:
     """customer-default when the calibration turns it on; ``opt-in (opted in)`` when only
     this install's MM_STARE_AUTO_SKIP_DIMS does; off otherwise."""
@@ -231,7 +236,27 @@ CAPABILITIES: tuple[Capability, ...] = (
         ),
     ),
     Capability("R", "divergence", NOT_BUILT, "whether a memory agrees with what it connects to"),
-    Capability("R", "traversal", NOT_BUILT, "following links between memories in search"),
+    Capability(
+        dim="R",
+        name="traversal",
+        implementation=declared("memories.selectors.traversal", "R/traversal"),
+        summary="following links from a memory or an entity, and the shortest path between "
+        "two, as a reader may see them (not yet: spreading search over the graph)",
+        modules=("memories/selectors/traversal.py", "memories/selectors/relations.py"),
+        settings=("MM_TRAVERSAL", "MM_TRAVERSAL_TIMEOUT_MS", "MM_TRAVERSAL_MAX_ROWS"),
+        switch="MM_TRAVERSAL",
+        deployment=_traversal,
+        checks=(
+            Check(
+                "r.traversal.paths",
+                "synthetic",
+                "share of trials where traverse and explain-path return the documented nodes "
+                "and steps (and nothing reached through what a reader may not see)",
+                1.0,
+                "R traversal beyond synthetic evidence",
+            ),
+        ),
+    ),
     Capability(
         dim="E",
         name="anchor",

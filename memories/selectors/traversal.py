@@ -32,6 +32,8 @@ from memories.models import Agent, Entity, Link, Memory
 from memories.selectors.relations import _made_by, visible_entities
 from memories.selectors.visibility import visible_scope_ids
 
+#: How mature what this module implements is, read by the readiness registry.
+READINESS = {"R/traversal": "beta"}
 MEMORY, ENTITY = "m", "e"
 
 #: One step of a walk from the node ``w`` (kind, id): the nodes next to it, by which link

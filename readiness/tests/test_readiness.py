@@ -36,12 +36,13 @@ def test_stare_eval_records_synthetic_evidence(db):
     call_command("stare-eval", stdout=out)
 
     reports = by_key()
-    assert "recorded 4 check runs" in out.getvalue()
+    assert "recorded 5 check runs" in out.getvalue()
     for key in ("S/core", "T/core"):
         assert reports[key].evidence == "synthetic"
         assert reports[key].verdict == "pending"  # the gated evaluation has not run
     assert reports["E/anchor"].verdict == "pass" and reports["E/anchor"].evidence == "synthetic"
     assert reports["R/links"].evidence == "synthetic"
+    assert reports["R/traversal"].evidence == "synthetic"
     assert reports["R/links"].verdict == "pending"  # its gated evaluation has not run
 
 
@@ -193,3 +194,17 @@ def test_deployment_follows_the_running_settings(db, settings):
     assert reports["S/scorer"].deployment == "off (this install)"
     assert reports["T/scorer"].deployment == "customer-default"
     assert reports["E/anchor"].deployment == "off"
+
+
+def test_the_traversal_check_fails_when_a_walk_passes_through_what_it_should_not(db, monkeypatch):
+    from memories.selectors import traversal
+    from readiness.checks import _sandboxed, traversal_as_documented
+
+    assert _sandboxed(traversal_as_documented)[0] == 1.0
+    # A walk that ignores what the reader may see.
+    original = traversal._walk
+    monkeypatch.setattr(
+        traversal, "_walk", lambda start, **kw: original(start, **{**kw, "scope_ids": None})
+    )
+    value, detail = _sandboxed(traversal_as_documented)
+    assert value < 1.0 and detail["passed"] < detail["trials"]
