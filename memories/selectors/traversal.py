@@ -35,6 +35,8 @@ from memories.selectors.visibility import visible_scope_ids
 #: How mature what this module implements is, read by the readiness registry.
 READINESS = {"R/traversal": "beta"}
 MEMORY, ENTITY = "m", "e"
+#: Path rows read from the walk's cursor at a time.
+FETCH_ROWS = 200
 
 #: One step of a walk from the node ``w`` (kind, id): the nodes next to it, by which link
 #: (NULL for the engine's own), of which type, which way. ``%(out)s`` and ``%(in)s`` say which
@@ -152,7 +154,10 @@ def _walk(
     link_types: Sequence[str] | None,
     direction: str,
     end: Memory | Entity | None = None,
+    nodes: int | None = None,
 ) -> list[tuple[str, int, int, list[str], list[int | None], list[str], list[str]]]:
+    """The first (shortest) path to each node reached, breadth first, other than the start:
+    at least ``nodes`` of them when there are (all, when None); to ``end`` only, if given."""
     kind, pk = _key(start)
     params: dict[str, Any] = {
         "start_kind": kind,
@@ -181,13 +186,25 @@ def _walk(
         )
         params["end_kind"], params["end"] = _key(end)
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('statement_timeout', %s, true)",
-                [str(settings.MM_TRAVERSAL_TIMEOUT_MS)],
-            )
-            cursor.execute(sql, params)
-            return cursor.fetchall()
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT set_config('statement_timeout', %s, true)",
+                    [str(settings.MM_TRAVERSAL_TIMEOUT_MS)],
+                )
+            # A cursor on the server, read in batches: the recursion runs only as far as the
+            # rows read, so a walk stops once it has ``nodes`` distinct nodes.
+            with connection.chunked_cursor() as cursor:
+                cursor.execute(sql, params)
+                rows, seen = [], {(kind, pk)}
+                while batch := cursor.fetchmany(FETCH_ROWS):
+                    for row in batch:
+                        if (row[0], row[1]) not in seen:
+                            seen.add((row[0], row[1]))
+                            rows.append(row)
+                    if nodes is not None and len(rows) >= nodes:
+                        break
+                return rows
     except DatabaseError as exc:
         if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
             raise ValidationFailed.single(
@@ -267,6 +284,7 @@ def traverse(
         depth=depth,
         link_types=link_types,
         direction=direction,
+        nodes=limit,
     )
     return _hydrate(rows, start, limit)
 

@@ -230,14 +230,25 @@ def test_a_walk_past_its_time_is_a_400_and_the_connection_stays_usable(alice, se
 
 
 def test_no_path_of_a_walk_visits_a_node_twice(alice, graph):
-    from memories.selectors.traversal import _walk
+    """Every path the statement builds, not only the shortest ones kept."""
+    from django.db import connection
 
-    rows = _walk(
-        graph["hub"],
-        workspace_id=alice.agent.workspace_id,
-        scope_ids=None,
-        depth=3,
-        link_types=None,
-        direction="both",
-    )
-    assert rows and all(len(set(nodes)) == len(nodes) for _, _, _, nodes, *_ in rows)
+    from memories.selectors.traversal import MEMORY, WALK
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            WALK + "SELECT nodes FROM walk",
+            {
+                "start_kind": MEMORY,
+                "start": graph["hub"].pk,
+                "depth": 3,
+                "types": None,
+                "workspace": alice.agent.workspace_id,
+                "everyone": True,
+                "scopes": [],
+                "out": True,
+                "in": True,
+            },
+        )
+        paths = [row[0] for row in cursor.fetchall()]
+    assert len(paths) > 5 and all(len(set(nodes)) == len(nodes) for nodes in paths)
