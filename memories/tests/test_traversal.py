@@ -211,21 +211,36 @@ def test_bad_traversal_input_is_a_400_naming_the_field(alice, graph, path, body,
 
 
 def test_a_walk_past_its_time_is_a_400_and_the_connection_stays_usable(alice, settings):
+    import random
+
+    from memories.models import Link
+
     settings.MM_TRAVERSAL = True
     settings.MM_ENTITY_EXTRACTION = False
-    items = [
-        {"text": f"Zephyr note number {n} about the renewal.", "entities": ZEPHYR, "scope": TEAM}
-        for n in range(80)
-    ]
-    first = memory_remember_bulk(agent=alice.agent, items=items)[0].memory
+    items = [{"text": f"Note number {n} about the renewal.", "scope": TEAM} for n in range(80)]
+    written = [r.memory for r in memory_remember_bulk(agent=alice.agent, items=items)]
+    # Ten links out of every memory: tens of thousands of paths within three links.
+    rng = random.Random(7)
+    Link.objects.bulk_create(
+        Link(
+            workspace_id=alice.agent.workspace_id,
+            source=memory,
+            target_memory=other,
+            kind="relates_to",
+            origin=Link.Origin.WRITER,
+        )
+        for memory in written
+        for other in rng.sample([m for m in written if m != memory], 10)
+    )
     settings.MM_TRAVERSAL_TIMEOUT_MS = 1
     settings.MM_TRAVERSAL_MAX_ROWS = 10_000_000
-    response = post(alice, "traverse", {"from": first.mem_id, "depth": 3})
+    # More nodes asked for than there are: the walk reads every path until it is cut.
+    response = post(alice, "traverse", {"from": written[0].mem_id, "depth": 3, "limit": 500})
     assert response.status_code == 400, response.json()
     assert "MM_TRAVERSAL_TIMEOUT_MS" in response.json()["depth"][0]
     settings.MM_TRAVERSAL_TIMEOUT_MS = 2_000
     settings.MM_TRAVERSAL_MAX_ROWS = 100
-    again = post(alice, "traverse", {"from": first.mem_id, "depth": 2, "limit": 5})
+    again = post(alice, "traverse", {"from": written[0].mem_id, "depth": 2, "limit": 5})
     assert again.status_code == 200 and again.json()["count"] == 5
 
 
