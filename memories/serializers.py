@@ -463,8 +463,16 @@ LINK_TYPE_FILTER = TextList(
 NODE_ID = Rule(rules.node_id, pattern=ID_PATTERN)
 
 
+def _starts_from(serializer_class: type[StrictSerializer]) -> type[StrictSerializer]:
+    """Declare the field ``from``, which a Python keyword cannot name as a class attribute."""
+    serializer_class._declared_fields["from"] = Text(
+        validators=[NODE_ID], help_text="Where to start: a mem_id or an entity id."
+    )
+    return serializer_class
+
+
+@_starts_from
 class TraverseInput(StrictSerializer):
-    # "from" is a Python keyword: the field is declared below under its JSON name.
     depth = Integer(
         required=False,
         error_messages=INTEGER_MESSAGES,
@@ -485,11 +493,7 @@ class TraverseInput(StrictSerializer):
     )
 
 
-TraverseInput._declared_fields["from"] = Text(
-    validators=[NODE_ID], help_text="Where to start: a mem_id or an entity id."
-)
-
-
+@_starts_from
 class ExplainPathInput(StrictSerializer):
     to = Text(validators=[NODE_ID], help_text="Where to end: a mem_id or an entity id.")
     depth = Integer(
@@ -500,11 +504,6 @@ class ExplainPathInput(StrictSerializer):
         f"{rules.TRAVERSAL_MAX_DEPTH}.",
     )
     link_types = LINK_TYPE_FILTER
-
-
-ExplainPathInput._declared_fields["from"] = Text(
-    validators=[NODE_ID], help_text="Where to start: a mem_id or an entity id."
-)
 
 
 class LinkRemoveInput(StrictSerializer):
