@@ -50,7 +50,8 @@ def _visible(queryset: QuerySet, scope_ids: Sequence[int] | None, prefix: str) -
     )
 
 
-def _made_by(link: Link) -> str:
+def link_made_by(link: Link) -> str:
+    """Who or what made a link: ``agent:<name>``, ``user:<name>``, the model, or its origin."""
     if link.agent_id:
         return f"agent:{link.agent.name}"
     if link.user_id:
@@ -80,7 +81,7 @@ def memory_links(memory: Memory, scope_ids: Sequence[int] | None) -> list[LinkVi
             *(f"target_memory__{name}" for name in OTHER_MEMORY_FIELDS),
             *(f"source__{name}" for name in OTHER_MEMORY_FIELDS),
             "agent__name",
-            f"user__{get_user_model().USERNAME_FIELD}",  # what _made_by shows
+            f"user__{get_user_model().USERNAME_FIELD}",  # what link_made_by shows
             "target_entity__entity_id",
             "target_entity__name",
             "target_entity__kind",
@@ -99,7 +100,7 @@ def memory_links(memory: Memory, scope_ids: Sequence[int] | None) -> list[LinkVi
             entity,
             link.weight,
             link.origin,
-            _made_by(link),
+            link_made_by(link),
             link.evidence,
             link.created_at,
         )

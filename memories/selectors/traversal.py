@@ -29,7 +29,7 @@ from django.db import DatabaseError, connection, transaction
 
 from memories.errors import Forbidden, NotFound, ValidationFailed
 from memories.models import Agent, Entity, Link, Memory
-from memories.selectors.relations import _made_by, visible_entities
+from memories.selectors.relations import link_made_by, visible_entities
 from memories.selectors.visibility import visible_scope_ids
 
 #: How mature what this module implements is, read by the readiness registry.
@@ -216,15 +216,9 @@ def _walk(
 
 
 def _hydrate(rows: list[tuple], start: Memory | Entity, limit: int) -> list[Reached]:
-    """The first (shortest) path to each node, up to ``limit`` nodes, with its nodes and links
-    read in three queries."""
-    first: dict[tuple[str, int], tuple] = {}
-    for row in rows:
-        key = (row[0], row[1])
-        if key not in first and key != _key(start):
-            first[key] = row
-            if len(first) >= limit:
-                break
+    """The first ``limit`` of ``_walk``'s rows (one shortest path a node) with their nodes
+    and links, read in three queries."""
+    first = {(row[0], row[1]): row for row in rows[:limit]}
     memory_ids: set[int] = set()
     entity_ids: set[int] = set()
     link_ids: set[int] = set()
@@ -313,7 +307,7 @@ def shortest_path(
 
 
 def made_by(step: Step) -> str:
-    return "engine" if step.link is None else _made_by(step.link)
+    return "engine" if step.link is None else link_made_by(step.link)
 
 
 def step_time(step: Step) -> datetime | None:
