@@ -275,6 +275,27 @@ MM_TRAVERSAL = envbool("MM_TRAVERSAL", False)
 #: it), and how many path rows it reads at most (breadth first: the nearest come first).
 MM_TRAVERSAL_TIMEOUT_MS = envint("MM_TRAVERSAL_TIMEOUT_MS", 2_000, minimum=1)
 MM_TRAVERSAL_MAX_ROWS = envint("MM_TRAVERSAL_MAX_ROWS", 20_000, minimum=1)
+#: Graph-aware recall (``expand: "graph"`` on a search; ``memories.search.graph``): how much the
+#: walk's activation adds to relevance, how many of the most relevant candidates it starts
+#: from, and how often it restarts there (set before any measurement; see BENCHMARKS.md).
+MM_GRAPH_WEIGHT = envfloat("MM_GRAPH_WEIGHT", 0.1, minimum=0, maximum=1)
+MM_GRAPH_SEEDS = envint("MM_GRAPH_SEEDS", 10, minimum=1, maximum=1000)
+MM_GRAPH_RESTART = envfloat("MM_GRAPH_RESTART", 0.5, minimum=0.05, maximum=1)
+#: Divergence detection (``memories.divergence``; ``meaning-memory divergence``): built, off.
+#: A pair of memories is examined when its cosine similarity is at least
+#: MM_DIVERGENCE_MIN_SIMILARITY and flagged when its score is at least MM_DIVERGENCE_THRESHOLD;
+#: each memory is compared with its MM_DIVERGENCE_NEIGHBOURS nearest. A model behind an
+#: OpenAI-compatible chat endpoint is asked too, only when MM_DIVERGENCE_MODEL_URL is set.
+MM_DIVERGENCE = envbool("MM_DIVERGENCE", False)
+MM_DIVERGENCE_THRESHOLD = envfloat("MM_DIVERGENCE_THRESHOLD", 0.6, minimum=0, maximum=1)
+MM_DIVERGENCE_MIN_SIMILARITY = envfloat("MM_DIVERGENCE_MIN_SIMILARITY", 0.5, minimum=0, maximum=1)
+MM_DIVERGENCE_NEIGHBOURS = envint("MM_DIVERGENCE_NEIGHBOURS", 10, minimum=1, maximum=100)
+MM_DIVERGENCE_MODEL_URL = envstr("MM_DIVERGENCE_MODEL_URL", "")
+MM_DIVERGENCE_MODEL = envstr("MM_DIVERGENCE_MODEL", "gpt-4o-mini")
+MM_DIVERGENCE_MODEL_API_KEY = envstr("MM_DIVERGENCE_MODEL_API_KEY", "")
+MM_DIVERGENCE_MODEL_TIMEOUT = envfloat(
+    "MM_DIVERGENCE_MODEL_TIMEOUT", 30.0, minimum=0, exclusive_minimum=True
+)
 #: Most entities and links one write may give (each item of a bulk write alike).
 MM_MAX_ENTITIES_PER_MEMORY = envint("MM_MAX_ENTITIES_PER_MEMORY", 50, minimum=1)
 MM_MAX_LINKS_PER_MEMORY = envint("MM_MAX_LINKS_PER_MEMORY", 50, minimum=1)

@@ -303,6 +303,10 @@ class RememberInput(StrictSerializer):
         return attrs
 
 
+#: What ``expand`` on a search may name (``memories.search.graph``).
+SEARCH_EXPANSIONS = ("graph",)
+
+
 class SearchInput(StrictSerializer):
     query = Text(
         trim_whitespace=False,
@@ -391,6 +395,14 @@ class SearchInput(StrictSerializer):
         allow_blank=True,
         validators=[Rule(rules.entity_reference, max_length=rules.ENTITY_NAME_MAX)],
         help_text="Only memories that mention this entity: its id, or a name or alias.",
+    )
+    expand = serializers.ChoiceField(
+        choices=SEARCH_EXPANSIONS,
+        required=False,
+        allow_null=True,
+        error_messages=_choice_message(list(SEARCH_EXPANSIONS)),
+        help_text="graph: re-order the candidates by how closely links join them to the most "
+        "relevant ones (off by default; each hit's explanation shows its share).",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
+from memories.embeddings import get_embedder
 from memories.models import Link, Memory
 from memories.scorer import bundled_scorer, calibration
 from memories.search import memory_search
@@ -253,6 +254,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
     def run() -> dict[str, Result]:
         chosen = read(path)[:conversations]
         recalls: dict[int, list[float]] = {}
+        graph_recalls: dict[int, list[float]] = {}  # the same searches with expand: graph
         # Each multi-hop question, joined: without the hub entities (the check's value); with
         # them; without them and without follows.
         joined: list[tuple[bool, bool, bool]] = []
@@ -288,10 +290,18 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                             joined_within_two_links(turns, follows=False, without=hubs),
                         )
                     )
-                hits = memory_search(agent=agent, query=question.text, limit=10)
-                got = {dia[h.memory.pk] for h in hits}
-                recall = len(got & question.evidence) / len(question.evidence)
-                recalls.setdefault(question.category, []).append(recall)
+                vector = get_embedder().embed([question.text])[0]
+                for expand, found in ((None, recalls), ("graph", graph_recalls)):
+                    hits = memory_search(
+                        agent=agent,
+                        query=question.text,
+                        query_vector=vector,
+                        limit=10,
+                        **({"expand": expand} if expand else {}),
+                    )
+                    got = {dia[h.memory.pk] for h in hits}
+                    recall = len(got & question.evidence) / len(question.evidence)
+                    found.setdefault(question.category, []).append(recall)
             if conversation.sample_id in held_out:
                 _score(agent, conversation, scored, bundled_scorer())
         results: dict[str, Result] = {}
@@ -302,6 +312,22 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
             results["t.core.locomo_temporal_recall"] = (
                 float(np.mean(recalls[2])),
                 {"questions": len(recalls[2])},
+            )
+        if recalls.get(1):
+            gains = {
+                category: float(np.mean(graph_recalls[category]) - np.mean(plain))
+                for category, plain in recalls.items()
+            }
+            overall = [r for rs in graph_recalls.values() for r in rs]
+            results["r.traversal.locomo_graph_multihop"] = (
+                gains[1],
+                {
+                    "questions": len(recalls[1]),
+                    "multihop_recall_plain": round(float(np.mean(recalls[1])), 4),
+                    "multihop_recall_graph": round(float(np.mean(graph_recalls[1])), 4),
+                    "overall_gain": round(float(np.mean(overall) - np.mean(every)), 4),
+                    "gain_by_category": {str(c): round(g, 4) for c, g in sorted(gains.items())},
+                },
             )
         if joined:
             results["r.links.locomo_multihop_joined"] = (

@@ -23,6 +23,9 @@
    lift a less relevant memory above them.
 4. Score by the formula. ``age_days`` counts from ``created_at`` to ``as_of`` (or now) and is
    never negative. Ties go to the more relevant, then the newer memory.
+
+With ``expand: "graph"`` (opt-in), the candidates' relevance takes a share of a walk over the
+links among them before the gate of step 3 and the score of step 4 (``memories.search.graph``).
 """
 
 from memories.search.filters import SEARCHABLE_STATUSES, SearchFilters

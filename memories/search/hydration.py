@@ -33,6 +33,8 @@ class SearchHit:
     eligible: str
     #: What let it through the filters that read links (``memories.search.relational``).
     relations: dict = field(default_factory=dict)
+    #: With ``expand: "graph"``, the graph's share of its relevance (``memories.search.graph``).
+    graph: dict = field(default_factory=dict)
 
     def explanation(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,7 @@ class SearchHit:
             "score": round(self.score, 6),
             "passed_gate": self.gated,
             **({"relations": self.relations} if self.relations else {}),
+            **({"graph": self.graph} if self.graph else {}),
         }
 
 

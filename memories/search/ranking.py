@@ -18,6 +18,7 @@ from memories.embeddings import current_model_name, get_embedder
 from memories.models import Agent, Workspace
 from memories.prepared import prepared_cursor
 from memories.search.filters import SearchFilters
+from memories.search.graph import expanded
 from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
@@ -60,6 +61,7 @@ def memory_search(
         raise TypeError("memory_search takes arguments or keyword arguments, not both")
     filters = parse(SearchInput, arguments, from_text=from_text)
     query, limit = filters.pop("query").strip(), filters.pop("limit", DEFAULT_LIMIT)
+    expand = filters.pop("expand", None)
     now = now or timezone.now()
     if query_vector is None:
         query_vector = get_embedder().embed([query])[0]
@@ -73,6 +75,7 @@ def memory_search(
         reference=filters.get("as_of") or now,
         now=now,
         exact=exact,
+        expand=expand,
     )
 
 
@@ -87,6 +90,7 @@ def ranked(
     reference: datetime,
     now: datetime,
     exact: bool,
+    expand: str | None = None,
 ) -> list[SearchHit]:
     """The ranking of the module docstring, as one SQL statement: candidates, their signals,
     relevance, the gate and the score, and the shown memories with their scope and replacement.
@@ -94,10 +98,16 @@ def ranked(
     Only vectors of the configured embedder's model are compared with the query's; a memory
     embedded by another model (before a change of ``MM_EMBEDDER``) is found by keyword alone,
     with similarity 0, until it is re-embedded.
+
+    With ``expand="graph"`` the statement returns every candidate, and
+    ``memories.search.graph`` re-orders them and keeps the first ``limit``.
     """
     scope_ids, words = scopes_and_words(agent, query, workspace.pk)
     ranked_words, matched_words = keyword_lexemes(words, workspace.pk)
     count = max(settings.MM_SEARCH_CANDIDATES, limit)
+    shown_limit = limit
+    if expand == "graph":  # every candidate: the vector list and the keyword list
+        limit = 2 * count
     vector_text = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
     relational = relational_filter(
         dict(filters.values),
@@ -304,6 +314,8 @@ def ranked(
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     hits = [hit_from_row(row) for row in rows]
+    if expand == "graph":
+        hits = expanded(hits, limit=shown_limit, workspace_id=workspace.pk)
     boundary = eligibility_boundary(agent, now, workspace=workspace)
     eligible = boundary.eligibility_of([h.memory for h in hits], now)
     relations = relational.explain([h.memory for h in hits], scope_ids)

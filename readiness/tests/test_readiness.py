@@ -79,6 +79,13 @@ def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
     assert 0 <= joined.value <= 1 and joined.detail["questions"] > 0
     value = round(joined.value, 4)  # the detail's shares are rounded to 4 places
     assert 0 <= joined.detail["without_follows"] <= value <= joined.detail["with_hubs"]
+    graph = Evidence.objects.get(check_id="r.traversal.locomo_graph_multihop")
+    detail = graph.detail
+    assert graph.value == pytest.approx(
+        detail["multihop_recall_graph"] - detail["multihop_recall_plain"], abs=1e-3
+    )
+    assert graph.passed == (graph.value >= 0.01)
+    assert set(detail["gain_by_category"]) >= {"1"} and detail["questions"] > 0
 
 
 def test_a_failing_check_fails_the_verdict_and_caps_the_evidence(db):
