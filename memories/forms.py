@@ -126,6 +126,18 @@ class MergeForm(forms.Form):
     )
 
 
+class DivergenceCloseForm(forms.Form):
+    """A curator's decision on one divergence: the button pressed names it (``status``)."""
+
+    divergence = forms.CharField(widget=forms.HiddenInput)
+    status = forms.ChoiceField(choices=[("resolved", "Resolve"), ("dismissed", "Dismiss")])
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={"required": REASON_REQUIRED},
+        widget=forms.TextInput(attrs={"placeholder": "Why? (required)"}),
+    )
+
+
 class UnmergeForm(forms.Form):
     unmerge = forms.CharField(widget=forms.HiddenInput, initial="1")
     reason = forms.CharField(

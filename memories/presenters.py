@@ -7,7 +7,7 @@ from typing import Any
 
 from memories.compile import CUT_LIST_MAX, CompiledEntry, CompiledFile
 from memories.errors import MemoryEngineError, ValidationFailed
-from memories.models import Agent, Entity, Link, Memory, ProvenanceEvent
+from memories.models import Agent, Divergence, Entity, Link, Memory, ProvenanceEvent
 from memories.search import SearchHit
 from memories.selectors import memory_history, visible_scope_ids
 from memories.selectors.relations import LinkView, memory_entities, memory_links
@@ -26,6 +26,7 @@ ERROR_STATUS = {
     "forbidden": 403,
     "embedder_unavailable": 503,
     "unavailable": 503,
+    "divergence_model_failed": 502,
 }
 #: What precedes an error's message in its body, by code.
 ERROR_PREFIX = {"embedder_unavailable": "embedder unavailable: "}
@@ -183,6 +184,32 @@ def path_to_dict(
         "found": found is not None,
         "length": found.depth if found is not None else None,
         "path": path_to_list(found) if found is not None else [],
+    }
+
+
+def divergence_to_dict(divergence: Divergence) -> dict[str, Any]:
+    """A divergence with both memories (the older first), why it was flagged and its state."""
+    return {
+        "divergence_id": divergence.divergence_id,
+        "status": divergence.status,
+        "score": round(divergence.score, 6),
+        "detector": divergence.detector,
+        "evidence": divergence.evidence,
+        "memories": [
+            {
+                "mem_id": memory.mem_id,
+                "text": memory.text,
+                "source": memory.source,
+                "scope": memory.scope.name,
+                "created_at": iso(memory.created_at),
+            }
+            for memory in (divergence.first, divergence.second)
+        ],
+        "link_id": divergence.link.link_id if divergence.link_id else None,
+        "reason": divergence.reason,
+        "closed_by": divergence.closed_by.get_username() if divergence.closed_by_id else None,
+        "closed_at": iso(divergence.closed_at),
+        "created_at": iso(divergence.created_at),
     }
 
 

@@ -563,6 +563,29 @@ class EntityListInput(PageInput):
     type = Text(required=False, allow_blank=True, validators=[Rule(rules.entity_type_or_blank)])
 
 
+DIVERGENCE_STATUSES = ("open", "resolved", "dismissed")
+
+
+class DivergenceListInput(PageInput):
+    status = serializers.ChoiceField(
+        choices=DIVERGENCE_STATUSES,
+        required=False,
+        allow_blank=True,
+        error_messages=_choice_message(list(DIVERGENCE_STATUSES)),
+        help_text="Only divergences in this state (open, resolved, dismissed); default all.",
+    )
+
+
+class DivergenceCloseInput(StrictSerializer):
+    status = serializers.ChoiceField(
+        choices=("resolved", "dismissed"),
+        error_messages=_choice_message(["resolved", "dismissed"]),
+        help_text="resolved: the disagreement was real and is settled; dismissed: it was none "
+        "(its contradicts link is removed).",
+    )
+    reason = _reason_field()
+
+
 class NoArguments(StrictSerializer):
     """An operation without arguments (the readiness report): any argument is unknown."""
 

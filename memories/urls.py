@@ -12,6 +12,7 @@ urlpatterns = [
     path("w/<slug:slug>/m/<str:mem_id>/feedback", views.feedback, name="feedback"),
     path("w/<slug:slug>/entities", views.entities, name="entities"),
     path("w/<slug:slug>/e/<str:entity_id>", views.entity_page, name="entity"),
+    path("w/<slug:slug>/divergences", views.divergences, name="divergences"),
     path("w/<slug:slug>/compiled", views.compiled, name="compiled"),
     path("w/<slug:slug>/agents", views.agents, name="agents"),
     path("w/<slug:slug>/members", views.members, name="members"),

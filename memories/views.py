@@ -12,6 +12,7 @@ import re
 from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -30,6 +31,7 @@ from memories.errors import MemoryEngineError, ValidationFailed
 from memories.forms import (
     AgentForm,
     CompileForm,
+    DivergenceCloseForm,
     EntityFilterForm,
     EntityForm,
     FeedbackForm,
@@ -54,6 +56,7 @@ from memories.selectors import (
     workspace_memory,
     workspace_overview,
 )
+from memories.selectors.divergences import divergence_get, divergences_visible
 from memories.selectors.relations import (
     entity_by_name,
     entity_get,
@@ -63,6 +66,7 @@ from memories.selectors.relations import (
     memory_links,
 )
 from memories.serializers import EntityListInput, SearchInput, parse
+from memories.services.divergence import divergence_close
 
 FEEDBACK_LABELS = {
     "important": "Important",
@@ -493,6 +497,54 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
                  over_time=_bars(months), merge=merge, unmerge=unmerge,
                  events=events, merged=entity.merged.all()),
     )  # fmt: skip
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def divergences(request: HttpRequest, slug: str) -> HttpResponse:
+    """Memories by different writers that disagree, as divergence detection found them (open
+    first by default; ``status`` filters); curators resolve or dismiss each with a reason."""
+    membership = page_membership(request, slug)
+    form = DivergenceCloseForm(request.POST or None)
+    if request.method == "POST":
+        if not membership.can_curate:
+            raise PermissionDenied("Viewers cannot resolve divergences.")
+        # A divergence of another workspace, or none, is a 404 like a missing one.
+        divergence = _divergence(membership, request.POST.get("divergence", ""))
+        if form.is_valid():
+            try:
+                divergence_close(
+                    divergence=divergence,
+                    user=request.user,
+                    status=form.cleaned_data["status"],
+                    reason=form.cleaned_data["reason"],
+                )
+            except ValidationFailed as exc:
+                _form_errors(form, exc)
+            else:
+                verb = form.cleaned_data["status"]
+                messages.success(request, f"Divergence {divergence.divergence_id} {verb}.")
+                return redirect(f"{request.path}?status={request.GET.get('status', 'open')}")
+    status = request.GET.get("status", "open")
+    if status not in ("open", "resolved", "dismissed", "all"):
+        raise Http404("No such state.")
+    rows = divergences_visible(
+        workspace=membership.workspace, status=None if status == "all" else status
+    )
+    return render(
+        request,
+        "memories/divergences.html",
+        page_context(request, membership, page=_paged(request, rows), status=status, form=form,
+                 failed=request.POST.get("divergence") if form.errors else None,
+                 detection_on=settings.MM_DIVERGENCE),
+    )  # fmt: skip
+
+
+def _divergence(membership: Membership, divergence_id: str):
+    try:
+        return divergence_get(divergence_id=divergence_id, workspace=membership.workspace)
+    except MemoryEngineError as exc:
+        raise _page_error(exc) from exc
 
 
 #: The months the entity page's chart shows: at least the last 6, at most the last 24.

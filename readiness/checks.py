@@ -392,7 +392,7 @@ def run_checks(
             results = locomo_checks(locomo, conversations)
         except Exception as exc:  # every gated check failed to run
             error = {"error": f"{type(exc).__name__}: {exc}"}
-            results = {c.id: (None, error) for _, c in all_checks() if c.needs_locomo}
+            results = {c.id: (None, error) for _, c in all_checks() if c.needs == "locomo"}
             results["_conversations"] = (0, {})
         count = results.pop("_conversations")[0]
         for check_id, (value, detail) in results.items():

@@ -35,7 +35,7 @@ class Check:
     metric: str
     threshold: float
     blocks: str  # what a failure (or no run) holds back
-    needs_locomo: bool = False
+    needs: str = ""  # the outside data a gated check reads: "locomo", "pairs"
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                 "LoCoMo recall@10, categories 1-5",
                 LOCOMO_RECALL,
                 "S core as gated-eval (the ranking's relevance on outside data)",
-                needs_locomo=True,
+                needs="locomo",
             ),
         ),
     ),
@@ -192,7 +192,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                 "LoCoMo recall@10, temporal questions (category 2)",
                 LOCOMO_RECALL,
                 "T core as gated-eval",
-                needs_locomo=True,
+                needs="locomo",
             ),
         ),
     ),
@@ -233,7 +233,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                 "joined pairwise within two links, hub entities (a speaker's name) aside",
                 MULTIHOP_JOINED,
                 "R links as gated-eval (the graph joins what questions join)",
-                needs_locomo=True,
+                needs="locomo",
             ),
         ),
     ),
@@ -279,7 +279,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                 GRAPH_MULTIHOP_GAIN,
                 "expand: graph by default (which also needs no loss overall or over 0.01 in "
                 "another category: benchmarks/locomo.py)",
-                needs_locomo=True,
+                needs="locomo",
             ),
         ),
     ),
@@ -330,7 +330,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                     f"held-out AUC of the {dim.upper()} score on LoCoMo",
                     0.70,
                     f"filling {dim.upper()} scores by default",
-                    needs_locomo=True,
+                    needs="locomo",
                 ),
             ),
         )

@@ -22,6 +22,12 @@ urlpatterns = [
     path("search", views.SearchApi.as_view(), name="search"),
     path("traverse", views.TraverseApi.as_view(), name="traverse"),
     path("explain-path", views.ExplainPathApi.as_view(), name="explain-path"),
+    path("divergences", views.DivergencesApi.as_view(), name="divergences"),
+    path(
+        "divergences/<str:divergence_id>",
+        views.DivergenceDetailApi.as_view(),
+        name="divergence-detail",
+    ),
     path("compiled", views.CompiledFileApi.as_view(), name="compiled"),
     path(
         "schema/",

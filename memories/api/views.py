@@ -20,6 +20,7 @@ from memories.errors import ValidationFailed
 from memories.presenters import (
     bulk_results_to_dict,
     compiled_to_dict,
+    divergence_to_dict,
     entity_to_dict,
     hits_to_list,
     memory_detail,
@@ -31,10 +32,12 @@ from memories.presenters import (
 )
 from memories.search import memory_search
 from memories.selectors import memory_get, visible_scope_ids
+from memories.selectors.divergences import divergence_get, divergences_visible
 from memories.selectors.relations import entity_get, entity_list, entity_memories
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
+    DivergenceListInput,
     EntityDeclareInput,
     EntityListInput,
     ExplainPathInput,
@@ -50,6 +53,7 @@ from memories.serializers import (
     parse,
     parse_bulk,
 )
+from memories.services.divergence import require_divergence
 
 
 class MemoryCreateApi(APIView):
@@ -217,6 +221,38 @@ class TraverseApi(APIView):
         values = parse(TraverseInput, request.data)
         start, reached = traverse_from(request.user, start=values.pop("from"), **values)
         return Response(traversal_to_dict(start, reached))
+
+
+class DivergencesApi(APIView):
+    @extend_schema(
+        parameters=[DivergenceListInput],
+        operation_id="divergences_list",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Memories by different writers that disagree (MM_DIVERGENCE), newest first",
+        description="Each with both memories, its score, the detector that decided, its evidence "
+        "and its state (open, resolved, dismissed). Only divergences between two memories you "
+        "may see. 403 while MM_DIVERGENCE is off.",
+    )
+    def get(self, request: Request) -> Response:
+        require_divergence()
+        values = parse(DivergenceListInput, request.query_params.dict(), from_text=True)
+        rows, page = _page(
+            divergences_visible(agent=request.user, status=values.get("status") or None), values
+        )
+        return Response({**page, "results": [divergence_to_dict(d) for d in rows]})
+
+
+class DivergenceDetailApi(APIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        summary="One divergence (MM_DIVERGENCE)",
+        description="One with a memory you cannot see is a 404, as one that does not exist.",
+    )
+    def get(self, request: Request, divergence_id: str) -> Response:
+        require_divergence()
+        return Response(
+            divergence_to_dict(divergence_get(divergence_id=divergence_id, agent=request.user))
+        )
 
 
 class ExplainPathApi(APIView):

@@ -18,6 +18,7 @@ from memories.models import Agent
 from memories.presenters import (
     bulk_results_to_dict,
     compiled_to_dict,
+    divergence_to_dict,
     hits_to_list,
     memory_detail,
     path_to_dict,
@@ -25,10 +26,13 @@ from memories.presenters import (
     stored_link_to_dict,
     traversal_to_dict,
 )
+from memories.rules import PAGE_SIZE_DEFAULT
 from memories.search import memory_search
+from memories.selectors.divergences import divergences_visible
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
+    DivergenceListInput,
     ExplainPathInput,
     FeedbackInput,
     ForgetInput,
@@ -47,6 +51,7 @@ from memories.services import (
     memory_remember,
     memory_remember_bulk,
 )
+from memories.services.divergence import require_divergence
 from memories.shapes import json_schema, object_schema
 
 # --- Argument shapes: the REST API's, plus mem_id where the REST API takes it from the URL ------
@@ -86,6 +91,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "mm_link": json_schema(LinkArguments),
     "mm_traverse_relationships": json_schema(TraverseInput),
     "mm_explain_path": json_schema(ExplainPathInput),
+    "mm_divergences": json_schema(DivergenceListInput),
 }
 
 DESCRIPTIONS = {
@@ -115,6 +121,12 @@ DESCRIPTIONS = {
     "(from, to), links followed either way up to depth (1-3, default 3): each step's link type, "
     "who or what made it, its evidence and time; found false when there is none. Opt-in "
     "(MM_TRAVERSAL).",
+    "mm_divergences": "Memories by different writers about the same thing that disagree, as "
+    "divergence detection found them, newest first: both memories, the score, the detector "
+    "that decided (rules, geometry or model), its evidence, and the state (open, resolved, "
+    "dismissed; status filters). Only those between two memories you may see. Use it before "
+    "relying on a fact another agent may have recorded differently. An error names "
+    "MM_DIVERGENCE while detection is off.",
     "mm_feedback": "Tell the engine how a memory served you, with a reason. Returns the memory "
     "with its history.",
     "mm_forget": "Forget a memory that must not be used again (it is kept, with its history, for "
@@ -215,6 +227,22 @@ def explain_path(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     return tool_result("\n".join(lines), data)
 
 
+def divergences(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    require_divergence()
+    values = parse(DivergenceListInput, arguments)
+    size = values.get("page_size", PAGE_SIZE_DEFAULT)
+    number = values.get("page", 1)
+    rows = divergences_visible(agent=agent, status=values.get("status") or None)
+    found = [divergence_to_dict(d) for d in rows[(number - 1) * size : number * size]]
+    lines = [
+        f"{d['divergence_id']} ({d['status']}, {d['score']:.2f}, {d['detector']}): "
+        + " ≠ ".join(f"{m['mem_id']} {m['text'][:80]!r}" for m in d["memories"])
+        for d in found
+    ]
+    data = {"page": number, "page_size": size, "results": found}
+    return tool_result("\n".join(lines) or "no divergences", data)
+
+
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     compiled = compiled_memory_file(
         workspace=agent.workspace, agent=agent, **parse(CompileInput, arguments)
@@ -263,5 +291,12 @@ TOOLS = (
         DESCRIPTIONS["mm_explain_path"],
         READS,
         explain_path,
+    ),
+    Tool(
+        "mm_divergences",
+        SCHEMAS["mm_divergences"],
+        DESCRIPTIONS["mm_divergences"],
+        READS,
+        divergences,
     ),
 )

@@ -1,0 +1,276 @@
+"""Divergence detection (built, off: ``MM_DIVERGENCE``): pairs of active memories by different
+writers, about the same thing, that disagree; and a curator's resolution or dismissal of one.
+
+A run reads the workspace's active, currently valid memories written since the previous run
+(all of them with ``full``), in id order and in batches. Each is compared with its
+``MM_DIVERGENCE_NEIGHBOURS`` nearest active memories (the HNSW index): a pair is examined when
+the two have different ``source`` (different agents or sources), a cosine similarity of at
+least ``MM_DIVERGENCE_MIN_SIMILARITY``, and share an entity or a link (they are about the same
+thing); a pair already recorded, whatever its status, is not examined again. The detectors of
+``memories.divergence`` score it (and the model, when ``MM_DIVERGENCE_MODEL_URL`` is set); a
+score of at least ``MM_DIVERGENCE_THRESHOLD`` makes, in one transaction, a ``contradicts``
+link from the newer memory to the older, a ``Divergence`` record (open) with the evidence, and
+a ``diverge`` event in both memories' histories. Nothing is deleted and no significance
+changes. The run then records how far it read (``DivergenceScan``), so the next starts after
+it; ``dry_run`` writes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+from psycopg.types.numeric import Int8
+
+from memories import divergence_model
+from memories.divergence import Assessment, assess
+from memories.embeddings import current_model_name
+from memories.errors import Forbidden, ValidationFailed
+from memories.models import Divergence, DivergenceScan, Link, Memory, Workspace
+from memories.services.provenance import Action, record
+from memories.validity import valid_at_q, valid_at_sql
+
+#: How mature what this module implements is, read by the readiness registry.
+READINESS = {"R/divergence": "beta"}
+#: Memories read a statement.
+BATCH = 200
+
+
+def require_divergence() -> None:
+    if not settings.MM_DIVERGENCE:
+        raise Forbidden(
+            "divergence detection is switched off on this engine (MM_DIVERGENCE); an operator "
+            "turns it on."
+        )
+
+
+@dataclass
+class FoundPair:
+    first: Memory
+    second: Memory
+    assessment: Assessment
+
+
+@dataclass
+class DivergenceRunResult:
+    memories: int = 0  # read this run
+    pairs: int = 0  # examined
+    flagged: list[FoundPair] = field(default_factory=list)
+    seconds: float = 0.0
+    through_id: int = 0
+    dry_run: bool = False
+
+    @property
+    def pairs_per_second(self) -> float:
+        return self.pairs / self.seconds if self.seconds > 0 else 0.0
+
+
+def divergence_run(
+    *,
+    workspace: Workspace,
+    full: bool = False,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> DivergenceRunResult:
+    """One run over ``workspace`` (module docstring); ``progress(done, total)`` after each
+    batch."""
+    require_divergence()
+    started = time.perf_counter()
+    scan, _ = DivergenceScan.objects.get_or_create(workspace=workspace)
+    now = timezone.now()
+    ids = list(
+        Memory.objects.filter(
+            valid_at_q(now),
+            workspace=workspace,
+            status=Memory.Status.ACTIVE,
+            embedding_model=current_model_name(),
+            id__gt=0 if full else scan.through_id,
+        )
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    result = DivergenceRunResult(memories=len(ids), dry_run=dry_run)
+    seen: set[tuple[int, int]] = set()
+    for first in range(0, len(ids), BATCH):
+        batch = ids[first : first + BATCH]
+        pairs = [pair for pair in _candidates(workspace.pk, batch, now) if pair[:2] not in seen]
+        seen.update(pair[:2] for pair in pairs)
+        pairs = _not_recorded(pairs)
+        result.pairs += len(pairs)
+        texts = dict(
+            Memory.objects.filter(id__in={i for p in pairs for i in p[:2]}).values_list(
+                "id", "text"
+            )
+        )
+        for low, high, similarity in pairs:
+            model = None
+            if divergence_model.configured():
+                answer = divergence_model.ask(texts[low], texts[high])
+                model = answer.probability
+            assessment = assess(texts[low], texts[high], similarity, model=model)
+            if model is not None:
+                assessment.rules.append({"rule": "model", "reason": answer.reason})
+            if assessment.score >= settings.MM_DIVERGENCE_THRESHOLD:
+                found = _flag(workspace, low, high, assessment, dry_run)
+                result.flagged.append(found)
+        result.through_id = batch[-1]
+        if not dry_run:
+            DivergenceScan.objects.filter(pk=scan.pk).update(
+                through_id=max(scan.through_id, batch[-1]), finished_at=timezone.now()
+            )
+        if progress is not None:
+            progress(min(first + BATCH, len(ids)), len(ids))
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _candidates(workspace_id: int, batch: list[int], now: Any) -> list[tuple[int, int, float]]:
+    """The pairs of the batch's memories with their neighbours that are worth examining:
+    (lower id, higher id, similarity)."""
+    # The workspace is a constant in the text: a large workspace's partial HNSW index serves
+    # the scan only if its predicate is proved from one (``memories.indexing``).
+    sql = f"""
+        SELECT m.id, o.id, o.similarity
+        FROM memories_memory m
+        CROSS JOIN LATERAL (
+            SELECT n.id, n.source, 1 - (n.embedding <=> m.embedding) AS similarity
+            FROM memories_memory n
+            WHERE n.workspace_id = {int(workspace_id)} AND n.status = 'active'
+                AND n.embedding IS NOT NULL AND n.embedding_model = m.embedding_model
+                AND n.id <> m.id AND {valid_at_sql("now", "n")}
+            ORDER BY n.embedding <=> m.embedding
+            LIMIT {int(settings.MM_DIVERGENCE_NEIGHBOURS)}
+        ) AS o
+        WHERE m.id = ANY(%(batch)s)
+            AND o.similarity >= %(min_similarity)s
+            AND o.source IS DISTINCT FROM m.source
+            AND (
+                EXISTS (
+                    SELECT 1 FROM memories_link a
+                    JOIN memories_link b ON b.target_entity_id = a.target_entity_id
+                    WHERE a.source_id = m.id AND b.source_id = o.id
+                        AND a.removed_at IS NULL AND b.removed_at IS NULL
+                )
+                OR EXISTS (
+                    SELECT 1 FROM memories_link c
+                    WHERE c.removed_at IS NULL AND (
+                        (c.source_id = m.id AND c.target_memory_id = o.id)
+                        OR (c.source_id = o.id AND c.target_memory_id = m.id)
+                    )
+                )
+            )
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "batch": [Int8(i) for i in batch],
+                "min_similarity": float(settings.MM_DIVERGENCE_MIN_SIMILARITY),
+                "now": now,
+            },
+        )
+        rows = cursor.fetchall()
+    pairs = {}
+    for a, b, similarity in rows:
+        pairs[(min(a, b), max(a, b))] = float(similarity)
+    return [(low, high, similarity) for (low, high), similarity in sorted(pairs.items())]
+
+
+def _not_recorded(pairs: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    if not pairs:
+        return []
+    firsts = {low for low, _, _ in pairs}
+    recorded = set(
+        Divergence.objects.filter(first_id__in=firsts).values_list("first_id", "second_id")
+    )
+    return [pair for pair in pairs if pair[:2] not in recorded]
+
+
+def _flag(
+    workspace: Workspace, low: int, high: int, assessment: Assessment, dry_run: bool
+) -> FoundPair:
+    first, second = Memory.objects.get(pk=low), Memory.objects.get(pk=high)
+    found = FoundPair(first=first, second=second, assessment=assessment)
+    if dry_run:
+        return found
+    evidence = assessment.evidence()
+    with transaction.atomic():
+        link = Link.objects.filter(
+            source=second, target_memory=first, kind="contradicts", removed_at__isnull=True
+        ).first()
+        if link is None:
+            link = Link.objects.create(
+                workspace=workspace,
+                source=second,
+                target_memory=first,
+                kind="contradicts",
+                weight=min(max(assessment.score, 0.0), 1.0),
+                origin=Link.Origin.DIVERGENCE,
+                evidence={"score": round(assessment.score, 6), **evidence},
+            )
+        divergence = Divergence.objects.create(
+            workspace=workspace,
+            first=first,
+            second=second,
+            link=link,
+            score=assessment.score,
+            detector=assessment.detector,
+            evidence=evidence,
+        )
+        for memory, other in ((first, second), (second, first)):
+            record(
+                memory,
+                Action.DIVERGE,
+                new={
+                    "divergence_id": divergence.divergence_id,
+                    "with": other.mem_id,
+                    "score": round(assessment.score, 6),
+                    "detector": assessment.detector,
+                },
+            )
+    return found
+
+
+def divergence_close(*, divergence: Divergence, user: Any, status: str, reason: str) -> Divergence:
+    """A curator resolves (``resolved``: the disagreement was real and is settled) or dismisses
+    (``dismissed``: it was no disagreement; its ``contradicts`` link is removed, its row kept)
+    an open divergence, with a reason kept on it and in both memories' histories."""
+    errors: dict[str, list[str]] = {}
+    closing = {Divergence.Status.RESOLVED.value, Divergence.Status.DISMISSED.value}
+    if status not in closing:
+        errors["status"] = [f"must be one of: {', '.join(sorted(closing))}."]
+    reason = (reason or "").strip()
+    if not reason:
+        errors["reason"] = ["must not be empty: say why."]
+    if errors:
+        raise ValidationFailed(errors)
+    with transaction.atomic():
+        divergence = Divergence.objects.select_for_update().get(pk=divergence.pk)
+        if divergence.status != Divergence.Status.OPEN:
+            raise ValidationFailed.single(
+                "status", f"this divergence is already {divergence.status}."
+            )
+        now = timezone.now()
+        divergence.status, divergence.reason = status, reason
+        divergence.closed_by, divergence.closed_at = user, now
+        divergence.save(update_fields=["status", "reason", "closed_by", "closed_at"])
+        if status == Divergence.Status.DISMISSED and divergence.link_id is not None:
+            Link.objects.filter(pk=divergence.link_id, removed_at__isnull=True).update(
+                removed_at=now
+            )
+        action = Action.RESOLVE if status == Divergence.Status.RESOLVED else Action.DISMISS
+        first, second = divergence.first, divergence.second
+        for memory, other in ((first, second), (second, first)):
+            record(
+                memory,
+                action,
+                user=user,
+                new={"divergence_id": divergence.divergence_id, "with": other.mem_id},
+                reason=reason,
+            )
+    return divergence
