@@ -15,19 +15,24 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.test.utils import override_settings
 from django.utils import timezone
 
 from memories.embeddings import get_embedder
-from memories.models import Link, Memory
+from memories.models import Divergence, Link, Memory
 from memories.scorer import bundled_scorer, calibration
 from memories.search import memory_search
 from memories.selectors import visible_scope_ids
+from memories.selectors.divergences import divergences_visible
 from memories.selectors.relations import hub_entities, joined_within_two_links
 from memories.selectors.traversal import shortest_path, traverse
 from memories.services import agent_create, entity_declare, memory_remember, memory_remember_bulk
+from memories.services.divergence import divergence_run
 from readiness.evidence import record
 from readiness.locomo import memory_text, read
 from readiness.metrics import auc
+from readiness.pairs import read as read_pairs
+from readiness.pairs import score
 from readiness.registry import Capability, Check, all_checks
 
 Result = tuple[float, dict[str, Any]]
@@ -238,12 +243,100 @@ def traversal_as_documented() -> Result:
     return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
 
 
+def divergence_as_documented() -> Result:
+    """Planted pairs by two writers about one customer: each disagreement (a renewal month, a
+    plan, an owner, an amount, a negation) is flagged with a contradicts link, each agreement
+    and each disagreement by one writer is not, and a divergence with a memory a reader may not
+    see is not shown to that reader."""
+    slug = f"readiness-{secrets.token_hex(4)}"
+    first, second = (
+        agent_create(workspace_slug=slug, name=name, shared_scopes=["team:accounts"])[0]
+        for name in ("first", "second")
+    )
+    third, _ = agent_create(workspace_slug=slug, name="third")
+
+    def write(who, name: str, text: str, scope: str = "team:accounts") -> Memory:
+        return memory_remember(
+            agent=who, text=text, scope=scope, entities=[{"name": name, "type": "customer"}]
+        ).memory
+
+    disagreeing = [
+        ("Alder", "Alder renews in March.", "Alder renews in June."),
+        ("Birch", "Birch is on the gold plan.", "Birch is on the silver plan."),
+        ("Cedar", "The Cedar account is owned by Dana.", "The Cedar account is owned by Ravi."),
+        ("Dogwood", "The Dogwood deal is worth $40k.", "The Dogwood deal is worth $65k."),
+        ("Elm", "Elm will renew the hosting contract.", "Elm will not renew the hosting contract."),
+    ]
+    agreeing = [
+        ("Fir", "Fir renews its support contract in May.", "Fir's support renewal is in May."),
+        ("Gum", "Gum is on the bronze plan.", "Gum stays on the bronze plan this year."),
+    ]
+    expected = {
+        (write(first, name, one), write(second, name, other)): flagged
+        for flagged, pairs in ((True, disagreeing), (False, agreeing))
+        for name, one, other in pairs
+    }
+    # One writer disagreeing with itself is no divergence.
+    lone = (
+        write(first, "Hazel", "Hazel renews in April."),
+        write(first, "Hazel", "Hazel renews in October."),
+    )
+    expected[lone] = False
+    # Between a shared memory and a third agent's private one: flagged, shown to no reader
+    # who cannot see both.
+    hidden = (
+        write(second, "Ivy", "Ivy is on the starter plan."),
+        write(third, "Ivy", "Ivy is on the enterprise plan.", scope="private:third"),
+    )
+    with override_settings(MM_DIVERGENCE=True, MM_ENTITY_EXTRACTION=False):
+        divergence_run(workspace=first.workspace)
+    found = {
+        (d.first_id, d.second_id): d
+        for d in Divergence.objects.filter(workspace=first.workspace).select_related("link")
+    }
+    trials = []
+    for (one, other), flagged in expected.items():
+        divergence = found.get((one.pk, other.pk))
+        trials.append(
+            (divergence is not None) == flagged
+            and (divergence is None or divergence.link.kind == "contradicts")
+        )
+    secret = found.get((hidden[0].pk, hidden[1].pk))
+    trials.append(secret is not None)
+    shown_to = [
+        agent.name
+        for agent in (first, second, third)
+        if secret is not None and divergences_visible(agent=agent).filter(pk=secret.pk).exists()
+    ]
+    trials.append(secret is not None and shown_to == [])
+    return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
+
+
+def pairs_checks(path: Path) -> dict[str, Result]:
+    """The divergence detector's AUC on labelled statement pairs (ProSeCCo's shape)."""
+    scored = score(read_pairs(path))
+    labels = scored.labels
+    if labels.all() or not labels.any():
+        raise ValueError(f"{path.name}: both labels are needed for an AUC")
+    return {
+        "r.divergence.pairs_auc": (
+            auc(scored.scores, labels),
+            {
+                "pairs": len(labels),
+                "positives": int(labels.sum()),
+                "cosine_auc": round(auc(scored.similarities, labels), 4),
+            },
+        )
+    }
+
+
 SYNTHETIC: dict[str, Callable[[], Result]] = {
     "s.core.significance_orders": significance_orders,
     "t.core.as_of": as_of_finds_the_valid_memory,
     "e.anchor.reply_found": reply_found_by_its_episode,
     "r.links.filters": links_filter_as_documented,
     "r.traversal.paths": traversal_as_documented,
+    "r.divergence.flags": divergence_as_documented,
 }
 
 
@@ -372,9 +465,10 @@ def run_checks(
     locomo: Path | None = None,
     conversations: int | None = None,
     say: Callable[[str], None] = lambda line: None,
+    pairs: Path | None = None,
 ) -> list[Any]:
-    """Run every check that can run (synthetic always; gated ones with ``locomo``) and record
-    each result. Returns the evidence rows."""
+    """Run every check that can run (synthetic always; gated ones with their data: ``locomo``,
+    ``pairs``) and record each result. Returns the evidence rows."""
     recorded = []
     by_id: dict[str, tuple[Capability, Check]] = {check.id: (c, check) for c, check in all_checks()}
     for check_id, run in SYNTHETIC.items():
@@ -410,4 +504,25 @@ def run_checks(
             )
             shown = value if value is None else round(value, 3)
             say(f"{check_id}: {shown} (threshold {check.threshold}, {count} conversations)")
+    if pairs is not None:
+        digest = hashlib.sha256(pairs.read_bytes()).hexdigest()
+        try:
+            results = pairs_checks(pairs)
+        except Exception as exc:  # the check could not run: recorded as failed
+            error = {"error": f"{type(exc).__name__}: {exc}"}
+            results = {c.id: (None, error) for _, c in all_checks() if c.needs == "pairs"}
+        for check_id, (value, detail) in results.items():
+            capability, check = by_id[check_id]
+            recorded.append(
+                record(
+                    capability,
+                    check,
+                    value,
+                    dataset=pairs.name,
+                    dataset_sha256=digest,
+                    detail=detail,
+                )
+            )
+            shown = value if value is None else round(value, 3)
+            say(f"{check_id}: {shown} (threshold {check.threshold}, {detail.get('pairs')} pairs)")
     return recorded

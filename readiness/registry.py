@@ -73,6 +73,11 @@ def _traversal() -> str:
     return "opt-in (opted in)" if settings.MM_TRAVERSAL else "opt-in"
 
 
+def _divergence() -> str:
+    """Off unless this install switched it on."""
+    return "opt-in (opted in)" if settings.MM_DIVERGENCE else "off"
+
+
 def _scorer(dim: str) -> Callable[[], str]:
     """customer-default when the calibration turns it on; ``opt-in (opted in)`` when only
     this install's MM_STARE_AUTO_SKIP_DIMS does; off otherwise."""
@@ -237,7 +242,52 @@ CAPABILITIES: tuple[Capability, ...] = (
             ),
         ),
     ),
-    Capability("R", "divergence", NOT_BUILT, "whether a memory agrees with what it connects to"),
+    Capability(
+        dim="R",
+        name="divergence",
+        implementation=declared("memories.services.divergence", "R/divergence"),
+        summary="memories by different writers about the same thing that disagree: flagged "
+        "with a contradicts link for a curator",
+        modules=(
+            "memories/divergence.py",
+            "memories/divergence_model.py",
+            "memories/services/divergence.py",
+            "memories/selectors/divergences.py",
+            "readiness/pairs.py",
+            *CHECK_MODULES,
+        ),
+        settings=(
+            "MM_DIVERGENCE",
+            "MM_DIVERGENCE_THRESHOLD",
+            "MM_DIVERGENCE_MIN_SIMILARITY",
+            "MM_DIVERGENCE_NEIGHBOURS",
+            "MM_DIVERGENCE_MODEL_URL",
+            "MM_DIVERGENCE_MODEL",
+            "MM_EMBEDDER",
+            "MM_EMBEDDER_MODEL",
+        ),
+        switch="MM_DIVERGENCE",
+        deployment=_divergence,
+        checks=(
+            Check(
+                "r.divergence.flags",
+                "synthetic",
+                "share of trials where planted disagreements between writers are flagged, "
+                "agreements and one writer's are not, and no reader sees a divergence with a "
+                "memory it may not see",
+                1.0,
+                "R divergence beyond synthetic evidence",
+            ),
+            Check(
+                "r.divergence.pairs_auc",
+                "gated-eval",
+                "AUC of the detector's score on labelled contradiction pairs (ProSeCCo's shape)",
+                0.70,
+                "divergence detection on by default",
+                needs="pairs",
+            ),
+        ),
+    ),
     Capability(
         dim="R",
         name="traversal",

@@ -29,7 +29,7 @@ from hypothesis.internal.conjecture import providers
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
-from memories.models import Entity, Memory
+from memories.models import Divergence, Entity, Memory
 from memories.services import link_add, memory_remember
 
 #: Cases per operation and mode (positive, negative): about 650 requests in all, 10 to 15 s.
@@ -148,6 +148,7 @@ def no_local_constants(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.mark.usefixtures("no_local_constants")
 def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, subtests, settings):
     settings.MM_TRAVERSAL = True  # opt-in: its endpoints are fuzzed switched on
+    settings.MM_DIVERGENCE = True  # off by default: its endpoints are fuzzed switched on
     own = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
     other = memory_remember(
         agent=alice.agent,
@@ -162,6 +163,19 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
         entities=[{"name": "BLUEBIRD Holdings", "type": "customer"}],
     ).memory
     their_entity = Entity.objects.get(name="BLUEBIRD Holdings")
+    # A divergence of the agent's and one of the outsider's (the second with BLUEBIRD in it).
+    divergences = [
+        Divergence.objects.create(
+            workspace=first.workspace, first=first, second=second, score=0.9, detector="rules"
+        )
+        for first, second in (
+            (own, other),
+            (
+                outsiders,
+                memory_remember(agent=charlie.agent, text="Globex merger code: REDBIRD.").memory,
+            ),
+        )
+    ]
     raw = Client().get(SCHEMA_PATH, headers={"Accept": "application/json"}).json()
     schema = schemathesis.openapi.from_dict(raw, config=schemathesis.Config.from_dict(CONFIG))
     app = schema.app = InProcessApp()
@@ -222,6 +236,10 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
                 if operation.path.endswith("/traverse"):
                     body.pop("to")
                 strategies.append(operation.as_strategy(mode, body=body))
+        if "{divergence_id}" in operation.path:
+            for known in divergences:
+                fixed = {"divergence_id": known.divergence_id}
+                strategies.append(operation.as_strategy(mode, path_parameters=fixed))
         if "{entity_id}" in operation.path:
             for known in (entity, their_entity):
                 fixed = {"entity_id": known.entity_id}

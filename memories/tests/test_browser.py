@@ -257,3 +257,48 @@ def test_a_curator_follows_links_and_merges_two_entities(browser, live_server, t
     assert "Melanie from ZL approved the renewal price." in page.content()
     shot(page, "entity")
     assert Entity.objects.get(name="ZL").merged_into.name == "Zephyr Logistics"
+
+
+def test_a_curator_resolves_and_dismisses_divergences(browser, live_server, team, settings):
+    from memories.models import Divergence
+    from memories.services.divergence import divergence_run
+
+    settings.MM_DIVERGENCE = True
+    workspace = team["renewal"].workspace
+    alice = workspace.agents.get(name="alice")
+    bob = make_actor("acme", "bob", scopes=["team:accounts"]).agent
+    zephyr = [{"name": "Zephyr Logistics", "type": "customer"}]
+    for agent, month in ((alice, "March"), (bob, "June"), (bob, "October")):
+        memory_remember(
+            agent=agent,
+            text=f"Zephyr Logistics renews its hosting contract in {month}.",
+            scope="team:accounts",
+            entities=zephyr,
+        )
+    divergence_run(workspace=workspace)
+    assert Divergence.objects.filter(status="open").count() == 2
+    base = live_server.url
+    page = log_in(browser, base, "carol")
+    page.click("nav >> text=Divergences")
+    page.wait_for_selector("h1:has-text('Divergences')")
+    assert "attribute (month: march ≠ june)" in page.content()
+    shot(page, "divergences")
+
+    sections = page.locator("section.divergence")
+    first = sections.nth(0)
+    first.locator("button:has-text('Resolve')").click()
+    page.wait_for_selector("text=was not changed")
+    assert "A reason is required" in page.content()
+    first = page.locator("section.divergence").nth(0)
+    first.locator("input[name=reason]").fill("The contract says June")
+    first.locator("button:has-text('Resolve')").click()
+    page.wait_for_selector("text=resolved.")
+    page.locator("section.divergence").nth(0).locator("input[name=reason]").fill("Two contracts")
+    page.locator("section.divergence").nth(0).locator("button:has-text('Dismiss')").click()
+    page.wait_for_selector("text=dismissed.")
+    assert page.locator("section.divergence").count() == 0
+    page.click("text=All")
+    assert page.locator("section.divergence").count() == 2
+    assert "The contract says June" in page.content()
+    shot(page, "divergences-closed")
+    assert sorted(Divergence.objects.values_list("status", flat=True)) == ["dismissed", "resolved"]

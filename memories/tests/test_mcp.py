@@ -31,6 +31,7 @@ TOOLS = {
     "mm_link",
     "mm_traverse_relationships",
     "mm_explain_path",
+    "mm_divergences",
     "mm_stare_readiness",
 }
 RENEWAL = (
@@ -397,3 +398,45 @@ def test_traversal_tools_follow_links_only_when_switched_on(served, actors, sett
     assert refused.is_error and refused.structured_content == {
         "detail": f"from: no memory or entity {hub_id!r}"
     }
+
+
+def test_the_divergences_tool_lists_what_the_reader_sees_only_when_switched_on(
+    served, actors, settings
+):
+    from memories.services import memory_remember
+    from memories.services.divergence import divergence_run
+
+    alice, charlie = actors["alice"], actors["charlie"]
+    settings.MM_ENTITY_EXTRACTION = False
+    zephyr = [{"name": "Zephyr", "type": "customer"}]
+    for source, month in (("crm", "March"), ("email", "June")):
+        memory_remember(
+            agent=alice.agent,
+            text=f"Zephyr renews in {month}.",
+            source=source,
+            entities=zephyr,
+        )
+    settings.MM_DIVERGENCE = True
+    divergence_run(workspace=alice.agent.workspace)
+
+    async def work(session):
+        settings.MM_DIVERGENCE = False
+        off = await session.call_tool("mm_divergences", {})
+        settings.MM_DIVERGENCE = True
+        listed = await session.call_tool("mm_divergences", {"status": "open"})
+        bad = await session.call_tool("mm_divergences", {"status": "closed"})
+        return off, listed, bad
+
+    off, listed, bad = over_http(served, alice.token, work)
+    assert off.is_error and "MM_DIVERGENCE" in off.structured_content["detail"]
+    assert not listed.is_error
+    [found] = listed.structured_content["results"]
+    assert [m["source"] for m in found["memories"]] == ["crm", "email"]
+    assert "≠" in listed.content[0].text
+    assert bad.is_error and "status" in bad.structured_content
+
+    async def outsider(session):
+        return await session.call_tool("mm_divergences", {})
+
+    theirs = over_http(served, charlie.token, outsider)
+    assert not theirs.is_error and theirs.structured_content["results"] == []

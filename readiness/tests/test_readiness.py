@@ -10,7 +10,9 @@ from readiness.models import Evidence
 from readiness.registry import CAPABILITIES, capability
 from readiness.report import readiness_report, table
 
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev7.json"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+LOCOMO = DATA / "locomo" / "locomo_dev7.json"
+PROSECCO = DATA / "prosecco" / "prosecco_qt30_dev.jsonl"
 
 
 def by_key():
@@ -36,13 +38,15 @@ def test_stare_eval_records_synthetic_evidence(db):
     call_command("stare-eval", stdout=out)
 
     reports = by_key()
-    assert "recorded 5 check runs" in out.getvalue()
+    assert "recorded 6 check runs" in out.getvalue()
     for key in ("S/core", "T/core"):
         assert reports[key].evidence == "synthetic"
         assert reports[key].verdict == "pending"  # the gated evaluation has not run
     assert reports["E/anchor"].verdict == "pass" and reports["E/anchor"].evidence == "synthetic"
     assert reports["R/links"].evidence == "synthetic"
     assert reports["R/traversal"].evidence == "synthetic"
+    assert reports["R/divergence"].evidence == "synthetic"
+    assert reports["R/divergence"].verdict == "pending"  # its gated evaluation has not run
     assert reports["R/links"].verdict == "pending"  # its gated evaluation has not run
 
 
@@ -61,6 +65,57 @@ def test_the_links_check_fails_when_a_filter_lets_through_what_it_should_not(db,
 
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason="the shared LoCoMo file is not here")
+def test_the_divergence_check_fails_when_a_reader_sees_what_it_should_not(db, monkeypatch):
+    from readiness import checks
+
+    assert checks._sandboxed(checks.divergence_as_documented)[0] == 1.0
+    # Divergences listed for every reader of the workspace, whatever they may see.
+    original = checks.divergences_visible
+    monkeypatch.setattr(
+        checks,
+        "divergences_visible",
+        lambda agent: original(workspace=agent.workspace),
+    )
+    value, detail = checks._sandboxed(checks.divergence_as_documented)
+    assert value < 1.0 and detail["passed"] == detail["trials"] - 1
+
+
+def test_stare_eval_with_pairs_records_the_detectors_auc(db, tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [
+        ("Zephyr renews in March.", "Zephyr renews in June.", "self-contradiction"),
+        ("Zephyr will renew.", "Zephyr will not renew.", "self-contradiction"),
+        ("Zephyr renews in March.", "Lunch is at noon on Fridays.", "no self-contradiction"),
+        ("The office opens at eight.", "Our cat likes the garden.", "no self-contradiction"),
+    ]
+    pairs.write_text(
+        "\n".join(
+            json.dumps({"proposition_1": a, "proposition_2": b, "label": label})
+            for a, b, label in rows
+        )
+    )
+    out = StringIO()
+    call_command("stare-eval", "--pairs", str(pairs), stdout=out)
+    run = Evidence.objects.get(check_id="r.divergence.pairs_auc")
+    assert run.dataset == "pairs.jsonl" and len(run.dataset_sha256) == 64
+    assert run.value == 1.0 and run.passed  # contradictions score above unrelated pairs
+    assert run.detail["pairs"] == 4 and run.detail["positives"] == 2
+    assert by_key()["R/divergence"].evidence == "gated-eval"
+    pairs.write_text(json.dumps({"proposition_1": "a", "label": "x"}))
+    call_command("stare-eval", "--pairs", str(pairs), stdout=StringIO())
+    failed = Evidence.objects.filter(check_id="r.divergence.pairs_auc").latest("id")
+    assert failed.value is None and "proposition_2" in failed.detail["error"]
+    assert by_key()["R/divergence"].verdict == "fail"
+
+
+@pytest.mark.skipif(not PROSECCO.exists(), reason="the shared ProSeCCo file is not here")
+def test_stare_eval_on_prosecco_records_an_auc_above_cosines(db):
+    call_command("stare-eval", "--pairs", str(PROSECCO), stdout=StringIO())
+    run = Evidence.objects.get(check_id="r.divergence.pairs_auc")
+    assert 0.5 < run.value < 1 and run.detail["pairs"] == 571
+    assert run.value > run.detail["cosine_auc"]  # the bar: beat cosine alone
+
+
 def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
     call_command("stare-eval", "--locomo", str(LOCOMO), "--conversations", "1", stdout=StringIO())
 
