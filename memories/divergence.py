@@ -181,32 +181,24 @@ def attributes(text: str) -> dict[str, set[str]]:
     }
 
 
+def _differing(
+    rule: str, key: str, first: dict[str, set[str]], second: dict[str, set[str]]
+) -> list[dict]:
+    """One firing of ``rule`` for each slot both texts fill with no value in common."""
+    return [
+        {"rule": rule, key: slot, "values": [sorted(first[slot]), sorted(second[slot])]}
+        for slot in sorted(first.keys() & second.keys())
+        if first[slot].isdisjoint(second[slot])
+    ]
+
+
 def rules(first: str, second: str) -> list[dict]:
     """The rules that fire on two texts, strongest first, each with its evidence."""
     a_words, b_words = words(first), words(second)
     overlap = jaccard(content(a_words), content(b_words))
-    fired: list[dict] = []
-    a_attributes, b_attributes = attributes(first), attributes(second)
-    for name in sorted(a_attributes.keys() & b_attributes.keys()):
-        if a_attributes[name].isdisjoint(b_attributes[name]):
-            fired.append(
-                {
-                    "rule": "attribute",
-                    "attribute": name,
-                    "values": [sorted(a_attributes[name]), sorted(b_attributes[name])],
-                }
-            )
+    fired = _differing("attribute", "attribute", attributes(first), attributes(second))
     if overlap >= SAME_WORDS:
-        a_numbers, b_numbers = numbers(first), numbers(second)
-        for kind in sorted(a_numbers.keys() & b_numbers.keys()):
-            if a_numbers[kind].isdisjoint(b_numbers[kind]):
-                fired.append(
-                    {
-                        "rule": "number",
-                        "kind": kind,
-                        "values": [sorted(a_numbers[kind]), sorted(b_numbers[kind])],
-                    }
-                )
+        fired += _differing("number", "kind", numbers(first), numbers(second))
         a_negated = sum(word in NEGATIONS for word in a_words) % 2
         b_negated = sum(word in NEGATIONS for word in b_words) % 2
         if a_negated != b_negated:

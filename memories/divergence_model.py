@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 
 from django.conf import settings
 
 from memories.errors import MemoryEngineError
+from memories.remote import post_json
 
 PROMPT = (
     "Two statements were recorded by different sources about the same subject. Do they "
@@ -44,30 +43,22 @@ def configured() -> bool:
 def ask(first: str, second: str) -> ModelAnswer:
     """The model's probability that ``first`` and ``second`` contradict each other."""
     url = settings.MM_DIVERGENCE_MODEL_URL.rstrip("/") + "/chat/completions"
-    body = json.dumps(
-        {
-            "model": settings.MM_DIVERGENCE_MODEL,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": PROMPT},
-                {"role": "user", "content": f"Statement 1: {first}\nStatement 2: {second}"},
-            ],
-        }
-    ).encode()
-    headers = {"Content-Type": "application/json"}
-    if settings.MM_DIVERGENCE_MODEL_API_KEY:
-        headers["Authorization"] = f"Bearer {settings.MM_DIVERGENCE_MODEL_API_KEY}"
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(
-            request, timeout=settings.MM_DIVERGENCE_MODEL_TIMEOUT
-        ) as response:
-            payload = json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        detail = exc.read()[:300].decode(errors="replace")
-        raise DivergenceModelError(f"divergence model answered {exc.code}: {detail}") from exc
-    except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
-        raise DivergenceModelError(f"divergence model {url} failed: {exc}") from exc
+    body = {
+        "model": settings.MM_DIVERGENCE_MODEL,
+        "temperature": 0,
+        "messages": [
+            {"role": "system", "content": PROMPT},
+            {"role": "user", "content": f"Statement 1: {first}\nStatement 2: {second}"},
+        ],
+    }
+    payload = post_json(
+        url,
+        body,
+        api_key=settings.MM_DIVERGENCE_MODEL_API_KEY,
+        timeout=settings.MM_DIVERGENCE_MODEL_TIMEOUT,
+        error=DivergenceModelError,
+        what="divergence model",
+    )
     try:
         content = payload["choices"][0]["message"]["content"]
         answer = json.loads(_OBJECT.search(content).group(0))

@@ -10,10 +10,7 @@ the CPU with onnxruntime, loaded once per process. ``openai`` calls any OpenAI-c
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
-import urllib.error
-import urllib.request
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -25,6 +22,7 @@ from django.conf import settings
 from memories.errors import MemoryEngineError
 from memories.heap import give_back
 from memories.models import EMBEDDING_DIMENSIONS
+from memories.remote import post_json
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -172,26 +170,20 @@ class OpenAIEmbedder(BatchingEmbedder):
         self.timeout = timeout
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        body = json.dumps(
-            {
-                "model": self.model_name,
-                "input": texts,
-                "dimensions": self.dimensions,
-                "encoding_format": "float",
-            }
-        ).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                payload = json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode(errors="replace")
-            raise EmbedderError(f"embedding endpoint answered {exc.code}: {detail}") from exc
-        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
-            raise EmbedderError(f"embedding endpoint {self.url} failed: {exc}") from exc
+        body = {
+            "model": self.model_name,
+            "input": texts,
+            "dimensions": self.dimensions,
+            "encoding_format": "float",
+        }
+        payload = post_json(
+            self.url,
+            body,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            error=EmbedderError,
+            what="embedding endpoint",
+        )
         try:
             rows = sorted(payload["data"], key=lambda item: item["index"])
             vectors = np.array([row["embedding"] for row in rows], dtype=np.float32)

@@ -461,6 +461,41 @@ def _score(agent, conversation, scored, scorer) -> None:
         scored[dim][1].extend(dia in evidence[category] for _, _, dia in rows)
 
 
+def _not_run(exc: Exception, needs: str) -> dict[str, Result]:
+    """Every gated check on that data, failed to run with this error."""
+    error = {"error": f"{type(exc).__name__}: {exc}"}
+    return {c.id: (None, error) for _, c in all_checks() if c.needs == needs}
+
+
+def _record_gated(
+    path: Path,
+    results: dict[str, Result],
+    say: Callable[[str], None],
+    more: dict[str, Any],
+    what: str,
+) -> list[Any]:
+    """Record each gated result with its dataset's name and sha256 (and ``more`` in its
+    detail)."""
+    by_id = {check.id: (c, check) for c, check in all_checks()}
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    recorded = []
+    for check_id, (value, detail) in results.items():
+        capability, check = by_id[check_id]
+        recorded.append(
+            record(
+                capability,
+                check,
+                value,
+                dataset=path.name,
+                dataset_sha256=digest,
+                detail={**detail, **more},
+            )
+        )
+        shown = value if value is None else round(value, 3)
+        say(f"{check_id}: {shown} (threshold {check.threshold}, {what})")
+    return recorded
+
+
 def run_checks(
     locomo: Path | None = None,
     conversations: int | None = None,
@@ -481,48 +516,18 @@ def run_checks(
         shown = value if value is None else round(value, 3)
         say(f"{check_id}: {shown} (threshold {check.threshold})")
     if locomo is not None:
-        digest = hashlib.sha256(locomo.read_bytes()).hexdigest()
         try:
             results = locomo_checks(locomo, conversations)
         except Exception as exc:  # every gated check failed to run
-            error = {"error": f"{type(exc).__name__}: {exc}"}
-            results = {c.id: (None, error) for _, c in all_checks() if c.needs == "locomo"}
-            results["_conversations"] = (0, {})
+            results = _not_run(exc, "locomo") | {"_conversations": (0, {})}
         count = results.pop("_conversations")[0]
-        for check_id, (value, detail) in results.items():
-            capability, check = by_id[check_id]
-            detail = {**detail, "conversations": count}
-            recorded.append(
-                record(
-                    capability,
-                    check,
-                    value,
-                    dataset=locomo.name,
-                    dataset_sha256=digest,
-                    detail=detail,
-                )
-            )
-            shown = value if value is None else round(value, 3)
-            say(f"{check_id}: {shown} (threshold {check.threshold}, {count} conversations)")
+        recorded += _record_gated(
+            locomo, results, say, {"conversations": count}, f"{count} conversations"
+        )
     if pairs is not None:
-        digest = hashlib.sha256(pairs.read_bytes()).hexdigest()
         try:
             results = pairs_checks(pairs)
         except Exception as exc:  # the check could not run: recorded as failed
-            error = {"error": f"{type(exc).__name__}: {exc}"}
-            results = {c.id: (None, error) for _, c in all_checks() if c.needs == "pairs"}
-        for check_id, (value, detail) in results.items():
-            capability, check = by_id[check_id]
-            recorded.append(
-                record(
-                    capability,
-                    check,
-                    value,
-                    dataset=pairs.name,
-                    dataset_sha256=digest,
-                    detail=detail,
-                )
-            )
-            shown = value if value is None else round(value, 3)
-            say(f"{check_id}: {shown} (threshold {check.threshold}, {detail.get('pairs')} pairs)")
+            results = _not_run(exc, "pairs")
+        recorded += _record_gated(pairs, results, say, {}, "pairs file")
     return recorded
