@@ -96,27 +96,28 @@ def divergence_run(
     )
     result = DivergenceRunResult(memories=len(ids), dry_run=dry_run)
     seen: set[tuple[int, int]] = set()
-    for first in range(0, len(ids), BATCH):
-        batch = ids[first : first + BATCH]
+    for start in range(0, len(ids), BATCH):
+        batch = ids[start : start + BATCH]
         pairs = [pair for pair in _candidates(workspace.pk, batch, now) if pair[:2] not in seen]
         seen.update(pair[:2] for pair in pairs)
         pairs = _not_recorded(pairs)
         result.pairs += len(pairs)
-        texts = dict(
-            Memory.objects.filter(id__in={i for p in pairs for i in p[:2]}).values_list(
-                "id", "text"
-            )
+        memories = Memory.objects.defer("embedding", "episode_embedding").in_bulk(
+            {i for pair in pairs for i in pair[:2]}
         )
         for low, high, similarity in pairs:
+            first, second = memories[low], memories[high]
             model = None
             if divergence_model.configured():
-                answer = divergence_model.ask(texts[low], texts[high])
+                answer = divergence_model.ask(first.text, second.text)
                 model = answer.probability
-            assessment = assess(texts[low], texts[high], similarity, model=model)
+            assessment = assess(first.text, second.text, similarity, model=model)
             if model is not None:
                 assessment.rules.append({"rule": "model", "reason": answer.reason})
             if assessment.score >= settings.MM_DIVERGENCE_THRESHOLD:
-                found = _flag(workspace, low, high, assessment, dry_run)
+                found = FoundPair(first=first, second=second, assessment=assessment)
+                if not dry_run:
+                    _flag(workspace, found)
                 result.flagged.append(found)
         result.through_id = batch[-1]
         if not dry_run:
@@ -124,7 +125,7 @@ def divergence_run(
                 through_id=max(scan.through_id, batch[-1]), finished_at=timezone.now()
             )
         if progress is not None:
-            progress(min(first + BATCH, len(ids)), len(ids))
+            progress(min(start + BATCH, len(ids)), len(ids))
     result.seconds = time.perf_counter() - started
     return result
 
@@ -191,13 +192,8 @@ def _not_recorded(pairs: list[tuple[int, int, float]]) -> list[tuple[int, int, f
     return [pair for pair in pairs if pair[:2] not in recorded]
 
 
-def _flag(
-    workspace: Workspace, low: int, high: int, assessment: Assessment, dry_run: bool
-) -> FoundPair:
-    first, second = Memory.objects.get(pk=low), Memory.objects.get(pk=high)
-    found = FoundPair(first=first, second=second, assessment=assessment)
-    if dry_run:
-        return found
+def _flag(workspace: Workspace, found: FoundPair) -> None:
+    first, second, assessment = found.first, found.second, found.assessment
     evidence = assessment.evidence()
     with transaction.atomic():
         link = Link.objects.filter(
@@ -233,7 +229,6 @@ def _flag(
                     "detector": assessment.detector,
                 },
             )
-    return found
 
 
 def divergence_close(*, divergence: Divergence, user: Any, status: str, reason: str) -> Divergence:
