@@ -17,13 +17,14 @@ it; ``dry_run`` writes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
@@ -81,7 +82,12 @@ def divergence_run(
     batch."""
     require_divergence()
     started = time.perf_counter()
-    scan, _ = DivergenceScan.objects.get_or_create(workspace=workspace)
+    # A dry run writes nothing, not even where it has read to.
+    scan = DivergenceScan.objects.filter(workspace=workspace).first()
+    if scan is None:
+        scan = DivergenceScan(workspace=workspace)
+        if not dry_run:
+            scan.save()
     now = timezone.now()
     ids = list(
         Memory.objects.filter(
@@ -193,6 +199,13 @@ def _not_recorded(pairs: list[tuple[int, int, float]]) -> list[tuple[int, int, f
 
 
 def _flag(workspace: Workspace, found: FoundPair) -> None:
+    """The link, the record and the events of one flagged pair, all or none: a pair another run
+    recorded meanwhile (the unique constraints refuse it) is left as that run made it."""
+    with contextlib.suppress(IntegrityError):
+        _record_flag(workspace, found)
+
+
+def _record_flag(workspace: Workspace, found: FoundPair) -> None:
     first, second, assessment = found.first, found.second, found.assessment
     evidence = assessment.evidence()
     with transaction.atomic():

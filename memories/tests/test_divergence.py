@@ -140,7 +140,20 @@ def test_a_dry_run_writes_nothing(alice, bob, detection):
     assert len(result.flagged) == 1
     assert not Divergence.objects.exists() and not Link.objects.filter(kind="contradicts").exists()
     assert ProvenanceEvent.objects.count() == events
-    assert DivergenceScan.objects.get().through_id == 0
+    assert not DivergenceScan.objects.exists()
+
+
+def test_a_pair_another_run_recorded_meanwhile_is_left_as_it_was(alice, bob, detection):
+    from memories.services.divergence import FoundPair, _flag
+
+    first = remember(alice, "Zephyr renews its support contract in March.", "Zephyr")
+    second = remember(bob, "Zephyr renews its support contract in June.", "Zephyr")
+    found = FoundPair(first, second, assess(first.text, second.text, 0.9))
+    _flag(alice.agent.workspace, found)
+    _flag(alice.agent.workspace, found)  # as a second run at the same moment would
+    assert Divergence.objects.count() == 1
+    assert Link.objects.filter(kind="contradicts").count() == 1
+    assert ProvenanceEvent.objects.filter(action="diverge").count() == 2
 
 
 def test_a_link_makes_two_memories_about_the_same_thing_too(alice, bob, detection):
