@@ -9,7 +9,9 @@ propositions are embedded by the engine's embedder and scored by the detector
 (``memories.divergence.assess``, no model endpoint). Printed side by side, AUC for
 "self-contradiction": the detector, its rules alone, and the baselines (the embedder's cosine
 similarity alone; one side negated and the other not); then precision and recall at the
-operating threshold (``MM_DIVERGENCE_THRESHOLD``), and how often each rule fired on each label.
+operating threshold (``MM_DIVERGENCE_THRESHOLD``) among the pairs a run would examine (cosine at
+least ``MM_DIVERGENCE_MIN_SIMILARITY``), the share of each label that gate keeps, and how often
+each rule fired on each label.
 
 Workspace (``--size N``): on its own embedded PostgreSQL (``--data-dir``), N memories written by
 four agents about a few hundred customers (each memory mentions one; some state a customer's
@@ -61,7 +63,9 @@ def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
         labels,
     )
     threshold = float(settings.MM_DIVERGENCE_THRESHOLD)
-    flagged = scores >= threshold
+    gate = float(settings.MM_DIVERGENCE_MIN_SIMILARITY)
+    examined = scored.similarities >= gate
+    flagged = (scores >= threshold) & examined
     true_positives = int((flagged & labels).sum())
     fired: dict[str, Counter] = {"positive": Counter(), "negative": Counter()}
     for assessment, label in zip(scored.assessments, labels, strict=True):
@@ -76,6 +80,11 @@ def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
         "rules_auc": rules_only,
         "baselines": baselines,
         "threshold": threshold,
+        "min_similarity": gate,
+        "gate_keeps": {
+            "positive": float(examined[labels].mean()) if labels.any() else None,
+            "negative": float(examined[~labels].mean()) if (~labels).any() else None,
+        },
         "flagged": int(flagged.sum()),
         "precision": true_positives / int(flagged.sum()) if flagged.any() else None,
         "recall": true_positives / int(labels.sum()) if labels.any() else None,
@@ -94,10 +103,14 @@ def pairs_table(result: dict[str, Any]) -> str:
         f"| baseline: negation on one side | {result['baselines']['negation']:.3f} |",
     ]
     precision = result["precision"]
+    keeps = result["gate_keeps"]
     lines += [
         "",
-        f"At the operating threshold {result['threshold']:.2f}: {result['flagged']} of "
-        f"{result['pairs']} pairs flagged, precision "
+        f"A run examines a pair only from a cosine of {result['min_similarity']:.2f} "
+        f"(MM_DIVERGENCE_MIN_SIMILARITY): that keeps {keeps['positive']:.1%} of these "
+        f"self-contradictions and {keeps['negative']:.1%} of the others.",
+        f"At the operating threshold {result['threshold']:.2f} (among the pairs examined): "
+        f"{result['flagged']} of {result['pairs']} pairs flagged, precision "
         + ("–" if precision is None else f"{precision:.3f}")
         + f", recall {result['recall']:.3f}. Rules fired (pairs): on self-contradictions "
         f"{result['rules_fired']['positive'] or '{}'}, on the others "
