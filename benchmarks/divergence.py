@@ -81,6 +81,10 @@ def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
         "baselines": baselines,
         "threshold": threshold,
         "min_similarity": gate,
+        "median_cosine": {
+            "positive": float(np.median(scored.similarities[labels])) if labels.any() else None,
+            "negative": float(np.median(scored.similarities[~labels])) if (~labels).any() else None,
+        },
         "gate_keeps": {
             "positive": float(examined[labels].mean()) if labels.any() else None,
             "negative": float(examined[~labels].mean()) if (~labels).any() else None,
@@ -108,7 +112,9 @@ def pairs_table(result: dict[str, Any]) -> str:
         "",
         f"A run examines a pair only from a cosine of {result['min_similarity']:.2f} "
         f"(MM_DIVERGENCE_MIN_SIMILARITY): that keeps {keeps['positive']:.1%} of these "
-        f"self-contradictions and {keeps['negative']:.1%} of the others.",
+        f"self-contradictions and {keeps['negative']:.1%} of the others (median cosine "
+        f"{result['median_cosine']['positive']:.3f} and "
+        f"{result['median_cosine']['negative']:.3f}).",
         f"At the operating threshold {result['threshold']:.2f} (among the pairs examined): "
         f"{result['flagged']} of {result['pairs']} pairs flagged, precision "
         + ("–" if precision is None else f"{precision:.3f}")
