@@ -37,6 +37,12 @@ class Forbidden(MemoryEngineError):
     code = "forbidden"
 
 
+class Conflict(MemoryEngineError):
+    """The change waits on another in progress (a consolidation run of the same workspace)."""
+
+    code = "conflict"
+
+
 class Unavailable(MemoryEngineError):
     """The engine cannot answer now (the database is busy, too slow or away): try again after
     ``retry_after`` seconds."""

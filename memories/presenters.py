@@ -24,6 +24,7 @@ ERROR_STATUS = {
     "invalid": 400,
     "not_found": 404,
     "forbidden": 403,
+    "conflict": 409,
     "embedder_unavailable": 503,
     "unavailable": 503,
     "divergence_model_failed": 502,

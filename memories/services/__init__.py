@@ -18,6 +18,7 @@ from memories.services.feedback import (
     memory_forget_by_user,
 )
 from memories.services.members import membership_remove, membership_set
+from memories.services.merge import MergeResult, memory_merge
 from memories.services.provenance import iso, provenance_event, record, record_many
 from memories.services.relations import (
     DeclareResult,
@@ -59,6 +60,7 @@ __all__ = [
     "BulkResult",
     "DeclareResult",
     "LinkResult",
+    "MergeResult",
     "entities_declare",
     "entity_declare",
     "entity_merge",
@@ -89,6 +91,7 @@ __all__ = [
     "memory_feedback_by_user",
     "memory_forget",
     "memory_forget_by_user",
+    "memory_merge",
     "memory_remember",
     "memory_remember_bulk",
     "prepare_remember",

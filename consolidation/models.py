@@ -1,0 +1,82 @@
+"""Consolidation's records: each run, and how far each phase has read a workspace."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import Q
+
+from memories.models import Agent, Workspace, new_public_id
+
+
+class ConsolidationRun(models.Model):
+    """One run over a workspace: who or what started it, the phases asked, each phase's counts
+    and time, and how it ended."""
+
+    class Trigger(models.TextChoices):
+        SCHEDULE = "schedule"
+        COMMAND = "command"
+        API = "api"
+        BULK = "bulk"  # after a bulk import
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    run_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    trigger = models.CharField(max_length=10, choices=Trigger.choices)
+    phases = ArrayField(models.CharField(max_length=20))
+    dry_run = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    #: Per phase: what it did (or would do, in a dry run) and how long it took.
+    counts = models.JSONField(default=dict, blank=True)
+    timings = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    started_by_agent = models.ForeignKey(
+        Agent, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    started_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["workspace", "-created_at"], name="run_by_workspace")]
+        constraints = [
+            # One run at a time per workspace, whoever starts it.
+            models.UniqueConstraint(
+                fields=["workspace"],
+                condition=Q(status__in=["queued", "running"]),
+                name="run_one_live_per_workspace",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} ({self.status})"
+
+
+class PhaseWatermark(models.Model):
+    """A phase has read the workspace's memories up to ``through_id``: the next run of it starts
+    after that (a run killed before it moved the watermark does that part again, and each
+    phase is idempotent)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    phase = models.CharField(max_length=20)
+    through_id = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "phase"], name="watermark_one_per_phase"),
+            models.CheckConstraint(condition=Q(through_id__gte=0), name="watermark_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workspace_id}/{self.phase} through {self.through_id}"

@@ -1,0 +1,136 @@
+"""Starting and running consolidation: one run at a time per workspace, its phases in order,
+each phase's counts and time recorded as it ends, a failing phase's error recorded with the
+data left as the phases before it left it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from consolidation.models import ConsolidationRun
+from consolidation.phases import PHASES, PhaseContext
+from memories.errors import Conflict, ValidationFailed
+from memories.models import Agent, Workspace
+
+#: The advisory lock namespace of consolidation runs (the key is the workspace's id).
+LOCK_NAMESPACE = 7302
+
+
+def check_phases(phases: Iterable[str] | None) -> list[str]:
+    """The phases asked, in run order (all when none are named); an unknown one is an error
+    naming it."""
+    if phases is None:
+        return list(PHASES)
+    asked = [phase.strip() for phase in phases if phase.strip()]
+    unknown = sorted(set(asked) - set(PHASES))
+    if unknown:
+        raise ValidationFailed.single(
+            "phases",
+            f"unknown phase(s): {', '.join(unknown)}; the phases are: {', '.join(PHASES)}.",
+        )
+    if not asked:
+        raise ValidationFailed.single("phases", f"name at least one of: {', '.join(PHASES)}.")
+    return [phase for phase in PHASES if phase in asked]
+
+
+def consolidation_start(
+    *,
+    workspace: Workspace,
+    trigger: str,
+    phases: Iterable[str] | None = None,
+    dry_run: bool = False,
+    agent: Agent | None = None,
+    user: Any = None,
+) -> ConsolidationRun:
+    """Record a queued run (Conflict, naming it, while another run of the workspace is queued
+    or running)."""
+    asked = check_phases(phases)
+    busy = ConsolidationRun.objects.filter(
+        workspace=workspace,
+        status__in=[ConsolidationRun.Status.QUEUED, ConsolidationRun.Status.RUNNING],
+    ).first()
+    if busy is not None and busy.status == ConsolidationRun.Status.RUNNING and _lock_free(busy):
+        # Its process ended (killed) before it finished: what it did is kept, the watermarks
+        # say where the next run goes on from.
+        busy.status = ConsolidationRun.Status.FAILED
+        busy.error = "its process ended before the run finished"
+        busy.finished_at = timezone.now()
+        busy.save(update_fields=["status", "error", "finished_at"])
+        busy = None
+    if busy is not None:
+        raise _busy(busy)
+    try:
+        with transaction.atomic():
+            return ConsolidationRun.objects.create(
+                workspace=workspace,
+                trigger=trigger,
+                phases=asked,
+                dry_run=dry_run,
+                started_by_agent=agent,
+                started_by_user=user,
+            )
+    except IntegrityError:  # another start won the race
+        live = ConsolidationRun.objects.filter(
+            workspace=workspace,
+            status__in=[ConsolidationRun.Status.QUEUED, ConsolidationRun.Status.RUNNING],
+        ).first()
+        raise _busy(live) from None
+
+
+def _busy(run: ConsolidationRun | None) -> Conflict:
+    name = f"consolidation run {run.run_id}" if run is not None else "another consolidation run"
+    status = run.status if run is not None else "running"
+    return Conflict(f"{name} of this workspace is {status}; wait for it to end.")
+
+
+def _lock_free(run: ConsolidationRun) -> bool:
+    """Whether no process holds ``run``'s workspace lock (taken and given back at once)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_NAMESPACE, run.workspace_id])
+        (free,) = cursor.fetchone()
+        if free:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_NAMESPACE, run.workspace_id])
+    return bool(free)
+
+
+def consolidation_execute(
+    run: ConsolidationRun, progress: Callable[[str, int, int], None] | None = None
+) -> ConsolidationRun:
+    """Run ``run``'s phases in order under the workspace's advisory lock (held by this
+    connection for the whole run; a process that dies releases it with its connection)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_NAMESPACE, run.workspace_id])
+        (locked,) = cursor.fetchone()
+    if not locked:
+        run.status, run.error = ConsolidationRun.Status.FAILED, "another run holds the workspace"
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "error", "finished_at"])
+        return run
+    try:
+        run.status, run.started_at = ConsolidationRun.Status.RUNNING, timezone.now()
+        run.save(update_fields=["status", "started_at"])
+        context = PhaseContext(run=run, progress=progress)
+        for phase in run.phases:
+            started = time.perf_counter()
+            try:
+                counts = PHASES[phase](context)
+            except Exception as exc:  # recorded on the run; the data is as the phase left it
+                run.timings[phase] = round(time.perf_counter() - started, 3)
+                run.status = ConsolidationRun.Status.FAILED
+                run.error = f"{phase}: {type(exc).__name__}: {exc}"
+                break
+            run.counts[phase] = counts
+            run.timings[phase] = round(time.perf_counter() - started, 3)
+            run.save(update_fields=["counts", "timings"])
+        else:
+            run.status = ConsolidationRun.Status.DONE
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "error", "counts", "timings", "finished_at"])
+        return run
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_NAMESPACE, run.workspace_id])

@@ -1,0 +1,143 @@
+"""Consolidation's runs and its first phase, dedupe: exact duplicates within a scope merged
+whatever their source, never lost (kept as ``merged``, linked, with provenance), idempotent and
+resumable from a watermark; a dry run writes nothing; bad phases, a busy workspace and a failing
+phase are clear errors."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from consolidation import phases
+from consolidation.models import ConsolidationRun, PhaseWatermark
+from consolidation.services import consolidation_execute, consolidation_start
+from memories.errors import Conflict, ValidationFailed
+from memories.models import Link, Memory, ProvenanceEvent
+from memories.search import memory_search
+from memories.services import memory_remember, memory_remember_bulk
+
+LINES = [
+    "Zephyr renews its support contract every March.",
+    "Dana prefers invoices by email.",
+    "The Lisbon office opens at eight.",
+]
+
+
+def consolidate(*args):
+    out = StringIO()
+    call_command("consolidate", "--workspace", "acme", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_a_file_seeded_twice_with_other_sources_is_merged_back_to_one_copy(alice):
+    memory_remember_bulk(agent=alice.agent, items=[{"text": t, "source": "wiki"} for t in LINES])
+    # The same lines again, by another source and written a little differently.
+    again = [{"text": f"  {t.upper()} ", "significance": 0.9} for t in LINES[:2]]
+    memory_remember_bulk(agent=alice.agent, items=again + [{"text": LINES[2]}])
+    assert Memory.objects.filter(status="active").count() == 6
+
+    output = consolidate()
+
+    assert "dedupe: groups 3, merged 3" in output
+    active = Memory.objects.filter(status="active")
+    merged = Memory.objects.filter(status="merged")
+    assert active.count() == 3 and merged.count() == 3
+    # The survivor is the more significant (the second copy's first two), then the older.
+    assert {m.text.strip() for m in active} == {LINES[0].upper(), LINES[1].upper(), LINES[2]}
+    assert {m.source for m in active} == {"alice", "wiki"}
+    for memory in merged:
+        link = Link.objects.get(source=memory, kind="same_as")
+        assert link.target_memory.status == "active" and link.origin == "consolidation"
+        assert ProvenanceEvent.objects.filter(memory=memory, action="merge").exists()
+        assert ProvenanceEvent.objects.filter(memory=link.target_memory, action="merge").exists()
+    hits = memory_search(agent=alice.agent, query="Zephyr support contract")
+    assert [h.memory.status for h in hits].count("merged") == 0
+
+
+def test_the_survivor_keeps_the_pin_and_the_higher_significance(alice):
+    first = memory_remember(agent=alice.agent, text="Dana prefers invoices by email.").memory
+    second = memory_remember(
+        agent=alice.agent, text="dana prefers invoices by email", significance=0.95, source="crm"
+    ).memory
+    Memory.objects.filter(pk=first.pk).update(pinned=True)
+    consolidate()
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (second.status, second.pinned, second.significance) == ("active", True, 0.95)
+    assert first.status == "merged"
+
+
+def test_what_differs_or_lives_in_another_scope_is_never_merged(alice):
+    memory_remember(agent=alice.agent, text="Zephyr renews in March.")
+    memory_remember(agent=alice.agent, text="Zephyr renews in June.")
+    memory_remember(agent=alice.agent, text="Zephyr does not renew in March.")
+    memory_remember(agent=alice.agent, text="Zephyr renews in March.", scope="team:accounts")
+    assert "merged 0" in consolidate()
+    assert not Memory.objects.filter(status="merged").exists()
+
+
+def test_runs_are_idempotent_and_go_on_from_their_watermark(alice):
+    memory_remember(agent=alice.agent, text=LINES[0])
+    memory_remember(agent=alice.agent, text=LINES[0], source="wiki")
+    assert "merged 1" in consolidate()
+    assert "groups 0, merged 0" in consolidate()  # nothing new
+    newest = Memory.objects.order_by("-id").first()
+    assert PhaseWatermark.objects.get(phase="dedupe").through_id == newest.pk
+    later = memory_remember(agent=alice.agent, text=LINES[0] + " ", source="notes").memory
+    assert "merged 1" in consolidate()
+    later.refresh_from_db()
+    assert later.status == "merged"
+
+
+def test_a_dry_run_reports_and_writes_nothing(alice):
+    memory_remember(agent=alice.agent, text=LINES[1])
+    memory_remember(agent=alice.agent, text=LINES[1], source="wiki")
+    events = ProvenanceEvent.objects.count()
+    output = consolidate("--dry-run")
+    assert "dry run" in output and "merged 1" in output
+    assert not Memory.objects.filter(status="merged").exists()
+    assert ProvenanceEvent.objects.count() == events
+    assert not PhaseWatermark.objects.exists()
+    run = ConsolidationRun.objects.get()
+    assert run.dry_run and run.status == "done" and run.counts["dedupe"]["merged"] == 1
+
+
+def test_bad_phases_and_a_busy_workspace_are_clear_errors(alice):
+    with pytest.raises(CommandError, match="phases: unknown phase.*dedup.*the phases are: dedupe"):
+        consolidate("--phases", "dedup")
+    with pytest.raises(CommandError, match="no workspace 'nowhere'"):
+        call_command("consolidate", "--workspace", "nowhere", stdout=StringIO())
+    with pytest.raises(ValidationFailed):
+        consolidation_start(workspace=alice.agent.workspace, trigger="api", phases=[" "])
+    queued = consolidation_start(workspace=alice.agent.workspace, trigger="api")
+    with pytest.raises(Conflict, match=queued.run_id):
+        consolidation_start(workspace=alice.agent.workspace, trigger="command")
+    assert ConsolidationRun.objects.count() == 1
+
+
+def test_a_failing_phase_records_its_error_and_the_run_fails(alice, monkeypatch):
+    def broken(context):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setitem(phases.PHASES, "dedupe", broken)
+    with pytest.raises(CommandError, match="dedupe: RuntimeError: disk on fire"):
+        consolidate()
+    run = ConsolidationRun.objects.get()
+    assert run.status == "failed" and "disk on fire" in run.error
+    # The workspace is free again: the next run starts.
+    monkeypatch.undo()
+    assert (
+        consolidation_execute(
+            consolidation_start(workspace=alice.agent.workspace, trigger="command")
+        ).status
+        == "done"
+    )
+
+
+def test_a_run_whose_process_died_no_longer_blocks_the_workspace(alice):
+    dead = consolidation_start(workspace=alice.agent.workspace, trigger="schedule")
+    ConsolidationRun.objects.filter(pk=dead.pk).update(status="running")  # then killed
+    fresh = consolidation_start(workspace=alice.agent.workspace, trigger="command")
+    dead.refresh_from_db()
+    assert dead.status == "failed" and "process ended" in dead.error
+    assert consolidation_execute(fresh).status == "done"
