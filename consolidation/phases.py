@@ -57,7 +57,8 @@ def dedupe(context: PhaseContext) -> dict[str, int]:
     """Exact duplicates: active memories of one scope whose normalised texts are the same,
     whatever their source. Each group touched by a memory written since the watermark keeps
     one survivor (the more significant, then the older) and the others are merged into it
-    (``memories.services.merge``: kept as ``merged``, with a ``same_as`` link)."""
+    (``memories.services.merge``: kept as ``merged``, with a ``same_as`` link). A memory whose
+    merge was undone (``memory_restore``) stays out of every group."""
     through = context.watermark("dedupe")
     high = newest_id(context.workspace_id)
     with connection.cursor() as cursor:
@@ -68,6 +69,12 @@ def dedupe(context: PhaseContext) -> dict[str, int]:
                     md5({NORMALIZED_TEXT_SQL}) AS key
                 FROM memories_memory
                 WHERE workspace_id = %(workspace)s AND status = 'active' AND id <= %(high)s
+                    -- A memory whose merge a curator undid is not merged again by a rule.
+                    AND NOT EXISTS (
+                        SELECT 1 FROM memories_link undone
+                        WHERE undone.source_id = memories_memory.id AND undone.kind = 'same_as'
+                            AND undone.removed_at IS NOT NULL
+                    )
             ),
             touched AS (SELECT DISTINCT scope_id, key FROM keyed WHERE id > %(through)s)
             SELECT array_agg(k.id ORDER BY k.significance DESC, k.created_at, k.id)

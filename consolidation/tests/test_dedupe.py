@@ -141,3 +141,42 @@ def test_a_run_whose_process_died_no_longer_blocks_the_workspace(alice):
     dead.refresh_from_db()
     assert dead.status == "failed" and "process ended" in dead.error
     assert consolidation_execute(fresh).status == "done"
+
+
+def test_a_merge_is_undone_with_a_reason_and_the_survivor_gets_back_what_it_had(alice):
+    from memories.services import memory_restore
+
+    kept = memory_remember(agent=alice.agent, text=LINES[1], significance=0.5).memory
+    duplicate = memory_remember(
+        agent=alice.agent, text=LINES[1] + "!", significance=0.4, source="wiki"
+    ).memory
+    Memory.objects.filter(pk=duplicate.pk).update(pinned=True)
+    consolidate()
+    kept.refresh_from_db()
+    assert (kept.significance, kept.pinned) == (0.5, True)
+
+    with pytest.raises(ValidationFailed) as caught:
+        memory_restore(merged=duplicate, reason="  ")
+    assert "reason" in caught.value.errors
+    with pytest.raises(ValidationFailed) as caught:
+        memory_restore(merged=kept, reason="not merged")
+    assert "not merged" in caught.value.errors["mem_id"][0]
+
+    memory_restore(merged=duplicate, reason="Wiki's copy is the reference")
+    duplicate.refresh_from_db()
+    kept.refresh_from_db()
+    assert duplicate.status == "active"
+    assert (kept.significance, kept.pinned) == (0.5, False)  # back to what it was
+    link = Link.objects.get(source=duplicate, kind="same_as")
+    assert link.removed_at is not None  # removed, its row kept
+    for memory in (duplicate, kept):
+        event = ProvenanceEvent.objects.get(memory=memory, action="restore")
+        assert event.reason == "Wiki's copy is the reference"
+    with pytest.raises(ValidationFailed):
+        memory_restore(merged=duplicate, reason="twice")  # undone twice: an error
+    # A later copy of the same text touches the group again: it is merged, and the memory the
+    # curator restored is not, behind their back.
+    memory_remember(agent=alice.agent, text=LINES[1], significance=0.3, source="notes")
+    assert "merged 1" in consolidate()
+    duplicate.refresh_from_db()
+    assert duplicate.status == "active"

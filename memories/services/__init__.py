@@ -18,7 +18,7 @@ from memories.services.feedback import (
     memory_forget_by_user,
 )
 from memories.services.members import membership_remove, membership_set
-from memories.services.merge import MergeResult, memory_merge
+from memories.services.merge import MergeResult, memory_merge, memory_restore
 from memories.services.provenance import iso, provenance_event, record, record_many
 from memories.services.relations import (
     DeclareResult,
@@ -92,6 +92,7 @@ __all__ = [
     "memory_forget",
     "memory_forget_by_user",
     "memory_merge",
+    "memory_restore",
     "memory_remember",
     "memory_remember_bulk",
     "prepare_remember",

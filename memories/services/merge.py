@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from memories.errors import ValidationFailed
 from memories.models import Link, Memory
@@ -76,3 +77,67 @@ def memory_merge(
             reason=reason,
         )
     return MergeResult(survivor=survivor, merged=duplicate, link=link)
+
+
+def memory_restore(*, merged: Memory, reason: str, user: Any = None, agent: Any = None) -> Memory:
+    """Undo a merge: ``merged`` is active again, its ``same_as`` link removed (its row kept),
+    and the survivor gets back the significance and pin it had before, unless they changed
+    since; both histories record it with ``reason`` (ValidationFailed when it is not merged or
+    no reason is given)."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed.single("reason", "must not be empty: say why the merge is undone.")
+    with transaction.atomic():
+        merged = Memory.objects.select_for_update().get(pk=merged.pk)
+        if merged.status != Memory.Status.MERGED:
+            raise ValidationFailed.single(
+                "mem_id", f"memory {merged.mem_id!r} is {merged.status}, not merged."
+            )
+        link = (
+            Link.objects.select_for_update()
+            .filter(source=merged, kind="same_as", removed_at__isnull=True)
+            .order_by("-created_at", "-id")
+            .first()
+        )
+        merged.status = Memory.Status.ACTIVE
+        merged.save(update_fields=["status", "updated_at"])
+        record(
+            merged,
+            Action.RESTORE,
+            user=user,
+            agent=agent,
+            old={"status": Memory.Status.MERGED.value},
+            new={"status": Memory.Status.ACTIVE.value},
+            reason=reason,
+        )
+        if link is None:
+            return merged
+        link.removed_at = timezone.now()
+        link.save(update_fields=["removed_at"])
+        survivor = Memory.objects.select_for_update().get(pk=link.target_memory_id)
+        event = (
+            survivor.provenance.filter(action=Action.MERGE, new_values__absorbed=merged.mem_id)
+            .order_by("-created_at", "-id")
+            .first()
+        )
+        if event is not None:
+            now = {"significance": survivor.significance, "pinned": survivor.pinned}
+            after_merge = {k: event.new_values.get(k) for k in now}
+            if now == after_merge:  # untouched since: back to what it was
+                survivor.significance = event.old_values["significance"]
+                survivor.pinned = event.old_values["pinned"]
+                survivor.save(update_fields=["significance", "pinned", "updated_at"])
+            record(
+                survivor,
+                Action.RESTORE,
+                user=user,
+                agent=agent,
+                old=now,
+                new={
+                    "significance": survivor.significance,
+                    "pinned": survivor.pinned,
+                    "released": merged.mem_id,
+                },
+                reason=reason,
+            )
+    return merged
