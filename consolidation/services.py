@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from consolidation.models import ConsolidationRun
 from consolidation.phases import PHASES, PhaseContext
-from memories.errors import Conflict, ValidationFailed
+from memories.errors import Conflict, NotFound, ValidationFailed
 from memories.models import Agent, Workspace
 
 #: The advisory lock namespace of consolidation runs (the key is the workspace's id).
@@ -134,3 +134,11 @@ def consolidation_execute(
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_NAMESPACE, run.workspace_id])
+
+
+def run_get(*, run_id: str, workspace_id: int) -> ConsolidationRun:
+    """One run of the workspace; another workspace's is NotFound, like a missing one."""
+    run = ConsolidationRun.objects.filter(run_id=run_id, workspace_id=workspace_id).first()
+    if run is None:
+        raise NotFound(f"no consolidation run {run_id!r}")
+    return run

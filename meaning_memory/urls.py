@@ -12,6 +12,7 @@ urlpatterns = [
     path("readyz", readyz, name="ready"),
     path("accounts/login/", LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("consolidation.urls")),
     path("", include("readiness.urls")),
     path("", include("memories.urls")),
 ]

@@ -29,6 +29,7 @@ from hypothesis.internal.conjecture import providers
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
+from consolidation.models import ConsolidationRun
 from memories.models import Divergence, Entity, Memory
 from memories.services import link_add, memory_remember
 
@@ -163,6 +164,13 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
         entities=[{"name": "BLUEBIRD Holdings", "type": "customer"}],
     ).memory
     their_entity = Entity.objects.get(name="BLUEBIRD Holdings")
+    # A consolidation run of the agent's workspace and one of the outsider's.
+    runs = [
+        ConsolidationRun.objects.create(
+            workspace=agent.workspace, trigger="command", phases=["dedupe"], status="done"
+        )
+        for agent in (alice.agent, charlie.agent)
+    ]
     # A divergence of the agent's and one of the outsider's (the second with BLUEBIRD in it).
     divergences = [
         Divergence.objects.create(
@@ -236,6 +244,10 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
                 if operation.path.endswith("/traverse"):
                     body.pop("to")
                 strategies.append(operation.as_strategy(mode, body=body))
+        if "{run_id}" in operation.path:
+            for known in runs:
+                fixed = {"run_id": known.run_id}
+                strategies.append(operation.as_strategy(mode, path_parameters=fixed))
         if "{divergence_id}" in operation.path:
             for known in divergences:
                 fixed = {"divergence_id": known.divergence_id}

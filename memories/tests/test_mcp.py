@@ -32,6 +32,7 @@ TOOLS = {
     "mm_traverse_relationships",
     "mm_explain_path",
     "mm_divergences",
+    "mm_consolidate",
     "mm_stare_readiness",
 }
 RENEWAL = (

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from consolidation import views
+
+app_name = "consolidation"
+
+urlpatterns = [
+    path("api/v1/consolidate", views.ConsolidateApi.as_view(), name="consolidate"),
+    path("api/v1/consolidate/<str:run_id>", views.RunApi.as_view(), name="run"),
+]

@@ -1,0 +1,48 @@
+"""REST API for agents: start a consolidation run of their workspace, and read one."""
+
+from __future__ import annotations
+
+from django_q.tasks import async_task
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from consolidation.presenters import run_to_dict
+from consolidation.serializers import ConsolidateInput
+from consolidation.services import consolidation_start, run_get
+from consolidation.tasks import RUN
+from memories.serializers import parse
+
+
+class ConsolidateApi(APIView):
+    @extend_schema(
+        request=ConsolidateInput,
+        responses={202: OpenApiTypes.OBJECT},
+        summary="Start a consolidation run of your workspace (a worker runs it)",
+        description="202 with the queued run; read it again at /api/v1/consolidate/<run_id>. "
+        "409 naming the run while another run of the workspace is queued or running.",
+    )
+    def post(self, request: Request) -> Response:
+        values = parse(ConsolidateInput, request.data)
+        run = consolidation_start(
+            workspace=request.user.workspace,
+            trigger="api",
+            phases=values.get("phases"),
+            dry_run=values.get("dry_run", False),
+            agent=request.user,
+        )
+        async_task(RUN, run.pk)
+        return Response(run_to_dict(run), status=status.HTTP_202_ACCEPTED)
+
+
+class RunApi(APIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        summary="A consolidation run of your workspace: its state, each phase's counts and time",
+        description="Another workspace's run is a 404, as one that does not exist.",
+    )
+    def get(self, request: Request, run_id: str) -> Response:
+        return Response(run_to_dict(run_get(run_id=run_id, workspace_id=request.user.workspace_id)))
