@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from consolidation.models import ConsolidationRun
-from consolidation.services import consolidation_execute
+from django.conf import settings
+from django.db.models import Max, OuterRef, Subquery
+from django_q.tasks import async_task
+
+from consolidation.models import ConsolidationRun, PhaseWatermark
+from consolidation.phases import PHASES
+from consolidation.services import consolidation_execute, consolidation_start
+from memories.errors import Conflict
+from memories.models import Workspace
 
 #: The function name a queued run's job is stored under.
 RUN = "consolidation.tasks.run_consolidation"
@@ -16,3 +23,54 @@ def run_consolidation(run_pk: int) -> dict[str, str]:
         return {"status": "not queued"}
     run = consolidation_execute(run)
     return {"run_id": run.run_id, "status": run.status}
+
+
+#: The function name of the scheduled job that queues the runs due.
+DUE = "consolidation.tasks.queue_due_runs"
+
+
+def queue_due_runs() -> dict[str, int]:
+    """Queue a run (trigger ``schedule``) for each workspace with memories its first phase has
+    not read yet; a workspace with a run in progress is skipped until the next time. Each run
+    is its own job, so workers take different workspaces at once."""
+    first = next(iter(PHASES))
+    mark = PhaseWatermark.objects.filter(workspace=OuterRef("pk"), phase=first)
+    due = (
+        Workspace.objects.annotate(newest=Max("memories__id"))
+        .annotate(read=Subquery(mark.values("through_id")[:1]))
+        .filter(newest__isnull=False)
+        .values_list("pk", "newest", "read")
+    )
+    queued = skipped = 0
+    for pk, newest, read in due:
+        if newest <= (read or 0):
+            continue
+        try:
+            run = consolidation_start(workspace=Workspace(pk=pk), trigger="schedule")
+        except Conflict:
+            skipped += 1
+            continue
+        async_task(RUN, run.pk)
+        queued += 1
+    return {"queued": queued, "busy": skipped}
+
+
+def ensure_schedules() -> None:
+    """Create, update or remove consolidation's recurring job (every ``MM_CONSOLIDATE_EVERY``
+    minutes; 0 removes it)."""
+    from django_q.models import Schedule
+
+    name = "consolidation: runs due"
+    minutes = int(settings.MM_CONSOLIDATE_EVERY)
+    if minutes <= 0:
+        Schedule.objects.filter(name=name).delete()
+        return
+    Schedule.objects.update_or_create(
+        name=name,
+        defaults={
+            "func": DUE,
+            "schedule_type": Schedule.MINUTES,
+            "minutes": minutes,
+            "repeats": -1,
+        },
+    )

@@ -281,6 +281,9 @@ MM_TRAVERSAL_MAX_ROWS = envint("MM_TRAVERSAL_MAX_ROWS", 20_000, minimum=1)
 MM_GRAPH_WEIGHT = envfloat("MM_GRAPH_WEIGHT", 0.1, minimum=0, maximum=1)
 MM_GRAPH_SEEDS = envint("MM_GRAPH_SEEDS", 10, minimum=1, maximum=1000)
 MM_GRAPH_RESTART = envfloat("MM_GRAPH_RESTART", 0.5, minimum=0.05, maximum=1)
+#: How often (minutes) the worker queues a consolidation run for each workspace with memories
+#: written since its last one; 0: never (runs are started by hand, the API or MCP).
+MM_CONSOLIDATE_EVERY = envint("MM_CONSOLIDATE_EVERY", 60, minimum=0)
 #: Divergence detection (``memories.divergence``; ``meaning-memory divergence``): built, off.
 #: A pair of memories is examined when its cosine similarity is at least
 #: MM_DIVERGENCE_MIN_SIMILARITY and flagged when its score is at least MM_DIVERGENCE_THRESHOLD;

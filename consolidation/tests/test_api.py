@@ -72,3 +72,31 @@ def test_the_mcp_tool_queues_a_run_and_names_the_one_in_progress(alice):
         assert first.structured_content["run_id"] in exc.message
     else:
         raise AssertionError("a second run was queued while the first was")
+
+
+def test_the_schedule_queues_a_run_for_each_workspace_with_unread_memories(
+    alice, charlie, settings
+):
+    from django_q.models import Schedule
+
+    from consolidation.services import consolidation_execute
+    from consolidation.tasks import DUE, ensure_schedules, queue_due_runs
+
+    memory_remember(agent=alice.agent, text="Dana prefers invoices by email.")
+    memory_remember(agent=charlie.agent, text="Globex renews in May.")
+    assert queue_due_runs() == {"queued": 2, "busy": 0}
+    assert queue_due_runs() == {"queued": 0, "busy": 2}  # both still queued
+    for run in ConsolidationRun.objects.all():
+        consolidation_execute(run)
+    assert queue_due_runs() == {"queued": 0, "busy": 0}  # nothing new
+    memory_remember(agent=alice.agent, text="Zephyr renews in March.")
+    assert queue_due_runs() == {"queued": 1, "busy": 0}
+    assert ConsolidationRun.objects.filter(status="queued").get().workspace == alice.agent.workspace
+
+    ensure_schedules()
+    ensure_schedules()
+    schedule = Schedule.objects.get(func=DUE)
+    assert (schedule.schedule_type, schedule.minutes) == (Schedule.MINUTES, 60)
+    settings.MM_CONSOLIDATE_EVERY = 0
+    ensure_schedules()
+    assert not Schedule.objects.filter(func=DUE).exists()

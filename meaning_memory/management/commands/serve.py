@@ -29,6 +29,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
+from consolidation.tasks import ensure_schedules as ensure_consolidation_schedules
 from meaning_memory.embedded import EmbeddedServer, configured_server, signals_in
 from memories.tasks import ensure_schedules
 
@@ -63,6 +64,7 @@ class Command(BaseCommand):
             raise CommandError(f"{host}:{port} is already in use; choose another --port")
         call_command("migrate", interactive=False, verbosity=0)
         ensure_schedules()
+        ensure_consolidation_schedules()
         connections.close_all()
         database = configured_server()
         watcher = _LogWatcher(database) if database is not None else None
