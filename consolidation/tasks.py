@@ -74,3 +74,16 @@ def ensure_schedules() -> None:
             "repeats": -1,
         },
     )
+
+
+def queue_after_import(sender: object, *, workspace_id: int, stored: int, **kwargs: object) -> None:
+    """After a bulk import stored memories, queue a run (trigger ``bulk``) unless
+    ``MM_CONSOLIDATE_AFTER_IMPORT`` is off or a run of the workspace is queued or running (it
+    reads the new memories anyway, or the next one does)."""
+    if not settings.MM_CONSOLIDATE_AFTER_IMPORT or stored <= 0:
+        return
+    try:
+        run = consolidation_start(workspace=Workspace(pk=workspace_id), trigger="bulk")
+    except Conflict:
+        return
+    async_task(RUN, run.pk)

@@ -284,6 +284,8 @@ MM_GRAPH_RESTART = envfloat("MM_GRAPH_RESTART", 0.5, minimum=0.05, maximum=1)
 #: How often (minutes) the worker queues a consolidation run for each workspace with memories
 #: written since its last one; 0: never (runs are started by hand, the API or MCP).
 MM_CONSOLIDATE_EVERY = envint("MM_CONSOLIDATE_EVERY", 60, minimum=0)
+#: Queue a consolidation run after a bulk import (the bulk API, ``meaning-memory seed``).
+MM_CONSOLIDATE_AFTER_IMPORT = envbool("MM_CONSOLIDATE_AFTER_IMPORT", True)
 #: Divergence detection (``memories.divergence``; ``meaning-memory divergence``): built, off.
 #: A pair of memories is examined when its cosine similarity is at least
 #: MM_DIVERGENCE_MIN_SIMILARITY and flagged when its score is at least MM_DIVERGENCE_THRESHOLD;

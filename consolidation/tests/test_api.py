@@ -100,3 +100,34 @@ def test_the_schedule_queues_a_run_for_each_workspace_with_unread_memories(
     settings.MM_CONSOLIDATE_EVERY = 0
     ensure_schedules()
     assert not Schedule.objects.filter(func=DUE).exists()
+
+
+def test_a_bulk_import_queues_a_run_unless_switched_off(alice, settings, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    items = {"memories": [{"text": "Dana prefers invoices by email."}]}
+    assert alice.client.post("/api/v1/memories/bulk", items, format="json").status_code == 201
+    run = ConsolidationRun.objects.get()
+    assert (run.trigger, run.status) == ("bulk", "queued")
+    # Nothing new stored: nothing queued; a run queued already: none more.
+    alice.client.post("/api/v1/memories/bulk", items, format="json")
+    path = tmp_path / "notes.md"
+    path.write_text("- Zephyr renews in March.\n")
+    call_command("seed", str(path), workspace="acme", agent="alice", stderr=StringIO())
+    assert ConsolidationRun.objects.count() == 1
+    ConsolidationRun.objects.update(status="done")
+    path.write_text("- Globex renews in May.\n")
+    call_command("seed", str(path), workspace="acme", agent="alice", stderr=StringIO())
+    assert ConsolidationRun.objects.filter(status="queued", trigger="bulk").count() == 1
+    ConsolidationRun.objects.update(status="done")
+    from memories.mcp.tools import bulk_remember
+
+    bulk_remember(alice.agent, {"memories": [{"text": "Vic prefers calls."}]})
+    assert ConsolidationRun.objects.filter(status="queued", trigger="bulk").count() == 1
+    ConsolidationRun.objects.update(status="done")
+    settings.MM_CONSOLIDATE_AFTER_IMPORT = False
+    more = {"memories": [{"text": "Lisbon opens at eight."}]}
+    assert alice.client.post("/api/v1/memories/bulk", more, format="json").status_code == 201
+    assert not ConsolidationRun.objects.filter(status="queued").exists()

@@ -54,6 +54,7 @@ from memories.serializers import (
     parse_bulk,
 )
 from memories.services.divergence import require_divergence
+from memories.signals import bulk_imported
 
 
 class MemoryCreateApi(APIView):
@@ -89,6 +90,10 @@ class MemoryBulkApi(APIView):
     def post(self, request: Request) -> Response:
         results = services.memory_remember_bulk(agent=request.user, items=parse_bulk(request.data))
         data = bulk_results_to_dict(results)
+        if data["stored"]:
+            bulk_imported.send(
+                sender=type(self), workspace_id=request.user.workspace_id, stored=data["stored"]
+            )
         return Response(
             data, status=status.HTTP_201_CREATED if data["stored"] else status.HTTP_200_OK
         )

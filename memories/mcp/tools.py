@@ -53,6 +53,7 @@ from memories.services import (
 )
 from memories.services.divergence import require_divergence
 from memories.shapes import json_schema, object_schema
+from memories.signals import bulk_imported
 
 # --- Argument shapes: the REST API's, plus mem_id where the REST API takes it from the URL ------
 
@@ -164,6 +165,8 @@ def remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     results = memory_remember_bulk(agent=agent, items=parse_bulk(arguments))
     data = bulk_results_to_dict(results)
+    if data["stored"]:
+        bulk_imported.send(sender=Tool, workspace_id=agent.workspace_id, stored=data["stored"])
     return tool_result(f"{data['stored']} stored, {data['existing']} already there", data)
 
 
