@@ -1,4 +1,5 @@
-"""Shared by the commands that act as an agent: who is acting, and error translation."""
+"""Shared by the commands: who is acting (as an agent), the workspace acted on, and error
+translation."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from argparse import ArgumentParser
 from django.core.management.base import CommandError
 
 from memories.errors import MemoryEngineError, ValidationFailed
-from memories.models import Agent
+from memories.models import Agent, Workspace
 from memories.selectors import agent_by_name
 from memories.services import agent_authenticate
 
@@ -45,3 +46,11 @@ def command_error(exc: MemoryEngineError) -> CommandError:
         lines = [f"{field}: {' '.join(messages)}" for field, messages in exc.errors.items()]
         return CommandError("invalid input:\n  " + "\n  ".join(lines))
     return CommandError(exc.message)
+
+
+def workspace_option(slug: str) -> Workspace:
+    """The workspace ``--workspace`` names (a CommandError naming the option otherwise)."""
+    workspace = Workspace.objects.filter(slug=slug).first()
+    if workspace is None:
+        raise CommandError(f"--workspace: no workspace {slug!r}")
+    return workspace

@@ -4,8 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import MemoryEngineError
-from memories.management.acting import command_error
-from memories.models import Workspace
+from memories.management.acting import command_error, workspace_option
 
 
 class Command(BaseCommand):
@@ -22,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the run as JSON.")
 
     def handle(self, *args, **options):
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"--workspace: no workspace {options['workspace']!r}")
+        workspace = workspace_option(options["workspace"])
         phases = options["phases"].split(",") if options["phases"] is not None else None
 
         def progress(phase: str, done: int, total: int) -> None:

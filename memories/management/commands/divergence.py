@@ -1,10 +1,9 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from memories.errors import MemoryEngineError
-from memories.management.acting import command_error
-from memories.models import Workspace
+from memories.management.acting import command_error, workspace_option
 from memories.services.divergence import divergence_run
 
 
@@ -23,9 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
 
     def handle(self, *args, **options):
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"--workspace: no workspace {options['workspace']!r}")
+        workspace = workspace_option(options["workspace"])
 
         def progress(done: int, total: int) -> None:
             line = f"divergence: {done:,}/{total:,} memories"

@@ -5,8 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from memories.errors import ValidationFailed
-from memories.management.acting import command_error
-from memories.models import Workspace
+from memories.management.acting import command_error, workspace_option
 from memories.services import entities_declare
 
 #: Separators of a CSV file's aliases column.
@@ -28,9 +27,7 @@ class Command(BaseCommand):
         imported.add_argument("--workspace", required=True, help="Workspace slug.")
 
     def handle(self, *args, **options):
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"--workspace: no workspace {options['workspace']!r}")
+        workspace = workspace_option(options["workspace"])
         path: Path = options["file"]
         if not path.is_file():
             raise CommandError(f"no file {str(path)!r}")

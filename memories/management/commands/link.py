@@ -4,8 +4,12 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from memories.errors import MemoryEngineError
-from memories.management.acting import add_agent_arguments, command_error, resolve_agent
-from memories.models import Workspace
+from memories.management.acting import (
+    add_agent_arguments,
+    command_error,
+    resolve_agent,
+    workspace_option,
+)
 from memories.presenters import stored_link_to_dict
 from memories.serializers import LinkAddInput, parse
 from memories.services import link_add, link_backfill
@@ -34,9 +38,7 @@ class Command(BaseCommand):
             return self._link(options)
         if not options.get("workspace"):
             raise CommandError("--workspace: the workspace whose memories to link")
-        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
-        if workspace is None:
-            raise CommandError(f"--workspace: no workspace {options['workspace']!r}")
+        workspace = workspace_option(options["workspace"])
         if options["batch"] < 1:
             raise CommandError("--batch: must be at least 1")
         if options["limit"] is not None and options["limit"] < 1:
