@@ -35,6 +35,11 @@ def memory_text(value: str | None) -> str | None:
     return storable_text(text)
 
 
+def reason_given(value: str | None, why: str) -> str | None:
+    """A curator's or agent's reason for a change: not blank (``why`` says what it should say)."""
+    return None if (value or "").strip() else f"must not be empty: {why}"
+
+
 def search_query(value: str | None) -> str | None:
     text = (value or "").strip()
     if not text:

@@ -28,10 +28,10 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
-from memories import divergence_model
+from memories import divergence_model, rules
 from memories.divergence import Assessment, assess
 from memories.embeddings import current_model_name
-from memories.errors import Forbidden, ValidationFailed
+from memories.errors import Errors, Forbidden, ValidationFailed
 from memories.models import Divergence, DivergenceScan, Link, Memory, Workspace
 from memories.services.provenance import Action, record
 from memories.validity import valid_at_q, valid_at_sql
@@ -248,15 +248,13 @@ def divergence_close(*, divergence: Divergence, user: Any, status: str, reason: 
     """A curator resolves (``resolved``: the disagreement was real and is settled) or dismisses
     (``dismissed``: it was no disagreement; its ``contradicts`` link is removed, its row kept)
     an open divergence, with a reason kept on it and in both memories' histories."""
-    errors: dict[str, list[str]] = {}
+    errors = Errors()
     closing = {Divergence.Status.RESOLVED.value, Divergence.Status.DISMISSED.value}
     if status not in closing:
-        errors["status"] = [f"must be one of: {', '.join(sorted(closing))}."]
+        errors.add("status", f"must be one of: {', '.join(sorted(closing))}.")
     reason = (reason or "").strip()
-    if not reason:
-        errors["reason"] = ["must not be empty: say why."]
-    if errors:
-        raise ValidationFailed(errors)
+    errors.check("reason", rules.reason_given(reason, "say why."))
+    errors.raise_if_any()
     with transaction.atomic():
         divergence = Divergence.objects.select_for_update().get(pk=divergence.pk)
         if divergence.status != Divergence.Status.OPEN:

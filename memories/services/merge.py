@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from memories import rules
 from memories.errors import ValidationFailed
 from memories.models import Link, Memory
 from memories.services.provenance import Action, record
@@ -85,8 +86,8 @@ def memory_restore(*, merged: Memory, reason: str, user: Any = None, agent: Any 
     since; both histories record it with ``reason`` (ValidationFailed when it is not merged or
     no reason is given)."""
     reason = (reason or "").strip()
-    if not reason:
-        raise ValidationFailed.single("reason", "must not be empty: say why the merge is undone.")
+    if message := rules.reason_given(reason, "say why the merge is undone."):
+        raise ValidationFailed.single("reason", message)
     with transaction.atomic():
         merged = Memory.objects.select_for_update().get(pk=merged.pk)
         if merged.status != Memory.Status.MERGED:

@@ -505,8 +505,8 @@ def link_remove(*, agent: Agent, mem_id: str, link_id: str, reason: str) -> Link
     """Remove one of a memory's links (either end the memory) that the agent sees whole; the
     reason is kept in the memory's history. Another's link, or one it cannot see, is NotFound."""
     reason = (reason or "").strip()
-    if not reason:
-        raise ValidationFailed.single("reason", "must not be empty: say why the link goes.")
+    if message := rules.reason_given(reason, "say why the link goes."):
+        raise ValidationFailed.single("reason", message)
     source = memory_get(agent=agent, mem_id=mem_id)
     scope_ids = visible_scope_ids(agent)
     with transaction.atomic():
@@ -728,8 +728,7 @@ def entity_merge(*, user: Any, entity: Entity, into: Entity, reason: str) -> Ent
     moves: the links keep the entity they named, so ``entity_unmerge`` gives everything back."""
     reason = (reason or "").strip()
     errors = Errors()
-    if not reason:
-        errors.add("reason", "must not be empty: say why these are one entity.")
+    errors.check("reason", rules.reason_given(reason, "say why these are one entity."))
     if entity.pk == into.pk:
         errors.add("into", "is this entity: merge it into another.")
     if entity.workspace_id != into.workspace_id:
@@ -762,8 +761,8 @@ def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
     """Undo ``entity``'s merge: it stands for itself again, and the entities its merge moved
     come back to it."""
     reason = (reason or "").strip()
-    if not reason:
-        raise ValidationFailed.single("reason", "must not be empty: say why they are two.")
+    if message := rules.reason_given(reason, "say why they are two."):
+        raise ValidationFailed.single("reason", message)
     if entity.merged_into_id is None:
         raise ValidationFailed.single("entity", "is not merged into another entity.")
     with transaction.atomic():
