@@ -7,11 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection
+from psycopg.types.numeric import Int8
 
+from consolidation import duplicates
 from consolidation.models import ConsolidationRun, PhaseWatermark
 from memories.models import Memory
 from memories.services import memory_merge
+
+#: Memories read a statement.
+BATCH = 200
 
 #: A memory's text as dedupe compares it: lower case, runs of white space as one space, no
 #: white space or closing punctuation at either end.
@@ -53,14 +59,32 @@ def newest_id(workspace_id: int) -> int:
     return found.pk if found is not None else 0
 
 
+#: A memory whose merge a curator undid (``memory_restore``) is merged again by no rule.
+NOT_RESTORED_SQL = """NOT EXISTS (
+    SELECT 1 FROM memories_link undone
+    WHERE undone.source_id = {table}.id AND undone.kind = 'same_as'
+        AND undone.removed_at IS NOT NULL
+)"""
+
+
 def dedupe(context: PhaseContext) -> dict[str, int]:
-    """Exact duplicates: active memories of one scope whose normalised texts are the same,
-    whatever their source. Each group touched by a memory written since the watermark keeps
-    one survivor (the more significant, then the older) and the others are merged into it
-    (``memories.services.merge``: kept as ``merged``, with a ``same_as`` link). A memory whose
-    merge was undone (``memory_restore``) stays out of every group."""
+    """Exact duplicates, then near-duplicates, among the active memories of each scope, for
+    the memories written since the watermark (all of them the first time). Each merge keeps the
+    more significant, then the older, and merges the other into it
+    (``memories.services.merge``: kept as ``merged``, with a ``same_as`` link and provenance on
+    both, undone by ``memory_restore``)."""
     through = context.watermark("dedupe")
     high = newest_id(context.workspace_id)
+    counts = _exact(context, through, high)
+    if settings.MM_DEDUPE_NEAR:
+        counts.update(_near(context, through, high))
+    context.advance("dedupe", high)
+    return {**counts, "read_after_id": through}
+
+
+def _exact(context: PhaseContext, through: int, high: int) -> dict[str, int]:
+    """Active memories of one scope whose normalised texts are the same, whatever their
+    source: each group touched by a memory written since the watermark keeps one survivor."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -69,12 +93,7 @@ def dedupe(context: PhaseContext) -> dict[str, int]:
                     md5({NORMALIZED_TEXT_SQL}) AS key
                 FROM memories_memory
                 WHERE workspace_id = %(workspace)s AND status = 'active' AND id <= %(high)s
-                    -- A memory whose merge a curator undid is not merged again by a rule.
-                    AND NOT EXISTS (
-                        SELECT 1 FROM memories_link undone
-                        WHERE undone.source_id = memories_memory.id AND undone.kind = 'same_as'
-                            AND undone.removed_at IS NOT NULL
-                    )
+                    AND {NOT_RESTORED_SQL.format(table="memories_memory")}
             ),
             touched AS (SELECT DISTINCT scope_id, key FROM keyed WHERE id > %(through)s)
             SELECT array_agg(k.id ORDER BY k.significance DESC, k.created_at, k.id)
@@ -100,8 +119,101 @@ def dedupe(context: PhaseContext) -> dict[str, int]:
                 )
         merged += len(ids) - 1
         context.step("dedupe", number, len(groups))
-    context.advance("dedupe", high)
-    return {"groups": len(groups), "merged": merged, "read_after_id": through}
+    return {"groups": len(groups), "merged": merged}
+
+
+def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
+    """Pairs of a new memory and one of its ``MM_DEDUPE_NEIGHBOURS`` nearest active memories of
+    the same scope that ``consolidation.duplicates.judge`` calls near-duplicates, most similar
+    first; a memory merged by an earlier pair is out of the later ones."""
+    ids = list(
+        Memory.objects.filter(
+            workspace_id=context.workspace_id,
+            status=Memory.Status.ACTIVE,
+            embedding__isnull=False,
+            id__gt=through,
+            id__lte=high,
+        )
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    pairs: dict[tuple[int, int], float] = {}
+    for start in range(0, len(ids), BATCH):
+        pairs.update(_neighbours(context.workspace_id, ids[start : start + BATCH]))
+        context.step("dedupe (near)", min(start + BATCH, len(ids)), len(ids))
+    texts = dict(
+        Memory.objects.filter(pk__in={i for pair in pairs for i in pair}).values_list("pk", "text")
+    )
+    refused: dict[str, int] = {}
+    found = []
+    for (low, high_id), similarity in pairs.items():
+        verdict = duplicates.judge(
+            texts[low],
+            texts[high_id],
+            similarity,
+            min_similarity=settings.MM_DEDUPE_MIN_SIMILARITY,
+            min_overlap=settings.MM_DEDUPE_MIN_OVERLAP,
+        )
+        for guard in verdict.refused:
+            refused[guard] = refused.get(guard, 0) + 1
+        if verdict.duplicate:
+            found.append((low, high_id, verdict))
+    found.sort(key=lambda item: -item[2].similarity)
+    gone: set[int] = set()
+    merged = 0
+    for low, high_id, verdict in found:
+        if low in gone or high_id in gone:
+            continue
+        first, second = Memory.objects.in_bulk([low, high_id]).values()
+        survivor, duplicate = sorted(
+            (first, second), key=lambda m: (-m.significance, m.created_at, m.pk)
+        )
+        if not context.run.dry_run:
+            memory_merge(
+                survivor=survivor,
+                duplicate=duplicate,
+                rule="near duplicate",
+                evidence=verdict.evidence(),
+            )
+        gone.add(duplicate.pk)
+        merged += 1
+    return {
+        "near_examined": len(pairs),
+        "near_merged": merged,
+        **{f"near_refused_{guard}": count for guard, count in sorted(refused.items())},
+    }
+
+
+def _neighbours(workspace_id: int, batch: list[int]) -> dict[tuple[int, int], float]:
+    """(lower id, higher id) -> cosine similarity, for each of the batch's memories and its
+    nearest active memories of the same scope at or above the similarity threshold."""
+    # The workspace is a constant in the text: a large workspace's partial HNSW index serves
+    # the scan only if its predicate is proved from one (``memories.indexing``).
+    sql = f"""
+        SELECT m.id, o.id, o.similarity
+        FROM memories_memory m
+        CROSS JOIN LATERAL (
+            SELECT n.id, 1 - (n.embedding <=> m.embedding) AS similarity
+            FROM memories_memory n
+            WHERE n.workspace_id = {int(workspace_id)} AND n.status = 'active'
+                AND n.embedding IS NOT NULL AND n.embedding_model = m.embedding_model
+                AND n.scope_id = m.scope_id AND n.id <> m.id
+                AND {NOT_RESTORED_SQL.format(table="n")}
+            ORDER BY n.embedding <=> m.embedding
+            LIMIT {int(settings.MM_DEDUPE_NEIGHBOURS)}
+        ) AS o
+        WHERE m.id = ANY(%(batch)s) AND o.similarity >= %(min_similarity)s
+            AND {NOT_RESTORED_SQL.format(table="m")}
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "batch": [Int8(i) for i in batch],
+                "min_similarity": float(settings.MM_DEDUPE_MIN_SIMILARITY),
+            },
+        )
+        return {(min(a, b), max(a, b)): float(s) for a, b, s in cursor.fetchall()}
 
 
 #: The phases, in the order a run takes them.

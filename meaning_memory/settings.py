@@ -286,6 +286,14 @@ MM_GRAPH_RESTART = envfloat("MM_GRAPH_RESTART", 0.5, minimum=0.05, maximum=1)
 MM_CONSOLIDATE_EVERY = envint("MM_CONSOLIDATE_EVERY", 60, minimum=0)
 #: Queue a consolidation run after a bulk import (the bulk API, ``meaning-memory seed``).
 MM_CONSOLIDATE_AFTER_IMPORT = envbool("MM_CONSOLIDATE_AFTER_IMPORT", True)
+#: Near-duplicates in consolidation's dedupe (``consolidation.duplicates``): two memories of one
+#: scope whose cosine similarity is at least MM_DEDUPE_MIN_SIMILARITY and whose word shingles
+#: overlap (Jaccard) at least MM_DEDUPE_MIN_OVERLAP, unless a guard refuses them; each new memory
+#: is compared with its MM_DEDUPE_NEIGHBOURS nearest (thresholds measured: BENCHMARKS.md).
+MM_DEDUPE_NEAR = envbool("MM_DEDUPE_NEAR", True)
+MM_DEDUPE_MIN_SIMILARITY = envfloat("MM_DEDUPE_MIN_SIMILARITY", 0.92, minimum=0, maximum=1)
+MM_DEDUPE_MIN_OVERLAP = envfloat("MM_DEDUPE_MIN_OVERLAP", 0.6, minimum=0, maximum=1)
+MM_DEDUPE_NEIGHBOURS = envint("MM_DEDUPE_NEIGHBOURS", 5, minimum=1, maximum=100)
 #: Divergence detection (``memories.divergence``; ``meaning-memory divergence``): built, off.
 #: A pair of memories is examined when its cosine similarity is at least
 #: MM_DIVERGENCE_MIN_SIMILARITY and flagged when its score is at least MM_DIVERGENCE_THRESHOLD;

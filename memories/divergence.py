@@ -138,6 +138,11 @@ class Assessment:
         }
 
 
+def antonyms(word: str) -> set[str]:
+    """The words whose meaning excludes ``word``'s (``ANTONYMS``)."""
+    return _ANTONYM_OF.get(word, set())
+
+
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("’", "'"))
 

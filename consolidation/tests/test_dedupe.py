@@ -180,3 +180,68 @@ def test_a_merge_is_undone_with_a_reason_and_the_survivor_gets_back_what_it_had(
     assert "merged 1" in consolidate()
     duplicate.refresh_from_db()
     assert duplicate.status == "active"
+
+
+NEAR = (
+    "The Lisbon office opens at eight every weekday morning.",
+    "The Lisbon office opens at eight every weekday morning, as usual.",
+)
+
+
+def test_a_near_duplicate_in_other_words_is_merged_with_its_evidence(alice):
+    first = memory_remember(agent=alice.agent, text=NEAR[0], significance=0.6).memory
+    second = memory_remember(
+        agent=alice.agent, text=NEAR[1], source="wiki", significance=0.3
+    ).memory
+    output = consolidate()
+    assert "near_merged 1" in output
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, second.status) == ("active", "merged")  # the more significant stays
+    link = Link.objects.get(source=second, kind="same_as")
+    assert link.evidence["rule"] == "near duplicate"
+    assert link.evidence["similarity"] >= 0.92 and link.evidence["overlap"] >= 0.6
+    assert "near_merged 0" in consolidate()  # idempotent
+
+
+def test_close_texts_whose_numbers_or_dates_differ_are_never_merged(alice):
+    # Both pairs are closer than the similarity threshold (0.96 by the local embedder).
+    memory_remember(agent=alice.agent, text="Zephyr renewed 500 seats for the support plan.")
+    memory_remember(agent=alice.agent, text="Zephyr renewed 600 seats for the support plan.")
+    memory_remember(agent=alice.agent, text="The team meets on Monday to plan the release.")
+    memory_remember(agent=alice.agent, text="The team meets on Friday to plan the release.")
+    run = ConsolidationRun.objects.get(run_id=_run_id(consolidate("--json")))
+    counts = run.counts["dedupe"]
+    assert counts["near_merged"] == 0 and counts["near_examined"] == 2
+    assert counts["near_refused_numbers"] == 1 and counts["near_refused_dates"] == 1
+    assert not Memory.objects.filter(status="merged").exists()
+
+
+def test_near_duplicates_in_another_scope_or_restored_are_left_alone(alice):
+    from memories.services import memory_restore
+
+    memory_remember(agent=alice.agent, text=NEAR[0])
+    other = memory_remember(agent=alice.agent, text=NEAR[1], scope="team:accounts").memory
+    assert "near_merged 0" in consolidate()
+    mine = memory_remember(agent=alice.agent, text=NEAR[1], source="wiki").memory
+    assert "near_merged 1" in consolidate()
+    memory_restore(merged=mine, reason="the wiki says it differently on purpose")
+    memory_remember(agent=alice.agent, text=NEAR[1] + " Really.", source="notes")
+    consolidate()
+    mine.refresh_from_db()
+    other.refresh_from_db()
+    assert (mine.status, other.status) == ("active", "active")
+
+
+def test_a_dry_run_finds_near_duplicates_and_writes_nothing(alice):
+    memory_remember(agent=alice.agent, text=NEAR[0])
+    memory_remember(agent=alice.agent, text=NEAR[1], source="wiki")
+    assert "near_merged 1" in consolidate("--dry-run")
+    assert not Memory.objects.filter(status="merged").exists()
+    assert "near_merged 1" in consolidate()
+
+
+def _run_id(output):
+    import json
+
+    return json.loads(output)["run_id"]

@@ -1,0 +1,98 @@
+"""Whether two memories say the same thing in other words (a near-duplicate), read from the
+two texts and their vectors' similarity.
+
+Two gates must both open: the embedder's cosine similarity is at least
+``MM_DEDUPE_MIN_SIMILARITY`` and the Jaccard overlap of the two texts' word shingles (single
+words and pairs of neighbouring words, lower case) is at least ``MM_DEDUPE_MIN_OVERLAP``. Then
+guards refuse the pair when the texts differ in what a merge would lose, however close they are:
+
+* **numbers**: amounts, percentages, counts, years, months (``memories.divergence.numbers``);
+* **dates**: a weekday or a relative day (today, tomorrow, next week) on one side only;
+* **names**: a word written with a capital (a person, a place, a product; not a function word
+  such as The or I) on one side that the other does not have, in any case;
+* **negation**: a negation on one side and not the other (an odd count of them), or a word on
+  one side whose antonym is on the other (``memories.divergence.ANTONYMS``).
+
+The thresholds were measured on outside data (``benchmarks/dedupe.py``; BENCHMARKS.md): the
+pairs of distinct turns nearest to each other in LoCoMo, against the same turns written again
+with small edits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memories.divergence import NEGATIONS, STOP_WORDS, antonyms, numbers, words
+
+_DAYS = frozenset(
+    ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    + ("today", "tonight", "tomorrow", "yesterday", "weekend", "week", "month", "year")
+)
+#: A word written with a capital.
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gates and guards for one pair, and the decision."""
+
+    similarity: float
+    overlap: float
+    refused: list[str] = field(default_factory=list)  # the guards that refused the pair
+    duplicate: bool = False
+
+    def evidence(self) -> dict:
+        return {
+            "similarity": round(self.similarity, 6),
+            "overlap": round(self.overlap, 6),
+            **({"refused": self.refused} if self.refused else {}),
+        }
+
+
+def shingles(text: str) -> set[str]:
+    """A text's words and pairs of neighbouring words, lower case."""
+    tokens = words(text)
+    return set(tokens) | {f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)}
+
+
+def overlap(first: str, second: str) -> float:
+    a, b = shingles(first), shingles(second)
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def names(text: str) -> set[str]:
+    """Words written with a capital, lower case, but for function words (The, I, She, …) that
+    a capital only begins a sentence with. A capital word that begins a sentence is counted:
+    "Priya approved it" names Priya."""
+    found = {word.lower() for word in _CAPITALISED.findall(text.replace("’", "'"))}
+    return {word for word in found if word.split("'")[0] not in STOP_WORDS}
+
+
+def guards(first: str, second: str) -> list[str]:
+    """The guards that refuse merging ``first`` and ``second`` (empty: none does)."""
+    refused = []
+    if numbers(first) != numbers(second):
+        refused.append("numbers")
+    a_words, b_words = words(first), words(second)
+    a_set, b_set = set(a_words), set(b_words)
+    if (a_set & _DAYS) != (b_set & _DAYS):
+        refused.append("dates")
+    if (names(first) - b_set) or (names(second) - a_set):
+        refused.append("names")
+    negated = [sum(word in NEGATIONS for word in text) % 2 for text in (a_words, b_words)]
+    antonym = any(antonyms(word) & (b_set - a_set) for word in a_set - b_set)
+    if negated[0] != negated[1] or antonym:
+        refused.append("negation")
+    return refused
+
+
+def judge(
+    first: str, second: str, similarity: float, *, min_similarity: float, min_overlap: float
+) -> Verdict:
+    """The verdict on two texts whose vectors' cosine similarity is ``similarity``."""
+    shared = overlap(first, second)
+    if similarity < min_similarity or shared < min_overlap:
+        return Verdict(similarity=similarity, overlap=shared)
+    refused = guards(first, second)
+    return Verdict(similarity=similarity, overlap=shared, refused=refused, duplicate=not refused)
