@@ -8,8 +8,9 @@ guards refuse the pair when the texts differ in what a merge would lose, however
 
 * **numbers**: amounts, percentages, counts, years, months (``memories.divergence.numbers``);
 * **dates**: a weekday or a relative day (today, tomorrow, next week) on one side only;
-* **names**: a word written with a capital (a person, a place, a product; not a function word
-  such as The or I) on one side that the other does not have, in any case;
+* **names**: a word written with a capital inside a sentence (a person, a place, a product) on
+  one side that the other does not have, in any case; or entities found in one memory and not
+  the other (the relational issue's extraction: "Priya approved it" names Priya);
 * **negation**: a negation on one side and not the other (an odd count of them), or a word on
   one side whose antonym is on the other (``memories.divergence.ANTONYMS``).
 
@@ -29,8 +30,8 @@ _DAYS = frozenset(
     ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
     + ("today", "tonight", "tomorrow", "yesterday", "weekend", "week", "month", "year")
 )
-#: A word written with a capital.
-_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+#: A word written with a capital that does not begin a sentence (nor the text).
+_NAME = re.compile(r"(?<![.!?:;\]\)\"]\s)(?<=\s)[A-Z][\w'-]*")
 
 
 @dataclass(frozen=True)
@@ -62,15 +63,18 @@ def overlap(first: str, second: str) -> float:
 
 
 def names(text: str) -> set[str]:
-    """Words written with a capital, lower case, but for function words (The, I, She, …) that
-    a capital only begins a sentence with. A capital word that begins a sentence is counted:
-    "Priya approved it" names Priya."""
-    found = {word.lower() for word in _CAPITALISED.findall(text.replace("’", "'"))}
+    """Words written with a capital inside a sentence, lower case (not I, I'm, …). A sentence's
+    first word may be a name or not; the entities the engine found in each memory (``guards``'
+    ``entities``) say which."""
+    found = {word.lower() for word in _NAME.findall(". " + text.replace("’", "'"))}
     return {word for word in found if word.split("'")[0] not in STOP_WORDS}
 
 
-def guards(first: str, second: str) -> list[str]:
-    """The guards that refuse merging ``first`` and ``second`` (empty: none does)."""
+def guards(
+    first: str, second: str, entities: tuple[set[int], set[int]] = (set(), set())
+) -> list[str]:
+    """The guards that refuse merging ``first`` and ``second`` (empty: none does); ``entities``
+    are the ids of the entities each mentions (links from the relational issue's extraction)."""
     refused = []
     if numbers(first) != numbers(second):
         refused.append("numbers")
@@ -78,7 +82,7 @@ def guards(first: str, second: str) -> list[str]:
     a_set, b_set = set(a_words), set(b_words)
     if (a_set & _DAYS) != (b_set & _DAYS):
         refused.append("dates")
-    if (names(first) - b_set) or (names(second) - a_set):
+    if (names(first) - b_set) or (names(second) - a_set) or entities[0] != entities[1]:
         refused.append("names")
     negated = [sum(word in NEGATIONS for word in text) % 2 for text in (a_words, b_words)]
     antonym = any(antonyms(word) & (b_set - a_set) for word in a_set - b_set)
@@ -88,11 +92,17 @@ def guards(first: str, second: str) -> list[str]:
 
 
 def judge(
-    first: str, second: str, similarity: float, *, min_similarity: float, min_overlap: float
+    first: str,
+    second: str,
+    similarity: float,
+    *,
+    min_similarity: float,
+    min_overlap: float,
+    entities: tuple[set[int], set[int]] = (set(), set()),
 ) -> Verdict:
     """The verdict on two texts whose vectors' cosine similarity is ``similarity``."""
     shared = overlap(first, second)
     if similarity < min_similarity or shared < min_overlap:
         return Verdict(similarity=similarity, overlap=shared)
-    refused = guards(first, second)
+    refused = guards(first, second, entities)
     return Verdict(similarity=similarity, overlap=shared, refused=refused, duplicate=not refused)

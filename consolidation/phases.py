@@ -13,7 +13,7 @@ from psycopg.types.numeric import Int8
 
 from consolidation import duplicates
 from consolidation.models import ConsolidationRun, PhaseWatermark
-from memories.models import Memory
+from memories.models import Link, Memory
 from memories.services import memory_merge
 
 #: Memories read a statement.
@@ -141,9 +141,13 @@ def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
     for start in range(0, len(ids), BATCH):
         pairs.update(_neighbours(context.workspace_id, ids[start : start + BATCH]))
         context.step("dedupe (near)", min(start + BATCH, len(ids)), len(ids))
-    texts = dict(
-        Memory.objects.filter(pk__in={i for pair in pairs for i in pair}).values_list("pk", "text")
-    )
+    members = {i for pair in pairs for i in pair}
+    texts = dict(Memory.objects.filter(pk__in=members).values_list("pk", "text"))
+    entities: dict[int, set[int]] = {pk: set() for pk in members}
+    for source, entity in Link.objects.filter(
+        source_id__in=members, target_entity__isnull=False, removed_at__isnull=True
+    ).values_list("source_id", "target_entity_id"):
+        entities[source].add(entity)
     refused: dict[str, int] = {}
     found = []
     for (low, high_id), similarity in pairs.items():
@@ -153,6 +157,7 @@ def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
             similarity,
             min_similarity=settings.MM_DEDUPE_MIN_SIMILARITY,
             min_overlap=settings.MM_DEDUPE_MIN_OVERLAP,
+            entities=(entities[low], entities[high_id]),
         )
         for guard in verdict.refused:
             refused[guard] = refused.get(guard, 0) + 1

@@ -245,3 +245,15 @@ def _run_id(output):
     import json
 
     return json.loads(output)["run_id"]
+
+
+def test_the_entities_each_memory_mentions_keep_two_people_apart(alice, settings):
+    # Below the default similarity (0.75 by the local embedder): with a lower threshold the
+    # words alone would merge them; the extracted entities (Dana, Priya) refuse it.
+    settings.MM_DEDUPE_MIN_SIMILARITY = 0.7
+    memory_remember(agent=alice.agent, text="Dana approved the travel budget for the Lisbon trip.")
+    memory_remember(agent=alice.agent, text="Priya approved the travel budget for the Lisbon trip.")
+    run = ConsolidationRun.objects.get(run_id=_run_id(consolidate("--json")))
+    assert run.counts["dedupe"]["near_examined"] == 1
+    assert run.counts["dedupe"]["near_refused_names"] == 1
+    assert run.counts["dedupe"]["near_merged"] == 0
