@@ -7,7 +7,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
-from memories.models import Agent, Workspace, new_public_id
+from memories.models import Agent, Scope, Workspace, new_public_id
 
 
 class ConsolidationRun(models.Model):
@@ -80,3 +80,32 @@ class PhaseWatermark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workspace_id}/{self.phase} through {self.through_id}"
+
+
+class ThreadCorpus(models.Model):
+    """How many memories of a scope the threads phase has read: the N of its words' inverse
+    document frequencies."""
+
+    scope = models.OneToOneField(Scope, on_delete=models.CASCADE, related_name="+")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    memories = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.scope_id}: {self.memories} memories"
+
+
+class WordFrequency(models.Model):
+    """In how many of a scope's memories read by the threads phase a word appears (kept as
+    memories are read, so an incremental run never counts the whole scope again)."""
+
+    scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
+    word = models.CharField(max_length=100)
+    memories = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "word"], name="word_frequency_one_per_word")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope_id}/{self.word}: {self.memories}"

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -20,11 +21,20 @@ from memories.models import Agent, Workspace
 LOCK_NAMESPACE = 7302
 
 
+#: The phases a switch turns off, and the switch.
+SWITCHES = {"threads": "MM_OPEN_THREADS"}
+
+
+def enabled_phases() -> list[str]:
+    """The phases a run takes when none are named: those not switched off."""
+    return [p for p in PHASES if p not in SWITCHES or getattr(settings, SWITCHES[p])]
+
+
 def check_phases(phases: Iterable[str] | None) -> list[str]:
-    """The phases asked, in run order (all when none are named); an unknown one is an error
-    naming it."""
+    """The phases asked, in run order (those switched on when none are named); an unknown one,
+    or one switched off, is an error naming it."""
     if phases is None:
-        return list(PHASES)
+        return enabled_phases()
     asked = [phase.strip() for phase in phases if phase.strip()]
     unknown = sorted(set(asked) - set(PHASES))
     if unknown:
@@ -34,6 +44,12 @@ def check_phases(phases: Iterable[str] | None) -> list[str]:
         )
     if not asked:
         raise ValidationFailed.single("phases", f"name at least one of: {', '.join(PHASES)}.")
+    off = [phase for phase in asked if phase not in enabled_phases()]
+    if off:
+        raise ValidationFailed.single(
+            "phases",
+            "; ".join(f"{p} is switched off on this engine ({SWITCHES[p]})" for p in off) + ".",
+        )
     return [phase for phase in PHASES if phase in asked]
 
 

@@ -294,6 +294,20 @@ MM_DEDUPE_NEAR = envbool("MM_DEDUPE_NEAR", True)
 MM_DEDUPE_MIN_SIMILARITY = envfloat("MM_DEDUPE_MIN_SIMILARITY", 0.92, minimum=0, maximum=1)
 MM_DEDUPE_MIN_OVERLAP = envfloat("MM_DEDUPE_MIN_OVERLAP", 0.6, minimum=0, maximum=1)
 MM_DEDUPE_NEIGHBOURS = envint("MM_DEDUPE_NEIGHBOURS", 5, minimum=1, maximum=100)
+#: Open Threads (``consolidation.threads``; pilot, off): consolidation's threads phase groups
+#: episodic memories of a scope across sessions, and the compiled file lists the open ones. A
+#: memory joins the best of its MM_THREAD_CANDIDATES nearest threads scoring at least
+#: MM_THREAD_MIN_SCORE, its words weighing MM_THREAD_WORD_WEIGHT beside its vector; a word in
+#: more than MM_THREAD_COMMON_SHARE of the scope's memories does not count (measured:
+#: BENCHMARKS.md). The compiled file lists at most MM_OPEN_THREADS_MAX, within
+#: MM_OPEN_THREADS_BUDGET_SHARE of its budget.
+MM_OPEN_THREADS = envbool("MM_OPEN_THREADS", False)
+MM_THREAD_MIN_SCORE = envfloat("MM_THREAD_MIN_SCORE", 0.4, minimum=0, maximum=1)
+MM_THREAD_WORD_WEIGHT = envfloat("MM_THREAD_WORD_WEIGHT", 0.5, minimum=0, maximum=1)
+MM_THREAD_COMMON_SHARE = envfloat("MM_THREAD_COMMON_SHARE", 0.05, minimum=0, maximum=1)
+MM_THREAD_CANDIDATES = envint("MM_THREAD_CANDIDATES", 20, minimum=1, maximum=1000)
+MM_OPEN_THREADS_MAX = envint("MM_OPEN_THREADS_MAX", 10, minimum=0)
+MM_OPEN_THREADS_BUDGET_SHARE = envfloat("MM_OPEN_THREADS_BUDGET_SHARE", 0.2, minimum=0, maximum=1)
 #: Divergence detection (``memories.divergence``; ``meaning-memory divergence``): built, off.
 #: A pair of memories is examined when its cosine similarity is at least
 #: MM_DIVERGENCE_MIN_SIMILARITY and flagged when its score is at least MM_DIVERGENCE_THRESHOLD;
