@@ -15,7 +15,8 @@ speaker's name, counts for nothing; a word no other memory has counts against ev
 the memory's own words at 1 and the words of its episode (the memories before it in its
 session, ``Memory.episode_text``) at 0.5, so a short reply is placed by what it replies to.
 Entities count through their names' words. It joins the best thread scoring at least
-``MM_THREAD_MIN_SCORE``, else starts one; a memory with no counted word joins no thread. Thresholds measured on LoCoMo (``benchmarks/threads.py``).
+``MM_THREAD_MIN_SCORE``, else starts one; a memory with no counted word joins no thread.
+Thresholds measured on LoCoMo (``benchmarks/threads.py``).
 
 A thread is ``open`` while one of its members carries a cue with no answer after it: a plan
 (will, going to, next week, tomorrow, soon…), waiting (waiting, pending, blocked, on hold, not
