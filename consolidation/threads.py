@@ -10,8 +10,9 @@ threads its batch has touched. Its score against a thread::
     (1 - w) * cosine(memory vector, thread centroid) + w * cosine(memory words, thread words)
 
 with ``w = MM_THREAD_WORD_WEIGHT``; words are weighted by inverse document frequency within the
-scope (a word in more than ``MM_THREAD_COMMON_SHARE`` of the scope's memories, such as a
-speaker's name, counts for nothing; a word no other memory has counts against every thread),
+scope, ``log(1 + N / n)`` for a word in n of its N memories (a word in more than
+``MM_THREAD_COMMON_SHARE`` of the scope's memories, such as a speaker's name, counts for
+nothing; a word no other memory has counts against every thread),
 the memory's own words at 1 and the words of its episode (the memories before it in its
 session, ``Memory.episode_text``) at 0.5, so a short reply is placed by what it replies to.
 Entities count through their names' words. It joins the best thread scoring at least
@@ -107,7 +108,7 @@ class Vocabulary:
         limit = max(self.common_share * self.memories, COMMON_FLOOR)
         if seen < 1 or seen > limit or self.memories == 0:
             return 0.0
-        return math.log(self.memories / seen)
+        return math.log(1 + self.memories / seen)
 
     def vector(self, weights: dict[str, float]) -> dict[str, float]:
         """``weights`` times idf, normalised (empty when no word counts)."""

@@ -191,3 +191,43 @@ def test_words_that_are_everywhere_do_not_count():
     assert vocabulary.idf("once") > vocabulary.idf("pottery") > 0
     assert set(vocabulary.vector({"caroline": 1, "pottery": 1, "once": 1})) == {"pottery", "once"}
     assert open_threads.title({"pottery": 3, "caroline": 9, "kiln": 2}, vocabulary) == "Pottery"
+
+
+def compile_for(agent, **options):
+    from memories.compile import compile_options, compiled_memory_file
+
+    return compiled_memory_file(
+        workspace=agent.workspace,
+        agent=agent,
+        as_of=START + timedelta(days=60),
+        options=compile_options(**options),
+    )
+
+
+def test_the_compiled_file_lists_open_threads_within_its_budget(alice, bob, threads_on, settings):
+    for session in range(4):  # the story in the scope alice and bob share
+        for minutes, text in enumerate((POTTERY[session], OTHER[session])):
+            write(alice.agent, text, session, minutes, scope="team:accounts")
+    # Another story in alice's private scope: bob, who does not see it, never gets its thread.
+    for session in range(3):
+        write(alice.agent, ROOF[session].replace("roofer", "plumber"), session, 3)
+    run(alice.agent.workspace)
+    pottery = Thread.objects.get(members__memory__text=POTTERY[0])
+    plumber = Thread.objects.get(members__memory__text=ROOF[0].replace("roofer", "plumber"))
+    assert pottery.status == plumber.status == "open" and plumber.size == 3
+
+    mine = compile_for(alice.agent, show_ids=True)
+    assert mine.markdown == compile_for(alice.agent, show_ids=True).markdown  # deterministic
+    section = mine.markdown.split("## Open Threads\n\n")[1].split("\n\n")[0]
+    assert f"(thread_id: {pottery.thread_id})" in section and "open: plan (will)" in section
+    assert set(mine.threads) == {pottery.thread_id, plumber.thread_id}
+    assert mine.markdown.index("## Open Threads") < mine.markdown.index("## Facts")
+    assert mine.tokens <= mine.options.budget
+
+    assert compile_for(bob.agent).threads == [pottery.thread_id]
+
+    # A small budget keeps the section within its share; off means no section at all.
+    small = compile_for(alice.agent, budget=200)
+    assert small.tokens <= 200 and len(small.threads) < 2
+    settings.MM_OPEN_THREADS = False
+    assert "## Open Threads" not in compile_for(alice.agent).markdown

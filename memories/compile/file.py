@@ -4,17 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.compile.options import CompileOptions, compile_options
-from memories.compile.render import SECTIONS, header, render_line, section_heading
+from memories.compile.render import (
+    OPEN_THREADS,
+    SECTIONS,
+    header,
+    render_line,
+    render_thread,
+    section_heading,
+)
 from memories.compile.selection import Candidates, candidates_of
-from memories.models import STARE_DIMENSIONS, Agent, Memory, Workspace
+from memories.models import STARE_DIMENSIONS, Agent, Memory, Thread, Workspace
 from memories.selectors import visible_scope_ids
 from memories.tokens import count_each, count_tokens
 
@@ -46,6 +54,8 @@ class CompiledFile:
     cut: list[CompiledEntry]  # the first CUT_LIST_MAX cut, in order
     cut_count: int
     cut_protected: int
+    #: The open threads listed (``thread_id``), when Open Threads is on.
+    threads: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -79,10 +89,11 @@ def compiled_memory_file(
     scope_ids = None if agent is None else visible_scope_ids(agent)
     with _snapshot():
         candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
+        threads, section = open_threads_section(workspace.pk, scope_ids, as_of, options)
         lines, too_long, markdown, tokens = _selected(
-            candidates, title=title, as_of=as_of, options=options
+            candidates, title=title, as_of=as_of, options=options, threads=section
         )
-        return _compiled(
+        compiled = _compiled(
             candidates,
             lines,
             too_long,
@@ -91,6 +102,38 @@ def compiled_memory_file(
             as_of=as_of,
             options=options,
         )
+        compiled.threads.extend(threads)
+        return compiled
+
+
+def open_threads_section(
+    workspace_id: int, scope_ids: list[int] | None, as_of: datetime, options: CompileOptions
+) -> tuple[list[str], str]:
+    """The Open Threads section (``MM_OPEN_THREADS``): the open threads of two memories or more
+    in the reader's scopes, the most recently seen first (then by id), at most
+    ``MM_OPEN_THREADS_MAX``, while the section stays within ``MM_OPEN_THREADS_BUDGET_SHARE`` of
+    the budget; their ids and the section (empty when off or none is open)."""
+    if not settings.MM_OPEN_THREADS or settings.MM_OPEN_THREADS_MAX == 0:
+        return [], ""
+    threads = Thread.objects.filter(
+        workspace_id=workspace_id,
+        status=Thread.Status.OPEN,
+        size__gte=2,
+        first_seen__lte=as_of,
+    ).order_by("-last_seen", "thread_id")
+    if scope_ids is not None:
+        threads = threads.filter(scope_id__in=scope_ids)
+    room = int(options.budget * settings.MM_OPEN_THREADS_BUDGET_SHARE)
+    heading = section_heading(OPEN_THREADS)
+    listed: list[str] = []
+    section = ""
+    for thread in threads[: settings.MM_OPEN_THREADS_MAX]:
+        candidate = (section or heading) + render_thread(thread, options) + "\n"
+        if count_tokens(candidate) > room:
+            break
+        section = candidate
+        listed.append(thread.thread_id)
+    return listed, section
 
 
 @contextmanager
@@ -108,13 +151,27 @@ def _snapshot() -> Iterator[None]:
 
 
 def _selected(
-    candidates: Candidates, *, title: str, as_of: datetime, options: CompileOptions
+    candidates: Candidates,
+    *,
+    title: str,
+    as_of: datetime,
+    options: CompileOptions,
+    threads: str = "",
 ) -> tuple[list[_Line], set[int], str, int]:
     """The lines in the file, the positions of the memories too long for any file of this
-    budget, the file and its tokens."""
-    lines, too_long = _fill(candidates, title=title, as_of=as_of, options=options)
+    budget, the file and its tokens (``threads``: the Open Threads section, taken first)."""
+    lines, too_long = _fill(
+        candidates, title=title, as_of=as_of, options=options, reserved=count_tokens(threads)
+    )
     while True:
-        markdown = _render(lines, title=title, as_of=as_of, total=len(candidates), options=options)
+        markdown = _render(
+            lines,
+            title=title,
+            as_of=as_of,
+            total=len(candidates),
+            options=options,
+            threads=threads,
+        )
         tokens = count_tokens(markdown)
         # The lines were measured one by one and the header with its widest numbers; joined,
         # they take no more tokens in this encoding (new lines merge), so this loop is a guard
@@ -125,13 +182,18 @@ def _selected(
 
 
 def _fill(
-    candidates: Candidates, *, title: str, as_of: datetime, options: CompileOptions
+    candidates: Candidates,
+    *,
+    title: str,
+    as_of: datetime,
+    options: CompileOptions,
+    reserved: int = 0,
 ) -> tuple[list[_Line], set[int]]:
     """The lines of the longest head of the candidates that fits the budget, passing over (and
     returning the positions of) memories whose line could not fit even alone."""
     total = len(candidates)
     # The header with the widest numbers it can show.
-    used = count_tokens(
+    used = reserved + count_tokens(
         header(title=title, as_of=as_of, included=total, cut=total, options=options)
     )
     room = options.budget - used
@@ -183,12 +245,19 @@ def _texts(candidates: Candidates) -> Iterator[tuple[int, list[tuple]]]:
 
 
 def _render(
-    lines: list[_Line], *, title: str, as_of: datetime, total: int, options: CompileOptions
+    lines: list[_Line],
+    *,
+    title: str,
+    as_of: datetime,
+    total: int,
+    options: CompileOptions,
+    threads: str = "",
 ) -> str:
     parts = [
         header(
             title=title, as_of=as_of, included=len(lines), cut=total - len(lines), options=options
-        )
+        ),
+        threads,
     ]
     for category, name in SECTIONS:
         section = [line.text for line in lines if line.category == category]

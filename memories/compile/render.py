@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from memories.compile.options import CompileOptions
-from memories.models import STARE_DIMENSIONS, Memory
+from memories.models import STARE_DIMENSIONS, Memory, Thread
 from memories.tokens import COUNTER_NAME
 
 MARK_THRESHOLD = 0.6
@@ -46,6 +46,29 @@ def render_line(
     line = "- " + (marks + " " if marks else "") + " ".join(text.split())
     if options.show_ids:
         line += f" (mem_id: {mem_id})"
+    return line
+
+
+#: The heading of the Open Threads section (``MM_OPEN_THREADS``), before the categories.
+OPEN_THREADS = "Open Threads"
+
+
+def render_thread(thread: Thread, options: CompileOptions) -> str:
+    """One open thread: its title, size, span, and the first cue that keeps it open."""
+    first, last = (
+        moment.astimezone(UTC).date() for moment in (thread.first_seen, thread.last_seen)
+    )
+    line = (
+        f"- {thread.title}: {thread.size} memories over {thread.sessions} "
+        f"{'session' if thread.sessions == 1 else 'sessions'}, {first} to {last}"
+    )
+    if thread.cues:
+        cue = thread.cues[0]
+        line += f"; open: {cue['cue']} ({' '.join(str(cue['words']).split())})"
+        if options.show_ids:
+            line += f" in {cue['mem_id']}"
+    if options.show_ids:
+        line += f" (thread_id: {thread.thread_id})"
     return line
 
 
