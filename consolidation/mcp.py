@@ -7,8 +7,9 @@ from typing import Any
 from django_q.tasks import async_task
 from mcp.types import CallToolResult, ToolAnnotations
 
-from consolidation.presenters import run_to_dict
-from consolidation.serializers import ConsolidateInput
+from consolidation.presenters import run_to_dict, saga_text, saga_to_dict
+from consolidation.saga import saga_recall
+from consolidation.serializers import ConsolidateInput, SagaInput
 from consolidation.services import consolidation_start
 from consolidation.tasks import RUN
 from memories.mcp import Tool, tool_result
@@ -34,6 +35,11 @@ def consolidate(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     )
 
 
+def saga(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    recalled = saga_recall(agent=agent, **parse(SagaInput, arguments))
+    return tool_result(saga_text(recalled), saga_to_dict(recalled))
+
+
 TOOLS = (
     Tool(
         "mm_consolidate",
@@ -44,5 +50,15 @@ TOOLS = (
         "in progress when there is one.",
         ToolAnnotations(read_only_hint=False, destructive_hint=False),
         consolidate,
+    ),
+    Tool(
+        "mm_saga",
+        json_schema(SagaInput),
+        "Saga recall (preview, not yet reliable): a whole story across sessions. Give a query "
+        "(the threads its best hits belong to) or a thread_id. Returns the memories in time "
+        "order and a summary made of their own sentences, each with its mem_id. An error says "
+        "so while it is switched off (MM_SAGA).",
+        ToolAnnotations(read_only_hint=True, destructive_hint=False),
+        saga,
     ),
 )

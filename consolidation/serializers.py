@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from rest_framework import serializers
 
 from consolidation.phases import PHASES
-from memories.serializers import Flag, StrictSerializer
+from memories import rules
+from memories.serializers import (
+    BLANK_MESSAGES,
+    INTEGER_MESSAGES,
+    SEARCH_QUERY,
+    Flag,
+    Integer,
+    Rule,
+    StrictSerializer,
+    Text,
+)
 
 
 class ConsolidateInput(StrictSerializer):
@@ -24,3 +35,27 @@ class ConsolidateInput(StrictSerializer):
         default=False,
         help_text="true: report what each phase would do and write nothing.",
     )
+
+
+class SagaInput(StrictSerializer):
+    query = Text(
+        required=False,
+        trim_whitespace=False,
+        error_messages=BLANK_MESSAGES,
+        validators=[SEARCH_QUERY],
+        help_text="The story you are after, in your words (or give a thread_id).",
+    )
+    thread_id = Text(required=False, help_text="A thread's id (or give a query).")
+    limit = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.search_limit, minimum=1, maximum=settings.MM_SEARCH_MAX_LIMIT)],
+        help_text=f"How many memories, 1 to {settings.MM_SEARCH_MAX_LIMIT}; default 20.",
+    )
+
+    def validate(self, attrs):
+        if ("query" in attrs) == ("thread_id" in attrs):
+            raise serializers.ValidationError(
+                {"query": ["give a query or a thread_id (one of them, not both)."]}
+            )
+        return attrs

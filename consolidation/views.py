@@ -10,8 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from consolidation.presenters import run_to_dict
-from consolidation.serializers import ConsolidateInput
+from consolidation.presenters import run_to_dict, saga_to_dict
+from consolidation.saga import saga_recall
+from consolidation.serializers import ConsolidateInput, SagaInput
 from consolidation.services import consolidation_start, run_get
 from consolidation.tasks import RUN
 from memories.serializers import parse
@@ -46,3 +47,18 @@ class RunApi(APIView):
     )
     def get(self, request: Request, run_id: str) -> Response:
         return Response(run_to_dict(run_get(run_id=run_id, workspace_id=request.user.workspace_id)))
+
+
+class SagaApi(APIView):
+    @extend_schema(
+        request=SagaInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Saga recall (preview): a whole story across sessions, with a summary",
+        description="With a query: the threads of its best hits, their memories in time order "
+        "and an extractive summary (each line with its mem_id). With a thread_id: that thread. "
+        "403 while MM_SAGA is off; another workspace's or scope's thread is a 404.",
+    )
+    def post(self, request: Request) -> Response:
+        values = parse(SagaInput, request.data)
+        saga = saga_recall(agent=request.user, **values)
+        return Response(saga_to_dict(saga))

@@ -308,6 +308,12 @@ MM_THREAD_COMMON_SHARE = envfloat("MM_THREAD_COMMON_SHARE", 0.05, minimum=0, max
 MM_THREAD_CANDIDATES = envint("MM_THREAD_CANDIDATES", 20, minimum=1, maximum=1000)
 MM_OPEN_THREADS_MAX = envint("MM_OPEN_THREADS_MAX", 10, minimum=0)
 MM_OPEN_THREADS_BUDGET_SHARE = envfloat("MM_OPEN_THREADS_BUDGET_SHARE", 0.2, minimum=0, maximum=1)
+#: Saga recall (``consolidation.saga``; preview, off): a query's best MM_SAGA_HITS hits, the
+#: threads they belong to (at most MM_SAGA_THREADS), and a summary of MM_SAGA_SUMMARY sentences.
+MM_SAGA = envbool("MM_SAGA", False)
+MM_SAGA_HITS = envint("MM_SAGA_HITS", 10, minimum=1, maximum=100)
+MM_SAGA_THREADS = envint("MM_SAGA_THREADS", 3, minimum=1, maximum=50)
+MM_SAGA_SUMMARY = envint("MM_SAGA_SUMMARY", 5, minimum=0, maximum=50)
 #: Divergence detection (``memories.divergence``; ``meaning-memory divergence``): built, off.
 #: A pair of memories is examined when its cosine similarity is at least
 #: MM_DIVERGENCE_MIN_SIMILARITY and flagged when its score is at least MM_DIVERGENCE_THRESHOLD;
