@@ -109,3 +109,20 @@ class WordFrequency(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope_id}/{self.word}: {self.memories}"
+
+
+class CompiledSnapshot(models.Model):
+    """An agent's compiled memory file as consolidation's compile phase left it (default
+    options), kept for agents that load it at start (``GET /api/v1/compiled/kept``)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    agent = models.OneToOneField(Agent, on_delete=models.CASCADE, related_name="+")
+    markdown = models.TextField()
+    tokens = models.PositiveIntegerField()
+    as_of = models.DateTimeField()
+    run = models.ForeignKey(
+        ConsolidationRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} as of {self.as_of}"

@@ -18,9 +18,19 @@ from psycopg.types.numeric import Int8
 
 from consolidation import duplicates
 from consolidation import threads as open_threads
-from consolidation.models import ConsolidationRun, PhaseWatermark, ThreadCorpus, WordFrequency
-from memories.models import Link, Memory, Thread, ThreadMember
+from consolidation.models import (
+    CompiledSnapshot,
+    ConsolidationRun,
+    PhaseWatermark,
+    ThreadCorpus,
+    WordFrequency,
+)
+from memories.compile import compiled_memory_file
+from memories.embeddings import current_model_name
+from memories.models import STARE_DIMENSIONS, Agent, Link, Memory, Thread, ThreadMember
+from memories.scorer import auto_scores, bundled_scorer, skipped_categories, skipped_dimensions
 from memories.services import memory_merge
+from memories.services.divergence import divergence_run
 
 #: Memories read a statement.
 BATCH = 200
@@ -500,8 +510,96 @@ def refresh_thread_status(thread_pk: int) -> Thread:
     return Thread.objects.get(pk=thread_pk)
 
 
+def divergence(context: PhaseContext) -> dict[str, int]:
+    """Divergence detection over the memories written since its last run
+    (``memories.services.divergence``; only when ``MM_DIVERGENCE`` is on)."""
+    result = divergence_run(
+        workspace=context.run.workspace,
+        dry_run=context.run.dry_run,
+        progress=lambda done, total: context.step("divergence", done, total),
+    )
+    return {"memories": result.memories, "pairs": result.pairs, "flagged": len(result.flagged)}
+
+
+def rescore(context: PhaseContext) -> dict[str, int]:
+    """The bundled scorer's dimensions filled where they are empty (a memory written while the
+    scorer was skipped, or before it existed), for memories embedded by the model the scorer
+    was fitted on; a score the writer gave is never touched (origin ``scorer``)."""
+    dims = [d for d in STARE_DIMENSIONS if d not in skipped_dimensions()]
+    model = bundled_scorer().embedding_model
+    if not dims or current_model_name() != model:
+        return {"memories": 0, "scored": 0}
+    empty = Q()
+    for dim in dims:
+        empty |= Q(**{f"{dim}_score__isnull": True})
+    ids = list(
+        Memory.objects.filter(
+            empty,
+            workspace_id=context.workspace_id,
+            status=Memory.Status.ACTIVE,
+            embedding_model=model,
+        )
+        .exclude(category__in=skipped_categories())
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    scored = 0
+    for start in range(0, len(ids), BATCH):
+        memories = list(Memory.objects.filter(pk__in=ids[start : start + BATCH]).order_by("id"))
+        given = [{d for d in dims if getattr(m, f"{d}_score") is not None} for m in memories]
+        scores = auto_scores(
+            [m.text for m in memories],
+            np.array([m.embedding for m in memories], dtype=np.float32),
+            [m.category for m in memories],
+            given,
+        )
+        if not context.run.dry_run:
+            with transaction.atomic():
+                for memory, found in zip(memories, scores, strict=True):
+                    if not found:
+                        continue
+                    for dim, value in found.items():
+                        setattr(memory, f"{dim}_score", value)
+                        setattr(memory, f"{dim}_origin", Memory.ScoreOrigin.SCORER)
+                    memory.save(
+                        update_fields=[
+                            *(f"{d}_score" for d in found),
+                            *(f"{d}_origin" for d in found),
+                        ]
+                    )
+        scored += sum(1 for found in scores if found)
+        context.step("rescore", min(start + BATCH, len(ids)), len(ids))
+    return {"memories": len(ids), "scored": scored}
+
+
+def compile_files(context: PhaseContext) -> dict[str, int]:
+    """Each agent's compiled memory file (default options) compiled and kept
+    (``CompiledSnapshot``), for agents that load it at start."""
+    agents = list(Agent.objects.filter(workspace_id=context.workspace_id).order_by("id"))
+    tokens = 0
+    for number, agent in enumerate(agents, 1):
+        compiled = compiled_memory_file(workspace=context.run.workspace, agent=agent)
+        tokens += compiled.tokens
+        if not context.run.dry_run:
+            CompiledSnapshot.objects.update_or_create(
+                agent=agent,
+                defaults={
+                    "workspace_id": context.workspace_id,
+                    "markdown": compiled.markdown,
+                    "tokens": compiled.tokens,
+                    "as_of": compiled.as_of,
+                    "run": context.run,
+                },
+            )
+        context.step("compile", number, len(agents))
+    return {"agents": len(agents), "tokens": tokens}
+
+
 #: The phases, in the order a run takes them.
 PHASES: dict[str, Callable[[PhaseContext], dict[str, int]]] = {
     "dedupe": dedupe,
     "threads": threads,
+    "divergence": divergence,
+    "rescore": rescore,
+    "compile": compile_files,
 }

@@ -22,7 +22,7 @@ LOCK_NAMESPACE = 7302
 
 
 #: The phases a switch turns off, and the switch.
-SWITCHES = {"threads": "MM_OPEN_THREADS"}
+SWITCHES = {"threads": "MM_OPEN_THREADS", "divergence": "MM_DIVERGENCE"}
 
 
 def enabled_phases() -> list[str]:

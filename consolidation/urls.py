@@ -8,4 +8,5 @@ urlpatterns = [
     path("api/v1/consolidate", views.ConsolidateApi.as_view(), name="consolidate"),
     path("api/v1/consolidate/<str:run_id>", views.RunApi.as_view(), name="run"),
     path("api/v1/saga", views.SagaApi.as_view(), name="saga"),
+    path("api/v1/compiled/kept", views.KeptCompiledFileApi.as_view(), name="compiled-kept"),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.http import HttpResponse
 from django_q.tasks import async_task
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -10,11 +11,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from consolidation.models import CompiledSnapshot
 from consolidation.presenters import run_to_dict, saga_to_dict
 from consolidation.saga import saga_recall
 from consolidation.serializers import ConsolidateInput, SagaInput
 from consolidation.services import consolidation_start, run_get
 from consolidation.tasks import RUN
+from memories.errors import NotFound
 from memories.serializers import parse
 
 
@@ -62,3 +65,21 @@ class SagaApi(APIView):
         values = parse(SagaInput, request.data)
         saga = saga_recall(agent=request.user, **values)
         return Response(saga_to_dict(saga))
+
+
+class KeptCompiledFileApi(APIView):
+    @extend_schema(
+        responses={(200, "text/markdown"): OpenApiTypes.STR},
+        summary="Your compiled memory file as the last consolidation run kept it",
+        description="Markdown, default options, as of the run's compile phase (the header says "
+        "when). 404 until a run's compile phase has kept one for you; the live file is "
+        "/api/v1/compiled.",
+    )
+    def get(self, request: Request) -> HttpResponse:
+        kept = CompiledSnapshot.objects.filter(agent=request.user).first()
+        if kept is None:
+            raise NotFound(
+                "no compiled file kept for this agent yet: a consolidation run's compile phase "
+                "keeps one"
+            )
+        return HttpResponse(kept.markdown, content_type="text/markdown; charset=utf-8")

@@ -2,6 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from consolidation.phases import PHASES
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import MemoryEngineError
 from memories.management.acting import command_error, workspace_option
@@ -16,7 +17,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--workspace", required=True, help="The workspace's slug.")
-        parser.add_argument("--phases", help="Comma-separated phases (default: all).")
+        parser.add_argument(
+            "--phases",
+            help="Comma-separated, of: " + ", ".join(PHASES) + " (default: those switched on).",
+        )
         parser.add_argument("--dry-run", action="store_true", help="Change nothing.")
         parser.add_argument("--json", action="store_true", help="Print the run as JSON.")
 

@@ -1,0 +1,77 @@
+"""The phases after dedupe and threads: divergence (when on), rescore (the bundled scorer where
+dimensions are empty, never over a writer's score), compile (each agent's file kept and served
+to that agent only)."""
+
+import pytest
+
+from consolidation.models import CompiledSnapshot
+from consolidation.services import consolidation_execute, consolidation_start
+from memories.errors import ValidationFailed
+from memories.models import Divergence, Memory
+from memories.services import memory_remember
+
+
+def run(workspace, phases, **options):
+    done = consolidation_execute(
+        consolidation_start(workspace=workspace, trigger="command", phases=phases, **options)
+    )
+    assert done.status == "done", done.error
+    return done
+
+
+def test_rescore_fills_empty_dimensions_and_leaves_the_writers(alice, settings):
+    settings.MM_STARE_AUTO_SKIP_DIMS = "STARE"  # the scorer skipped at write time
+    bare = memory_remember(agent=alice.agent, text="We decided to move the launch to May.").memory
+    given = memory_remember(
+        agent=alice.agent, text="Dana owns the Zephyr account.", stare_scores={"s": 0.2}
+    ).memory
+    assert bare.s_score is None and given.s_score == 0.2
+    settings.MM_STARE_AUTO_SKIP_DIMS = None  # the calibrated dimensions again
+    dry = run(alice.agent.workspace, ["rescore"], dry_run=True)
+    assert dry.counts["rescore"] == {"memories": 2, "scored": 2}
+    assert Memory.objects.get(pk=bare.pk).s_score is None
+    done = run(alice.agent.workspace, ["rescore"])
+    assert done.counts["rescore"]["scored"] == 2
+    bare.refresh_from_db()
+    given.refresh_from_db()
+    assert bare.s_score is not None and bare.s_origin == "scorer"
+    assert (given.s_score, given.s_origin) == (0.2, "writer")
+    assert given.t_score is not None and given.t_origin == "scorer"
+    assert run(alice.agent.workspace, ["rescore"]).counts["rescore"]["memories"] == 0
+
+
+def test_compile_keeps_each_agents_file_for_that_agent_only(alice, bob, charlie):
+    memory_remember(agent=alice.agent, text="Alice's own note: call Dana on Monday.")
+    memory_remember(agent=alice.agent, text="Zephyr renews in March.", scope="team:accounts")
+    missing = alice.client.get("/api/v1/compiled/kept")
+    assert missing.status_code == 404 and "compile phase" in missing.json()["detail"]
+    done = run(alice.agent.workspace, ["compile"])
+    assert done.counts["compile"]["agents"] == 2
+    mine = alice.client.get("/api/v1/compiled/kept")
+    assert mine.status_code == 200 and mine["Content-Type"].startswith("text/markdown")
+    assert "call Dana on Monday" in mine.content.decode()
+    theirs = bob.client.get("/api/v1/compiled/kept").content.decode()
+    assert "Zephyr renews in March" in theirs and "call Dana" not in theirs
+    assert charlie.client.get("/api/v1/compiled/kept").status_code == 404
+    assert CompiledSnapshot.objects.count() == 2
+
+
+def test_divergence_runs_as_a_phase_when_switched_on(alice, bob, settings):
+    with pytest.raises(ValidationFailed) as caught:
+        consolidation_start(workspace=alice.agent.workspace, trigger="api", phases=["divergence"])
+    assert "MM_DIVERGENCE" in caught.value.errors["phases"][0]
+    settings.MM_DIVERGENCE = True
+    memory_remember(
+        agent=alice.agent,
+        text="Zephyr renews its support contract in March.",
+        scope="team:accounts",
+        entities=[{"name": "Zephyr", "type": "organization"}],
+    )
+    memory_remember(
+        agent=bob.agent,
+        text="Zephyr renews its support contract in June.",
+        scope="team:accounts",
+        entities=[{"name": "Zephyr", "type": "organization"}],
+    )
+    done = run(alice.agent.workspace, ["divergence"])
+    assert done.counts["divergence"]["flagged"] == 1 and Divergence.objects.count() == 1
