@@ -20,6 +20,10 @@ Reported per minimum score:
 * threads of two memories or more, their sizes (median, 90th percentile, largest), the share
   of memories in one, the share open, and the phase's time.
 
+Then the ``link`` phase's ``relates_to`` links at a few minimum similarities: how many, and the
+share joining two evidence turns of one question, against the share among all pairs of turns
+of one session (what linking within sessions at random would score).
+
 ``load`` is shared with ``benchmarks/saga.py``. Timings are printed, never asserted.
 ``--smoke``: the first conversation's first 120 turns, the default minimum score.
 """
@@ -165,6 +169,58 @@ def measure(conversations: list[Conversation], agents: dict[str, Any]) -> dict[s
     }
 
 
+def measure_links(
+    conversations: list[Conversation], agents: dict[str, Any], min_similarity: float
+) -> dict[str, Any]:
+    """Consolidation's link phase from nothing at ``min_similarity``: its ``relates_to`` links,
+    and how many join two evidence turns of one question (against that rate among all pairs
+    of turns of one session)."""
+    from django.test.utils import override_settings
+
+    from consolidation.models import PhaseWatermark
+    from consolidation.services import consolidation_execute, consolidation_start
+    from memories.models import Link
+
+    links = co_evidence = pairs = pairs_co = 0
+    seconds = 0.0
+    for conversation in conversations:
+        workspace = agents[conversation.sample_id].workspace
+        Link.objects.filter(workspace=workspace, kind="relates_to").delete()
+        PhaseWatermark.objects.filter(workspace=workspace, phase="link").delete()
+        with override_settings(MM_RELATES_MIN_SIMILARITY=min_similarity):
+            started = time.perf_counter()
+            consolidation_execute(
+                consolidation_start(workspace=workspace, trigger="command", phases=["link"])
+            )
+            seconds += time.perf_counter() - started
+        together = set()
+        for question in conversation.questions:
+            for a, b in combinations(sorted(question.evidence), 2):
+                together.add((a, b))
+        for source, target in Link.objects.filter(
+            workspace=workspace, kind="relates_to"
+        ).values_list("source_id", "target_memory_id"):
+            a, b = sorted((conversation.memory_ids[source], conversation.memory_ids[target]))
+            links += 1
+            co_evidence += (a, b) in together
+        by_session: dict[int, list[str]] = defaultdict(list)
+        for turn in conversation.turns:
+            by_session[turn.session].append(turn.dia_id)
+        for dia_ids in by_session.values():
+            for a, b in combinations(sorted(dia_ids), 2):
+                pairs += 1
+                pairs_co += (a, b) in together
+    turns = sum(len(c.turns) for c in conversations)
+    return {
+        "min_similarity": min_similarity,
+        "links": links,
+        "links_per_memory": links / turns if turns else 0.0,
+        "co_evidence_share": co_evidence / links if links else 0.0,
+        "session_pairs_co_evidence_share": pairs_co / pairs if pairs else 0.0,
+        "seconds": seconds,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -202,6 +258,9 @@ def main() -> None:
     load_seconds = time.perf_counter() - started
     default = settings.MM_THREAD_MIN_SCORE
     min_scores = min_scores or [default]
+    link_default = settings.MM_RELATES_MIN_SIMILARITY
+    similarities = [link_default] if args.smoke else sorted({0.5, 0.6, 0.7, link_default})
+    linked = [measure_links(conversations, agents, value) for value in similarities]
     results = {}
     for min_score in min_scores:
         with override_settings(MM_THREAD_MIN_SCORE=min_score):
@@ -231,11 +290,28 @@ def main() -> None:
             f"{r['size_p90']:.0f} / {r['size_max']} | {r['threaded_share']:.1%} | "
             f"{r['seconds']:.1f} | {r['memories_per_second']:.0f} |"
         )
+    print(
+        "\nThe link phase's relates_to links (in a session or sharing an entity, at most "
+        f"{settings.MM_RELATES_NEIGHBOURS} per memory): the share joining two evidence turns of "
+        "one question, against that share among all pairs of turns of one session; the "
+        "default in bold.\n"
+    )
+    print("| min similarity | links | links/memory | co-evidence share | base share | s |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for row in linked:
+        value = row["min_similarity"]
+        label = f"**{value}**" if abs(value - link_default) < 1e-9 else f"{value}"
+        print(
+            f"| {label} | {row['links']:,} | {row['links_per_memory']:.2f} | "
+            f"{row['co_evidence_share']:.3f} | {row['session_pairs_co_evidence_share']:.3f} | "
+            f"{row['seconds']:.1f} |"
+        )
     if args.json:
         payload = {
             "dataset": args.data.name,
             "dataset_sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
             "turns": turns,
+            "links": linked,
             "default_min_score": default,
             "results": {str(k): v for k, v in results.items()},
             "load_seconds": load_seconds,

@@ -294,6 +294,11 @@ MM_DEDUPE_NEAR = envbool("MM_DEDUPE_NEAR", True)
 MM_DEDUPE_MIN_SIMILARITY = envfloat("MM_DEDUPE_MIN_SIMILARITY", 0.92, minimum=0, maximum=1)
 MM_DEDUPE_MIN_OVERLAP = envfloat("MM_DEDUPE_MIN_OVERLAP", 0.6, minimum=0, maximum=1)
 MM_DEDUPE_NEIGHBOURS = envint("MM_DEDUPE_NEIGHBOURS", 5, minimum=1, maximum=100)
+#: Consolidation's link phase relates a new memory to its MM_RELATES_NEIGHBOURS nearest of the
+#: same scope whose cosine similarity is at least MM_RELATES_MIN_SIMILARITY and that are in its
+#: session or share an entity with it (a ``relates_to`` link; measured: BENCHMARKS.md).
+MM_RELATES_MIN_SIMILARITY = envfloat("MM_RELATES_MIN_SIMILARITY", 0.6, minimum=0, maximum=1)
+MM_RELATES_NEIGHBOURS = envint("MM_RELATES_NEIGHBOURS", 3, minimum=1, maximum=100)
 #: Open Threads (``consolidation.threads``; pilot, off): consolidation's threads phase groups
 #: episodic memories of a scope across sessions, and the compiled file lists the open ones. A
 #: memory joins the best of its MM_THREAD_CANDIDATES nearest threads scoring at least

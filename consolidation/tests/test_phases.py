@@ -75,3 +75,50 @@ def test_divergence_runs_as_a_phase_when_switched_on(alice, bob, settings):
     )
     done = run(alice.agent.workspace, ["divergence"])
     assert done.counts["divergence"]["flagged"] == 1 and Divergence.objects.count() == 1
+
+
+def test_link_relates_close_memories_of_a_session_or_an_entity_and_extracts_the_rest(
+    alice, settings
+):
+    from django.db.models import Q
+
+    from consolidation.models import PhaseWatermark
+    from memories.models import Link
+
+    first = memory_remember(
+        agent=alice.agent, text="The Lisbon office opens at eight.", session="s1"
+    ).memory
+    second = memory_remember(
+        agent=alice.agent, text="The Lisbon office opens at eight on weekdays.", session="s1"
+    ).memory
+    elsewhere = memory_remember(
+        agent=alice.agent, text="The Lisbon office opens at eight, mostly.", session="s2"
+    ).memory  # close, but another session and no entity in common with the others
+    Link.objects.filter(source=elsewhere, target_entity__isnull=False).delete()
+    settings.MM_ENTITY_EXTRACTION = False
+    unextracted = memory_remember(agent=alice.agent, text="Priya met Dana in Porto.").memory
+    assert unextracted.relations_version is None
+    settings.MM_ENTITY_EXTRACTION = True
+
+    done = run(alice.agent.workspace, ["link"])
+    counts = done.counts["link"]
+    assert counts["extracted"] == 1 and counts["entity_links"] >= 1
+    unextracted.refresh_from_db()
+    assert unextracted.relations_version is not None
+    related = Link.objects.filter(kind="relates_to")
+    assert {(l.source_id, l.target_memory_id) for l in related} >= {(second.pk, first.pk)}
+    assert not related.filter(Q(source=elsewhere) | Q(target_memory=elsewhere)).exists()
+    link = related.get(source=second, target_memory=first)
+    assert link.origin == "consolidation" and link.evidence["why"] == "session"
+    assert link.evidence["similarity"] >= settings.MM_RELATES_MIN_SIMILARITY
+    assert PhaseWatermark.objects.get(phase="link").through_id == unextracted.pk
+
+    # Idempotent; a relation a curator removed is not made again.
+    link.removed_at = link.created_at
+    link.save(update_fields=["removed_at"])
+    PhaseWatermark.objects.filter(phase="link").update(through_id=0)
+    again = run(alice.agent.workspace, ["link"])
+    assert not Link.objects.filter(
+        kind="relates_to", source=second, target_memory=first, removed_at__isnull=True
+    ).exists()
+    assert again.counts["link"]["extracted"] == 0
