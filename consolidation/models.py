@@ -7,7 +7,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
-from memories.models import Agent, Scope, Workspace, new_public_id
+from memories.models import Agent, Entity, Memory, Scope, Workspace, new_public_id
 
 
 class ConsolidationRun(models.Model):
@@ -126,3 +126,47 @@ class CompiledSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id} as of {self.as_of}"
+
+
+class SupersessionProposal(models.Model):
+    """A newer memory of a scope gives another value for a slot an older one fills (one entity,
+    one single-valued attribute): consolidation's supersede phase applied it (``applied``, a
+    high-confidence rule) or proposes it to a curator, who accepts or rejects it with a reason."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        APPLIED = "applied"  # by the rule
+        ACCEPTED = "accepted"  # by a curator
+        REJECTED = "rejected"
+
+    proposal_id = models.CharField(
+        max_length=16, unique=True, default=new_public_id, editable=False
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    older = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    newer = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    attribute = models.CharField(max_length=40)
+    old_values = ArrayField(models.CharField(max_length=200))
+    new_values = ArrayField(models.CharField(max_length=200))
+    rule = models.CharField(max_length=200)
+    confidence = models.CharField(max_length=10, help_text="high (applied) or low (proposed)")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["newer", "older"], name="proposal_one_per_pair"),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "status", "-created_at"], name="proposal_list"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.proposal_id}: {self.older_id} -> {self.newer_id} ({self.status})"

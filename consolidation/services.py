@@ -12,10 +12,12 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from consolidation.models import ConsolidationRun
+from consolidation.models import ConsolidationRun, SupersessionProposal
 from consolidation.phases import PHASES, PhaseContext
+from memories import rules
 from memories.errors import Conflict, NotFound, ValidationFailed
 from memories.models import Agent, Workspace
+from memories.services.supersede import supersede
 
 #: The advisory lock namespace of consolidation runs (the key is the workspace's id).
 LOCK_NAMESPACE = 7302
@@ -158,3 +160,35 @@ def run_get(*, run_id: str, workspace_id: int) -> ConsolidationRun:
     if run is None:
         raise NotFound(f"no consolidation run {run_id!r}")
     return run
+
+
+def proposal_decide(
+    *, proposal: SupersessionProposal, user: Any, accept: bool, reason: str
+) -> SupersessionProposal:
+    """A curator accepts an open supersession proposal (the older memory is superseded by the
+    newer, both histories naming the curator and the reason) or rejects it (nothing changes but
+    the proposal). A proposal decided already, a missing reason, or an older memory no longer
+    active are errors, and nothing is written."""
+    reason = (reason or "").strip()
+    if message := rules.reason_given(reason, "say why the proposal is accepted or rejected."):
+        raise ValidationFailed.single("reason", message)
+    with transaction.atomic():
+        proposal = SupersessionProposal.objects.select_for_update().get(pk=proposal.pk)
+        if proposal.status != SupersessionProposal.Status.OPEN:
+            raise ValidationFailed.single(
+                "proposal", f"proposal {proposal.proposal_id!r} is {proposal.status} already."
+            )
+        if accept:
+            supersede(
+                old=proposal.older,
+                new=proposal.newer,
+                user=user,
+                reason=f"proposal {proposal.proposal_id} accepted: {reason}",
+            )
+        proposal.status = (
+            SupersessionProposal.Status.ACCEPTED if accept else SupersessionProposal.Status.REJECTED
+        )
+        proposal.reason, proposal.decided_by = reason, user
+        proposal.decided_at = timezone.now()
+        proposal.save(update_fields=["status", "reason", "decided_by", "decided_at"])
+    return proposal

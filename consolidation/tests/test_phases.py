@@ -106,7 +106,7 @@ def test_link_relates_close_memories_of_a_session_or_an_entity_and_extracts_the_
     unextracted.refresh_from_db()
     assert unextracted.relations_version is not None
     related = Link.objects.filter(kind="relates_to")
-    assert {(l.source_id, l.target_memory_id) for l in related} >= {(second.pk, first.pk)}
+    assert {(r.source_id, r.target_memory_id) for r in related} >= {(second.pk, first.pk)}
     assert not related.filter(Q(source=elsewhere) | Q(target_memory=elsewhere)).exists()
     link = related.get(source=second, target_memory=first)
     assert link.origin == "consolidation" and link.evidence["why"] == "session"

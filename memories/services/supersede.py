@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memories.errors import ValidationFailed
 from memories.models import Agent, Memory
 from memories.services.provenance import Action, iso, provenance_event, record_many
 
 
-def supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
+def supersede(
+    *,
+    old: Memory,
+    new: Memory,
+    agent: Agent | None = None,
+    user: Any = None,
+    reason: str = "",
+) -> None:
     """Close ``old``'s window where ``new``'s begins and mark it superseded by ``new``, inside
-    the caller's transaction (ValidationFailed when another writer superseded it first)."""
+    the caller's transaction (ValidationFailed when another writer superseded it first). The
+    writer, or the curator (``user``) or rule (``reason``) that decided it, is in both
+    histories."""
     old = Memory.objects.select_for_update().get(pk=old.pk)
     if old.status != Memory.Status.ACTIVE:  # lost a race with another writer
         raise ValidationFailed.single(
@@ -27,16 +38,18 @@ def supersede(*, old: Memory, new: Memory, agent: Agent) -> None:
                 old,
                 Action.SUPERSEDE,
                 agent=agent,
+                user=user,
                 old=before,
                 new=after,
-                reason=f"superseded by {new.mem_id}",
+                reason=f"superseded by {new.mem_id}" + (f": {reason}" if reason else ""),
             ),
             provenance_event(
                 new,
                 Action.SUPERSEDE,
                 agent=agent,
+                user=user,
                 new={"supersedes": old.mem_id, "valid_from": iso(new.valid_from)},
-                reason=f"supersedes {old.mem_id}",
+                reason=f"supersedes {old.mem_id}" + (f": {reason}" if reason else ""),
             ),
         ]
     )

@@ -1,0 +1,106 @@
+"""The supersede phase: a newer memory changing a slot (entity + single-valued attribute) of an
+older one supersedes it when the same writer restated it, and is a proposal for a curator
+otherwise; accepted or rejected with a reason, once."""
+
+import pytest
+
+from consolidation.models import SupersessionProposal
+from consolidation.services import consolidation_execute, consolidation_start, proposal_decide
+from memories.errors import ValidationFailed
+from memories.models import Memory, ProvenanceEvent
+from memories.services import memory_remember
+
+ZEPHYR = [{"name": "Zephyr", "type": "organization"}]
+
+
+def remember(agent, text, **extra):
+    return memory_remember(
+        agent=agent, text=text, scope="team:accounts", entities=ZEPHYR, **extra
+    ).memory
+
+
+def run(workspace, **options):
+    done = consolidation_execute(
+        consolidation_start(workspace=workspace, trigger="command", phases=["supersede"], **options)
+    )
+    assert done.status == "done", done.error
+    return done.counts["supersede"]
+
+
+def test_the_same_writer_restating_a_slot_supersedes_its_older_memory(alice):
+    old = remember(alice.agent, "Zephyr renews its support contract in March.")
+    remember(alice.agent, "Zephyr's office is in Lisbon.")  # no slot: untouched
+    new = remember(alice.agent, "Zephyr renews its support contract in June now.")
+    assert run(alice.agent.workspace, dry_run=True) == {
+        "memories": 3,
+        "applied": 1,
+        "proposed": 0,
+        "read_after_id": 0,
+    }
+    assert Memory.objects.get(pk=old.pk).status == "active"
+    counts = run(alice.agent.workspace)
+    assert (counts["applied"], counts["proposed"]) == (1, 0)
+    old.refresh_from_db()
+    assert old.status == "superseded" and old.superseded_by_id == new.pk
+    assert old.valid_until == new.valid_from or old.valid_until is not None
+    event = ProvenanceEvent.objects.get(memory=old, action="supersede")
+    assert "consolidation rule" in event.reason and "month of Zephyr: march -> june" in event.reason
+    proposal = SupersessionProposal.objects.get()
+    assert (proposal.status, proposal.confidence) == ("applied", "high")
+    assert run(alice.agent.workspace)["applied"] == 0  # idempotent
+
+
+def test_another_writer_is_a_proposal_a_curator_decides_once(alice, bob, django_user_model):
+    curator = django_user_model.objects.create_user("carol", password="x")
+    old = remember(alice.agent, "Zephyr is on the gold plan.")
+    new = remember(bob.agent, "Zephyr moved to the silver plan.")
+    assert run(alice.agent.workspace)["proposed"] == 1
+    proposal = SupersessionProposal.objects.get()
+    assert proposal.status == "open" and proposal.attribute == "plan"
+    assert (proposal.old_values, proposal.new_values) == (["gold"], ["silver"])
+    assert Memory.objects.get(pk=old.pk).status == "active"
+
+    with pytest.raises(ValidationFailed) as caught:
+        proposal_decide(proposal=proposal, user=curator, accept=True, reason=" ")
+    assert "reason" in caught.value.errors
+    proposal_decide(proposal=proposal, user=curator, accept=True, reason="Bob has the contract")
+    old.refresh_from_db()
+    assert old.status == "superseded" and old.superseded_by_id == new.pk
+    event = ProvenanceEvent.objects.get(memory=old, action="supersede")
+    assert event.user == curator and "Bob has the contract" in event.reason
+    with pytest.raises(ValidationFailed, match="accepted already"):
+        proposal_decide(proposal=proposal, user=curator, accept=False, reason="changed my mind")
+
+
+def test_a_rejected_proposal_changes_nothing_but_itself(alice, bob, django_user_model):
+    curator = django_user_model.objects.create_user("carol", password="x")
+    old = remember(alice.agent, "Zephyr is on the gold plan.")
+    remember(bob.agent, "Zephyr moved to the silver plan.")
+    run(alice.agent.workspace)
+    proposal = SupersessionProposal.objects.get()
+    proposal_decide(proposal=proposal, user=curator, accept=False, reason="Bob means Globex")
+    proposal.refresh_from_db()
+    assert (proposal.status, proposal.reason, proposal.decided_by) == (
+        "rejected",
+        "Bob means Globex",
+        curator,
+    )
+    assert Memory.objects.get(pk=old.pk).status == "active"
+    assert not ProvenanceEvent.objects.filter(action="supersede").exists()
+
+
+def test_other_scopes_and_other_entities_are_left_alone(alice):
+    remember(alice.agent, "Zephyr renews its support contract in March.")
+    memory_remember(
+        agent=alice.agent,
+        text="Zephyr renews its support contract in June.",
+        entities=ZEPHYR,  # alice's private scope
+    )
+    memory_remember(
+        agent=alice.agent,
+        text="Globex renews its support contract in June.",
+        scope="team:accounts",
+        entities=[{"name": "Globex", "type": "organization"}],
+    )
+    assert run(alice.agent.workspace)["applied"] == 0
+    assert not SupersessionProposal.objects.exists()
