@@ -42,6 +42,7 @@ from memories.models import (
 from memories.scorer import auto_scores, bundled_scorer, skipped_categories, skipped_dimensions
 from memories.services import link_backfill, memory_merge
 from memories.services.divergence import divergence_run
+from memories.services.provenance import Action, record
 from memories.services.supersede import supersede
 
 #: Memories read a statement.
@@ -832,6 +833,13 @@ def rescore(context: PhaseContext) -> dict[str, int]:
                             *(f"{d}_score" for d in found),
                             *(f"{d}_origin" for d in found),
                         ]
+                    )
+                    record(
+                        memory,
+                        Action.RESCORE,
+                        old=dict.fromkeys((f"{d}_score" for d in found), None),
+                        new={f"{d}_score": v for d, v in found.items()},
+                        reason="consolidation: the bundled scorer filled empty dimensions",
                     )
         scored += sum(1 for found in scores if found)
         context.step("rescore", min(start + BATCH, len(ids)), len(ids))

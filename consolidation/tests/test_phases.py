@@ -37,6 +37,8 @@ def test_rescore_fills_empty_dimensions_and_leaves_the_writers(alice, settings):
     assert bare.s_score is not None and bare.s_origin == "scorer"
     assert (given.s_score, given.s_origin) == (0.2, "writer")
     assert given.t_score is not None and given.t_origin == "scorer"
+    event = bare.provenance.get(action="rescore")
+    assert event.new_values["s_score"] == bare.s_score and "bundled scorer" in event.reason
     assert run(alice.agent.workspace, ["rescore"]).counts["rescore"]["memories"] == 0
 
 
