@@ -71,10 +71,11 @@ def names(text: str) -> set[str]:
 
 
 def guards(
-    first: str, second: str, entities: tuple[set[int], set[int]] = (set(), set())
+    first: str, second: str, entities: tuple[set[str], set[str]] = (set(), set())
 ) -> list[str]:
     """The guards that refuse merging ``first`` and ``second`` (empty: none does); ``entities``
-    are the ids of the entities each mentions (links from the relational issue's extraction)."""
+    are the names of the entities each mentions (links from the relational issue's extraction):
+    one whose words the other text lacks, in any case, refuses the pair."""
     refused = []
     if numbers(first) != numbers(second):
         refused.append("numbers")
@@ -82,7 +83,10 @@ def guards(
     a_set, b_set = set(a_words), set(b_words)
     if (a_set & _DAYS) != (b_set & _DAYS):
         refused.append("dates")
-    if (names(first) - b_set) or (names(second) - a_set) or entities[0] != entities[1]:
+    missing = any(not set(words(name)) <= b_set for name in entities[0]) or any(
+        not set(words(name)) <= a_set for name in entities[1]
+    )
+    if (names(first) - b_set) or (names(second) - a_set) or missing:
         refused.append("names")
     negated = [sum(word in NEGATIONS for word in text) % 2 for text in (a_words, b_words)]
     antonym = any(antonyms(word) & (b_set - a_set) for word in a_set - b_set)
@@ -98,7 +102,7 @@ def judge(
     *,
     min_similarity: float,
     min_overlap: float,
-    entities: tuple[set[int], set[int]] = (set(), set()),
+    entities: tuple[set[str], set[str]] = (set(), set()),
 ) -> Verdict:
     """The verdict on two texts whose vectors' cosine similarity is ``similarity``."""
     shared = overlap(first, second)

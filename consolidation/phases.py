@@ -172,11 +172,11 @@ def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
         context.step("dedupe (near)", min(start + BATCH, len(ids)), len(ids))
     members = {i for pair in pairs for i in pair}
     texts = dict(Memory.objects.filter(pk__in=members).values_list("pk", "text"))
-    entities: dict[int, set[int]] = {pk: set() for pk in members}
-    for source, entity in Link.objects.filter(
+    entities: dict[int, set[str]] = {pk: set() for pk in members}
+    for source, name in Link.objects.filter(
         source_id__in=members, target_entity__isnull=False, removed_at__isnull=True
-    ).values_list("source_id", "target_entity_id"):
-        entities[source].add(entity)
+    ).values_list("source_id", "target_entity__name"):
+        entities[source].add(name)
     refused: dict[str, int] = {}
     found = []
     for (low, high_id), similarity in pairs.items():
