@@ -18,6 +18,7 @@ from django_q.tasks import async_task
 
 from consolidation.forms import ProposalForm, RunNowForm, UndoMergeForm
 from consolidation.models import ConsolidationRun, SupersessionProposal
+from consolidation.presenters import phase_lines
 from consolidation.services import (
     consolidation_start,
     enabled_phases,
@@ -72,10 +73,13 @@ def runs(request: HttpRequest, slug: str) -> HttpResponse:
     rows = ConsolidationRun.objects.filter(workspace=membership.workspace).select_related(
         "started_by_agent", "started_by_user"
     )
+    page = _paged(request, rows)
+    for run in page.object_list:
+        run.lines = phase_lines(run)
     return render(
         request,
         "consolidation/runs.html",
-        page_context(request, membership, page=_paged(request, rows), form=form,
+        page_context(request, membership, page=page, form=form,
                      phases=enabled_phases(), every=settings.MM_CONSOLIDATE_EVERY),
     )  # fmt: skip
 

@@ -27,6 +27,21 @@ def run_to_dict(run: ConsolidationRun) -> dict[str, Any]:
     }
 
 
+def phase_lines(run: ConsolidationRun) -> list[tuple[str, str, float | None]]:
+    """Each phase asked, in run order: its counts as words ("merged 1, groups 1"; the watermark
+    it read after left out) and its seconds; a phase that did not run has no counts."""
+    lines = []
+    for phase in run.phases:
+        counts = run.counts.get(phase, {})
+        text = ", ".join(
+            f"{name.replace('_', ' ')} {value}"
+            for name, value in sorted(counts.items())
+            if name != "read_after_id"
+        )
+        lines.append((phase, text, run.timings.get(phase)))
+    return lines
+
+
 def thread_to_dict(thread: Thread) -> dict[str, Any]:
     return {
         "thread_id": thread.thread_id,
