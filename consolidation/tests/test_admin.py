@@ -33,9 +33,5 @@ def test_staff_see_their_workspaces_runs_and_threads_and_change_nothing(
     assert ours.thread_id in threads and theirs.thread_id not in threads
     assert client.get(f"/admin/memories/thread/{theirs.pk}/change/").status_code == 302
     page = client.get(f"/admin/consolidation/consolidationrun/{runs[0].pk}/change/")
-    assert (
-        page.status_code == 200
-        and 'type="submit"' not in page.content.decode().split("<form")[-1].split("</form>")[0]
-        or "Save" not in page.content.decode()
-    )
+    assert page.status_code == 200 and 'name="_save"' not in page.content.decode()
     assert client.get("/admin/consolidation/supersessionproposal/").status_code == 200
