@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
-from consolidation import duplicates
+from consolidation import duplicates, facts
 from consolidation import threads as open_threads
 from consolidation.models import (
     CompiledSnapshot,
@@ -28,7 +28,7 @@ from consolidation.models import (
 )
 from memories.compile import compiled_memory_file
 from memories.divergence import attributes
-from memories.embeddings import current_model_name
+from memories.embeddings import current_model_name, get_embedder
 from memories.errors import ValidationFailed
 from memories.models import (
     STARE_DIMENSIONS,
@@ -43,6 +43,7 @@ from memories.scorer import auto_scores, bundled_scorer, skipped_categories, ski
 from memories.services import link_backfill, memory_merge
 from memories.services.divergence import divergence_run
 from memories.services.provenance import Action, record
+from memories.services.remember import content_hash
 from memories.services.supersede import supersede
 
 #: Memories read a statement.
@@ -777,6 +778,101 @@ def refresh_thread_status(thread_pk: int) -> Thread:
     return Thread.objects.get(pk=thread_pk)
 
 
+def extract(context: PhaseContext) -> dict[str, int]:
+    """Standalone facts a model finds in the episodic memories written since the watermark
+    (``consolidation.facts``; only when ``MM_EXTRACTION_URL`` is set), a chunk of memories at a
+    time, each chunk's facts, links and watermark in one transaction: a model that fails or
+    times out fails the phase with its error and leaves the chunks before it stored."""
+    through = context.watermark("extract")
+    high = newest_id(context.workspace_id)
+    rows = list(
+        Memory.objects.filter(
+            Q(memory_type=Memory.MemoryType.EPISODIC) | Q(category=Memory.Category.EVENT),
+            workspace_id=context.workspace_id,
+            status=Memory.Status.ACTIVE,
+            id__gt=through,
+            id__lte=high,
+        )
+        .exclude(source=EXTRACTION_SOURCE)
+        .order_by("id")
+        .defer("embedding", "episode_embedding")
+    )
+    counts = {"memories": len(rows), "facts": 0, "existing": 0, "refused": 0}
+    for start in range(0, len(rows), facts.BATCH):
+        chunk = rows[start : start + facts.BATCH]
+        by_scope: dict[int, list[Memory]] = {}
+        for memory in chunk:
+            by_scope.setdefault(memory.scope_id, []).append(memory)
+        found: list[tuple[facts.Fact, list[Memory]]] = []
+        for members in by_scope.values():
+            answer = facts.ask([(m.mem_id, m.text) for m in members])
+            counts["refused"] += answer.refused
+            by_id = {m.mem_id: m for m in members}
+            found += [(fact, [by_id[i] for i in fact.sources]) for fact in answer.facts]
+        with transaction.atomic():
+            for fact, sources in found:
+                if context.run.dry_run or _store_fact(context, fact, sources):
+                    counts["facts"] += 1
+                else:
+                    counts["existing"] += 1
+            context.advance("extract", chunk[-1].pk)
+        context.step("extract", min(start + facts.BATCH, len(rows)), len(rows))
+    context.advance("extract", high)
+    return {**counts, "read_after_id": through}
+
+
+#: The source of a memory a model extracted.
+EXTRACTION_SOURCE = "extraction"
+
+
+def _store_fact(context: PhaseContext, fact: facts.Fact, sources: list[Memory]) -> bool:
+    """The fact as a memory with its ``derived_from`` links; False when its scope already has
+    it (a chunk done again after a stop)."""
+    scope_id = sources[0].scope_id
+    digest = content_hash(scope_id=scope_id, source=EXTRACTION_SOURCE, text=fact.text)
+    if Memory.objects.filter(scope_id=scope_id, content_hash=digest).exists():
+        return False
+    vector = get_embedder().embed([fact.text])[0]
+    memory = Memory.objects.create(
+        workspace_id=context.workspace_id,
+        scope_id=scope_id,
+        text=fact.text,
+        category=Memory.Category.FACT,
+        memory_type=Memory.MemoryType.SEMANTIC,
+        source=EXTRACTION_SOURCE,
+        created_at=max(m.created_at for m in sources),
+        embedding=vector,
+        embedding_model=current_model_name(),
+        content_hash=digest,
+        metadata={
+            "extracted_from": [m.mem_id for m in sources],
+            "model": settings.MM_EXTRACTION_MODEL,
+        },
+        **{f"{d}_score": v for d, v in fact.scores.items()},
+        **{f"{d}_origin": Memory.ScoreOrigin.EXTRACTION for d in fact.scores},
+    )
+    Link.objects.bulk_create(
+        [
+            Link(
+                workspace_id=context.workspace_id,
+                source=memory,
+                target_memory=source,
+                kind="derived_from",
+                origin=Link.Origin.CONSOLIDATION,
+                evidence={"model": settings.MM_EXTRACTION_MODEL},
+            )
+            for source in sources
+        ]
+    )
+    record(
+        memory,
+        Action.REMEMBER,
+        new={"text": fact.text, "extracted_from": [m.mem_id for m in sources]},
+        reason=f"consolidation: extracted by {settings.MM_EXTRACTION_MODEL}",
+    )
+    return True
+
+
 def divergence(context: PhaseContext) -> dict[str, int]:
     """Divergence detection over the memories written since its last run
     (``memories.services.divergence``; only when ``MM_DIVERGENCE`` is on)."""
@@ -875,6 +971,7 @@ PHASES: dict[str, Callable[[PhaseContext], dict[str, int]]] = {
     "link": link,
     "supersede": supersede_phase,
     "threads": threads,
+    "extract": extract,
     "divergence": divergence,
     "rescore": rescore,
     "compile": compile_files,

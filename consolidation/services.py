@@ -24,7 +24,11 @@ LOCK_NAMESPACE = 7302
 
 
 #: The phases a switch turns off, and the switch.
-SWITCHES = {"threads": "MM_OPEN_THREADS", "divergence": "MM_DIVERGENCE"}
+SWITCHES = {
+    "threads": "MM_OPEN_THREADS",
+    "extract": "MM_EXTRACTION_URL",
+    "divergence": "MM_DIVERGENCE",
+}
 
 
 def enabled_phases() -> list[str]:

@@ -319,6 +319,12 @@ MM_SAGA = envbool("MM_SAGA", False)
 MM_SAGA_HITS = envint("MM_SAGA_HITS", 10, minimum=1, maximum=100)
 MM_SAGA_THREADS = envint("MM_SAGA_THREADS", 3, minimum=1, maximum=50)
 MM_SAGA_SUMMARY = envint("MM_SAGA_SUMMARY", 5, minimum=0, maximum=50)
+#: Optional fact extraction in consolidation (``consolidation.facts``): an OpenAI-compatible
+#: chat endpoint; empty (the default), nothing is extracted.
+MM_EXTRACTION_URL = envstr("MM_EXTRACTION_URL", "")
+MM_EXTRACTION_MODEL = envstr("MM_EXTRACTION_MODEL", "gpt-4o-mini")
+MM_EXTRACTION_API_KEY = envstr("MM_EXTRACTION_API_KEY", "")
+MM_EXTRACTION_TIMEOUT = envfloat("MM_EXTRACTION_TIMEOUT", 60.0, minimum=0, exclusive_minimum=True)
 #: Divergence detection (``memories.divergence``; ``meaning-memory divergence``): built, off.
 #: A pair of memories is examined when its cosine similarity is at least
 #: MM_DIVERGENCE_MIN_SIMILARITY and flagged when its score is at least MM_DIVERGENCE_THRESHOLD;
