@@ -32,17 +32,6 @@ from common import ROOT, add_smoke_option, describe, machine, setup_django
 PHASES = ["dedupe", "link", "supersede", "threads", "rescore", "compile"]
 MONTHS = ["January", "February", "March", "April", "June", "July"]
 MONTHS += ["August", "September", "October", "November"]
-    "January",
-    "February",
-    "March",
-    "April",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-]
 
 
 def texts(rng: np.random.Generator, count: int, start: int) -> list[tuple[int, str, str, int]]:
