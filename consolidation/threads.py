@@ -39,6 +39,8 @@ import numpy as np
 
 from memories.divergence import NEGATIONS, STOP_WORDS, words
 
+#: How mature what this module implements is, read by the readiness registry.
+READINESS = {"E/threads": "beta"}
 #: A thread keeps its heaviest words only (enough for its title and for comparing).
 THREAD_WORDS_KEPT = 300
 #: The weight of an episode's words beside the memory's own.

@@ -330,6 +330,143 @@ def pairs_checks(path: Path) -> dict[str, Result]:
     }
 
 
+#: Two stories told across four sessions between other talk, and one in another reader's scope.
+POTTERY = [
+    "I started a pottery class at the studio; we shape a bowl for the kiln.",
+    "My first pottery bowl cracked in the kiln at the studio.",
+    "The pottery teacher at the studio showed me how to glaze a bowl before the kiln.",
+    "I will bring my glazed pottery bowl from the studio kiln to the show next week.",
+]
+ROOF = [
+    "The roofer found a leak above the attic window.",
+    "The roofer quoted a new flashing for the attic leak.",
+    "We are waiting for the roofer to fix the attic flashing.",
+    "The roofer fixed the attic leak; the flashing is done.",
+]
+OTHER = [
+    "Lunch was a tomato soup with bread.",
+    "The train to work was late again this morning.",
+    "My sister called about her birthday dinner plans.",
+    "The weather turned cold and windy in the evening.",
+]
+GARDEN = [
+    "The gardener planted tulip bulbs along the fence.",
+    "The gardener says the tulip bulbs by the fence need compost.",
+    "Are the tulip bulbs by the fence coming up yet?",
+]
+
+
+def _stories() -> tuple[Any, Any, dict[str, list[Memory]]]:
+    """Alice's stories in a shared scope, bob's in his private one; threads phase run."""
+    from consolidation.services import consolidation_execute, consolidation_start
+
+    slug = f"readiness-{secrets.token_hex(4)}"
+    alice, bob = (
+        agent_create(workspace_slug=slug, name=name, shared_scopes=["team:home"])[0]
+        for name in ("alice", "bob")
+    )
+    start = timezone.now() - timedelta(days=60)
+    written: dict[str, list[Memory]] = {"pottery": [], "roof": [], "other": [], "garden": []}
+    for session in range(4):
+        stories = (("pottery", POTTERY), ("other", OTHER), ("roof", ROOF))
+        for minute, (name, lines) in enumerate(stories):
+            written[name].append(
+                memory_remember(
+                    agent=alice,
+                    text=lines[session],
+                    scope="team:home",
+                    memory_type="episodic",
+                    session=f"session-{session}",
+                    created_at=start + timedelta(days=7 * session, minutes=minute),
+                ).memory
+            )
+        if session < len(GARDEN):
+            written["garden"].append(
+                memory_remember(
+                    agent=bob,
+                    text=GARDEN[session],
+                    memory_type="episodic",
+                    session=f"garden-{session}",
+                    created_at=start + timedelta(days=7 * session, minutes=5),
+                ).memory
+            )
+    with override_settings(MM_OPEN_THREADS=True):
+        run = consolidation_execute(
+            consolidation_start(workspace=alice.workspace, trigger="command", phases=["threads"])
+        )
+    if run.status != "done":
+        raise RuntimeError(run.error)
+    return alice, bob, written
+
+
+def threads_as_documented() -> Result:
+    """Stories told across sessions are grouped into their own threads (other talk kept out),
+    open or resolved as their last cues say, no thread crosses scopes, and a reader's compiled
+    file lists the open threads of the scopes it sees and no other."""
+    from memories.compile import compiled_memory_file
+    from memories.models import Thread, ThreadMember
+
+    alice, bob, written = _stories()
+    thread_of = dict(
+        ThreadMember.objects.filter(workspace=alice.workspace).values_list("memory_id", "thread")
+    )
+    threads = {name: {thread_of.get(m.pk) for m in ms} for name, ms in written.items()}
+    trials = [
+        len(threads["pottery"]) == 1 and None not in threads["pottery"],
+        len(threads["roof"]) == 1 and None not in threads["roof"],
+        len(threads["garden"]) == 1 and None not in threads["garden"],
+        threads["pottery"].isdisjoint(threads["roof"]),
+        not (threads["other"] & (threads["pottery"] | threads["roof"])),
+    ]
+    by_pk = Thread.objects.in_bulk({t for ts in threads.values() for t in ts if t})
+    pottery, roof, garden = (
+        by_pk.get(next(iter(threads[n]))) for n in ("pottery", "roof", "garden")
+    )
+    trials += [
+        pottery is not None and pottery.status == "open",
+        roof is not None and roof.status == "resolved",
+        garden is not None and garden.status == "open" and garden.scope_id == bob.private_scope.pk,
+    ]
+    with override_settings(MM_OPEN_THREADS=True):
+        seen = {
+            agent.name: set(compiled_memory_file(workspace=agent.workspace, agent=agent).threads)
+            for agent in (alice, bob)
+        }
+    trials += [
+        pottery is not None and seen["alice"] == {pottery.thread_id},
+        garden is not None
+        and pottery is not None
+        and seen["bob"] == {pottery.thread_id, garden.thread_id},
+    ]
+    return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
+
+
+def saga_as_documented() -> Result:
+    """A query recalls its whole story in time order with a summary made of the story's own
+    sentences, and never what the reader may not see. The search gives one hit: the rest of
+    the story comes through its thread."""
+    from consolidation.saga import saga_recall
+
+    alice, bob, written = _stories()
+    trials = []
+    with override_settings(MM_SAGA=True, MM_SAGA_HITS=1):
+        for name, query in (("roof", "the leak in the attic"), ("pottery", "my pottery bowl")):
+            saga = saga_recall(agent=alice, query=query)
+            got = [m.pk for m in saga.memories]
+            story = [m.pk for m in written[name]]
+            trials.append([pk for pk in got if pk in story] == story)
+            in_time = sorted(saga.memories, key=lambda m: (m.created_at, m.pk))
+            trials.append(got == [m.pk for m in in_time])
+            texts = {m.pk: m.text for m in saga.memories}
+            trials.append(
+                bool(saga.summary)
+                and all(sentence in texts[memory.pk] for memory, sentence in saga.summary)
+            )
+        hidden = saga_recall(agent=alice, query="tulip bulbs by the fence")
+        trials.append(not {m.pk for m in hidden.memories} & {m.pk for m in written["garden"]})
+    return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
+
+
 SYNTHETIC: dict[str, Callable[[], Result]] = {
     "s.core.significance_orders": significance_orders,
     "t.core.as_of": as_of_finds_the_valid_memory,
@@ -337,6 +474,8 @@ SYNTHETIC: dict[str, Callable[[], Result]] = {
     "r.links.filters": links_filter_as_documented,
     "r.traversal.paths": traversal_as_documented,
     "r.divergence.flags": divergence_as_documented,
+    "e.threads.grouping": threads_as_documented,
+    "e.saga.story": saga_as_documented,
 }
 
 
@@ -352,12 +491,16 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         # them; without them and without follows.
         joined: list[tuple[bool, bool, bool]] = []
         scored: dict[str, tuple[list[float], list[bool]]] = {d: ([], []) for d in "str"}
+        # Per conversation: evidence pairs, those co-threaded, all pairs, those co-threaded.
+        threaded: list[tuple[int, int, int, int]] = []
+        sagas: list[tuple[float, float]] = []  # multi-hop: (saga recall@20, plain recall@20)
         held_out = set(calibration()["held_out"])
         for conversation in chosen:
             agent = _agent()
             items = [
                 {
                     "text": memory_text(turn, True),
+                    "memory_type": "episodic",
                     "created_at": turn.written_at,
                     "session": f"session_{turn.session}",
                     "metadata": {"dia_id": turn.dia_id},
@@ -366,6 +509,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
             ]
             for first in range(0, len(items), 1000):
                 memory_remember_bulk(agent=agent, items=items[first : first + 1000])
+            threaded.append(_cothreading(agent, conversation))
             dia = dict(
                 Memory.objects.filter(workspace=agent.workspace).values_list(
                     "pk", "metadata__dia_id"
@@ -384,6 +528,8 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                         )
                     )
                 vector = get_embedder().embed([question.text])[0]
+                if question.category == 1:
+                    sagas.append(_saga_gain(agent, question, vector, dia))
                 for expand, found in ((None, recalls), ("graph", graph_recalls)):
                     hits = memory_search(
                         agent=agent,
@@ -432,6 +578,30 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                     "hub_share": HUB_SHARE,
                 },
             )
+        pairs, together, every_pair, every_together = (
+            sum(t[i] for t in threaded) for i in range(4)
+        )
+        if pairs and every_pair:
+            recall, false = together / pairs, every_together / every_pair
+            results["e.threads.locomo_cothreading"] = (
+                recall - false,
+                {
+                    "evidence_pairs": pairs,
+                    "pair_recall": round(recall, 4),
+                    "false_grouping": round(false, 4),
+                },
+            )
+        if sagas:
+            saga_recall_mean = float(np.mean([saga for saga, _ in sagas]))
+            plain_recall_mean = float(np.mean([plain for _, plain in sagas]))
+            results["e.saga.locomo_multihop_gain"] = (
+                saga_recall_mean - plain_recall_mean,
+                {
+                    "questions": len(sagas),
+                    "saga_recall@20": round(saga_recall_mean, 4),
+                    "plain_recall@20": round(plain_recall_mean, 4),
+                },
+            )
         for dim, (scores, labels) in scored.items():
             if scores and any(labels) and not all(labels):
                 results[f"{dim}.scorer.locomo_auc"] = (
@@ -442,6 +612,61 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         return results
 
     return _sandboxed(run)
+
+
+def _cothreading(agent, conversation) -> tuple[int, int, int, int]:
+    """The threads phase over the conversation's workspace: (multi-hop evidence pairs in
+    different sessions, those in one thread, all pairs of turns in different sessions, those
+    in one thread)."""
+    from consolidation.services import consolidation_execute, consolidation_start
+    from memories.models import ThreadMember
+
+    with override_settings(MM_OPEN_THREADS=True):
+        run = consolidation_execute(
+            consolidation_start(workspace=agent.workspace, trigger="command", phases=["threads"])
+        )
+    if run.status != "done":
+        raise RuntimeError(f"the threads phase failed: {run.error}")
+    thread_of = dict(
+        ThreadMember.objects.filter(workspace=agent.workspace).values_list(
+            "memory__metadata__dia_id", "thread_id"
+        )
+    )
+    session = {turn.dia_id: turn.session for turn in conversation.turns}
+    pairs = together = 0
+    for question in conversation.questions:
+        if question.category != 1:
+            continue
+        evidence = sorted(d for d in question.evidence if d in session)
+        for index, first in enumerate(evidence):
+            for second in evidence[index + 1 :]:
+                if session[first] != session[second]:
+                    pairs += 1
+                    together += first in thread_of and thread_of.get(first) == thread_of.get(second)
+    per_session: dict[int, int] = {}
+    for number in session.values():
+        per_session[number] = per_session.get(number, 0) + 1
+    turns = len(session)
+    every = (turns * turns - sum(n * n for n in per_session.values())) // 2
+    members: dict[int, dict[int, int]] = {}
+    for dia_id, thread in thread_of.items():
+        by_session = members.setdefault(thread, {})
+        by_session[session[dia_id]] = by_session.get(session[dia_id], 0) + 1
+    every_together = sum(
+        (sum(c.values()) ** 2 - sum(n * n for n in c.values())) // 2 for c in members.values()
+    )
+    return pairs, together, every, every_together
+
+
+def _saga_gain(agent, question, vector, dia) -> tuple[float, float]:
+    """(saga recall, plain recall) of the question's evidence in 20 memories."""
+    from consolidation.saga import saga_recall
+
+    with override_settings(MM_SAGA=True):
+        saga = saga_recall(agent=agent, query=question.text, limit=20, query_vector=vector)
+    plain = memory_search(agent=agent, query=question.text, query_vector=vector, limit=20)
+    found = [{dia[m.pk] for m in saga.memories}, {dia[h.memory.pk] for h in plain}]
+    return tuple(len(f & question.evidence) / len(question.evidence) for f in found)
 
 
 def _score(agent, conversation, scored, scorer) -> None:

@@ -38,7 +38,7 @@ def test_stare_eval_records_synthetic_evidence(db):
     call_command("stare-eval", stdout=out)
 
     reports = by_key()
-    assert "recorded 6 check runs" in out.getvalue()
+    assert "recorded 8 check runs" in out.getvalue()
     for key in ("S/core", "T/core"):
         assert reports[key].evidence == "synthetic"
         assert reports[key].verdict == "pending"  # the gated evaluation has not run
@@ -48,6 +48,8 @@ def test_stare_eval_records_synthetic_evidence(db):
     assert reports["R/divergence"].evidence == "synthetic"
     assert reports["R/divergence"].verdict == "pending"  # its gated evaluation has not run
     assert reports["R/links"].verdict == "pending"  # its gated evaluation has not run
+    for key in ("E/threads", "E/saga"):
+        assert reports[key].evidence == "synthetic" and reports[key].verdict == "pending"
 
 
 def test_the_links_check_fails_when_a_filter_lets_through_what_it_should_not(db, monkeypatch):
@@ -141,6 +143,17 @@ def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
     )
     assert graph.passed == (graph.value >= 0.01)
     assert set(detail["gain_by_category"]) >= {"1"} and detail["questions"] > 0
+    threads = Evidence.objects.get(check_id="e.threads.locomo_cothreading")
+    detail = threads.detail
+    assert detail["evidence_pairs"] > 0 and 0 <= detail["false_grouping"] <= 1
+    assert threads.value == pytest.approx(detail["pair_recall"] - detail["false_grouping"], 1e-3)
+    assert threads.passed == (threads.value >= 0.30)
+    saga = Evidence.objects.get(check_id="e.saga.locomo_multihop_gain")
+    detail = saga.detail
+    assert detail["questions"] > 0
+    assert saga.value == pytest.approx(detail["saga_recall@20"] - detail["plain_recall@20"], 1e-3)
+    assert reports["E/threads"].deployment == "pilot (off)"
+    assert reports["E/saga"].deployment == "off"
 
 
 def test_a_failing_check_fails_the_verdict_and_caps_the_evidence(db):
@@ -270,3 +283,13 @@ def test_the_traversal_check_fails_when_a_walk_passes_through_what_it_should_not
     )
     value, detail = _sandboxed(traversal_as_documented)
     assert value < 1.0 and detail["passed"] < detail["trials"]
+
+
+def test_the_threads_and_saga_checks_fail_when_stories_are_not_kept_together(db, monkeypatch):
+    from consolidation import threads
+    from readiness.checks import _sandboxed, saga_as_documented, threads_as_documented
+
+    # Every memory starts a thread of its own: no story is told across sessions.
+    monkeypatch.setattr(threads, "score", lambda *args: (0.0, 0.0, 0.0))
+    assert _sandboxed(threads_as_documented)[0] < 1.0
+    assert _sandboxed(saga_as_documented)[0] < 1.0
