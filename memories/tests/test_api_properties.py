@@ -29,7 +29,7 @@ from hypothesis.internal.conjecture import providers
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
-from consolidation.models import ConsolidationRun
+from consolidation.models import CompiledSnapshot, ConsolidationRun
 from memories.models import Divergence, Entity, Memory
 from memories.services import link_add, memory_remember
 
@@ -150,6 +150,7 @@ def no_local_constants(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, subtests, settings):
     settings.MM_TRAVERSAL = True  # opt-in: its endpoints are fuzzed switched on
     settings.MM_DIVERGENCE = True  # off by default: its endpoints are fuzzed switched on
+    settings.MM_SAGA = True  # a preview, off by default: fuzzed switched on
     own = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
     other = memory_remember(
         agent=alice.agent,
@@ -171,6 +172,11 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
         )
         for agent in (alice.agent, charlie.agent)
     ]
+    # A kept compiled file of each (the outsider's with BLUEBIRD in it).
+    for agent, text in ((alice.agent, "Zephyr renews in March."), (charlie.agent, "BLUEBIRD")):
+        CompiledSnapshot.objects.create(
+            workspace=agent.workspace, agent=agent, markdown=text, tokens=3, as_of=own.created_at
+        )
     # A divergence of the agent's and one of the outsider's (the second with BLUEBIRD in it).
     divergences = [
         Divergence.objects.create(
