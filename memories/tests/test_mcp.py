@@ -33,6 +33,7 @@ TOOLS = {
     "mm_explain_path",
     "mm_divergences",
     "mm_consolidate",
+    "mm_saga",
     "mm_stare_readiness",
 }
 RENEWAL = (
@@ -112,6 +113,8 @@ def test_http_lists_the_tools_and_each_one_works(served, actors):
         compiled = await session.call_tool("mm_compile", {"display_mode": "marks"})
         resource = await session.read_resource("memory://compiled")
         readiness = await session.call_tool("mm_stare_readiness", {})
+        saga = await session.call_tool("mm_saga", {"query": "Zephyr"})  # a preview, off
+        assert saga.is_error and "MM_SAGA" in text_of(saga)
         forgot = await session.call_tool(
             "mm_forget",
             {"mem_id": bulk.structured_content["results"][0]["mem_id"], "reason": "wrong"},
