@@ -84,6 +84,23 @@ class PhaseContext:
             self.progress(phase, done, total)
 
 
+#: The memories Open Threads and fact extraction read: episodic ones and events.
+EPISODIC = Q(memory_type=Memory.MemoryType.EPISODIC) | Q(category=Memory.Category.EVENT)
+
+
+def written_since(context: PhaseContext, through: int, high: int, *where: Q, **more: Any):
+    """The workspace's active memories with ids in (``through``, ``high``], oldest first, and
+    ``where`` / ``more`` besides."""
+    return Memory.objects.filter(
+        *where,
+        workspace_id=context.workspace_id,
+        status=Memory.Status.ACTIVE,
+        id__gt=through,
+        id__lte=high,
+        **more,
+    ).order_by("id")
+
+
 def newest_id(workspace_id: int) -> int:
     found = Memory.objects.filter(workspace_id=workspace_id).order_by("-id").first()
     return found.pk if found is not None else 0
@@ -157,15 +174,7 @@ def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
     the same scope that ``consolidation.duplicates.judge`` calls near-duplicates, most similar
     first; a memory merged by an earlier pair is out of the later ones."""
     ids = list(
-        Memory.objects.filter(
-            workspace_id=context.workspace_id,
-            status=Memory.Status.ACTIVE,
-            embedding__isnull=False,
-            id__gt=through,
-            id__lte=high,
-        )
-        .order_by("id")
-        .values_list("id", flat=True)
+        written_since(context, through, high, embedding__isnull=False).values_list("id", flat=True)
     )
     pairs: dict[tuple[int, int], float] = {}
     for start in range(0, len(ids), BATCH):
@@ -274,15 +283,7 @@ def link(context: PhaseContext) -> dict[str, int]:
     through = context.watermark("link")
     high = newest_id(context.workspace_id)
     ids = list(
-        Memory.objects.filter(
-            workspace_id=context.workspace_id,
-            status=Memory.Status.ACTIVE,
-            embedding__isnull=False,
-            id__gt=through,
-            id__lte=high,
-        )
-        .order_by("id")
-        .values_list("id", flat=True)
+        written_since(context, through, high, embedding__isnull=False).values_list("id", flat=True)
     )
     made = 0
     for start in range(0, len(ids), BATCH):
@@ -364,16 +365,7 @@ def supersede_phase(context: PhaseContext) -> dict[str, int]:
     and is proposed to a curator otherwise (``SupersessionProposal``)."""
     through = context.watermark("supersede")
     high = newest_id(context.workspace_id)
-    ids = list(
-        Memory.objects.filter(
-            workspace_id=context.workspace_id,
-            status=Memory.Status.ACTIVE,
-            id__gt=through,
-            id__lte=high,
-        )
-        .order_by("id")
-        .values_list("id", flat=True)
-    )
+    ids = list(written_since(context, through, high).values_list("id", flat=True))
     counts = {"memories": len(ids), "applied": 0, "proposed": 0}
     for start in range(0, len(ids), BATCH):
         batch = ids[start : start + BATCH]
@@ -513,17 +505,9 @@ def threads(context: PhaseContext) -> dict[str, int]:
     through = context.watermark("threads")
     high = newest_id(context.workspace_id)
     rows = list(
-        Memory.objects.filter(
-            Q(memory_type=Memory.MemoryType.EPISODIC) | Q(category=Memory.Category.EVENT),
-            workspace_id=context.workspace_id,
-            status=Memory.Status.ACTIVE,
-            embedding__isnull=False,
-            id__gt=through,
-            id__lte=high,
-            thread_member__isnull=True,
-        )
-        .order_by("id")
-        .values_list("id", flat=True)
+        written_since(
+            context, through, high, EPISODIC, embedding__isnull=False, thread_member__isnull=True
+        ).values_list("id", flat=True)
     )
     counts = {"memories": len(rows), "joined": 0, "started": 0, "unthreaded": 0, "threads": 0}
     touched_all: set[int] = set()
@@ -786,15 +770,8 @@ def extract(context: PhaseContext) -> dict[str, int]:
     through = context.watermark("extract")
     high = newest_id(context.workspace_id)
     rows = list(
-        Memory.objects.filter(
-            Q(memory_type=Memory.MemoryType.EPISODIC) | Q(category=Memory.Category.EVENT),
-            workspace_id=context.workspace_id,
-            status=Memory.Status.ACTIVE,
-            id__gt=through,
-            id__lte=high,
-        )
+        written_since(context, through, high, EPISODIC)
         .exclude(source=EXTRACTION_SOURCE)
-        .order_by("id")
         .defer("embedding", "episode_embedding")
     )
     counts = {"memories": len(rows), "facts": 0, "existing": 0, "refused": 0}
