@@ -103,3 +103,35 @@ def read_into_page_cache(tables: tuple[str, ...]) -> tuple[float, int]:
                 while chunk := handle.read(1 << 24):
                     read += len(chunk)
     return time.perf_counter() - started, read
+
+
+#: LoCoMo's seven dev conversations (``../shared/data/README.md``), the default ``--data``.
+LOCOMO_DEV = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev7.json"
+
+
+def add_data_options(
+    parser: argparse.ArgumentParser, data_dir: str, data: Path | None = LOCOMO_DEV
+) -> None:
+    """``--data`` (a file of ``data``'s shape; none when ``data`` is None), ``--json OUT`` and
+    ``--data-dir`` (the benchmark's own embedded database, ``benchmarks/out/<data_dir>``)."""
+    if data is not None:
+        parser.add_argument(
+            "--data", type=Path, default=data, help=f"a file in the shape of {data.name}"
+        )
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / data_dir)
+
+
+def check_data(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if not args.data.exists():
+        parser.error(f"--data {args.data} does not exist")
+
+
+def write_json(path: Path | None, payload: dict[str, Any]) -> None:
+    """The figures as JSON at ``path`` (``--json``), when one was given."""
+    if path is None:
+        return
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2, default=str) + "\n")

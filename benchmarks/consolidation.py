@@ -19,15 +19,21 @@ of the same size is reused unless ``--fresh``. Timings are printed, never assert
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, add_smoke_option, describe, machine, setup_django
+from common import (
+    ROOT,
+    add_data_options,
+    add_smoke_option,
+    describe,
+    machine,
+    setup_django,
+    write_json,
+)
 
 PHASES = ["dedupe", "link", "supersede", "threads", "rescore", "compile"]
 MONTHS = ["January", "February", "March", "April", "June", "July"]
@@ -113,10 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=100_000, help="memories of the full run")
     parser.add_argument("--new", type=int, default=1_000, help="memories of the incremental run")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    parser.add_argument(
-        "--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "consolidation-db"
-    )
+    add_data_options(parser, "consolidation-db", data=None)
     parser.add_argument("--fresh", action="store_true", help="load the workspace again")
     add_smoke_option(parser)
     args = parser.parse_args()
@@ -210,8 +213,7 @@ def main() -> None:
             "machine": machine(),
             "command": command,
         }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        write_json(args.json, payload)
 
 
 if __name__ == "__main__":

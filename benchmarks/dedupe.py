@@ -32,16 +32,23 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import re
 import shlex
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, add_smoke_option, describe, machine, setup_django
+from common import (
+    ROOT,
+    add_data_options,
+    add_smoke_option,
+    check_data,
+    describe,
+    machine,
+    setup_django,
+    write_json,
+)
 
 from readiness.locomo import Conversation, memory_text, read
 
@@ -202,18 +209,10 @@ def thresholds(conversations: list[Conversation], agents: dict[str, Any]) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--data",
-        type=Path,
-        default=ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev7.json",
-        help="a file in LoCoMo's format",
-    )
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "dedupe-db")
+    add_data_options(parser, "dedupe-db")
     add_smoke_option(parser)
     args = parser.parse_args()
-    if not args.data.exists():
-        parser.error(f"--data {args.data} does not exist")
+    check_data(parser, args)
     conversations = read(args.data)
     if args.smoke:
         conversations = conversations[:1]
@@ -331,8 +330,7 @@ def main() -> None:
             "machine": machine(),
             "command": command,
         }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+        write_json(args.json, payload)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import re
 import shlex
 import sys
@@ -42,7 +41,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, add_smoke_option, describe, machine, setup_django
+from common import (
+    ROOT,
+    add_data_options,
+    add_smoke_option,
+    check_data,
+    describe,
+    machine,
+    setup_django,
+    write_json,
+)
 
 from readiness.locomo import CATEGORIES, Conversation, Question, memory_text, read
 
@@ -212,14 +220,7 @@ def verdict(methods: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--data",
-        type=Path,
-        default=ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev7.json",
-        help="a file in LoCoMo's format",
-    )
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "locomo-db")
+    add_data_options(parser, "locomo-db")
     parser.add_argument(
         "--speaker", choices=("text", "source"), default="text", help="where the speaker goes"
     )
@@ -230,8 +231,7 @@ def main() -> None:
     )
     add_smoke_option(parser)
     args = parser.parse_args()
-    if not args.data.exists():
-        parser.error(f"--data {args.data} does not exist")
+    check_data(parser, args)
     conversations = read(args.data)
     if args.smoke:  # one conversation, its first 20 questions
         conversations = conversations[:1]
@@ -335,8 +335,7 @@ def main() -> None:
             "command": command,
             "machine": info,
         }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        write_json(args.json, payload)
 
 
 if __name__ == "__main__":

@@ -19,15 +19,22 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import shlex
 import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
-from common import ROOT, add_smoke_option, describe, machine, setup_django
+from common import (
+    ROOT,
+    add_data_options,
+    add_smoke_option,
+    check_data,
+    describe,
+    machine,
+    setup_django,
+    write_json,
+)
 from threads import load, run_threads
 
 from readiness.locomo import CATEGORIES, read
@@ -37,18 +44,10 @@ LIMIT = 20
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--data",
-        type=Path,
-        default=ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev7.json",
-        help="a file in LoCoMo's format",
-    )
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "saga-db")
+    add_data_options(parser, "saga-db")
     add_smoke_option(parser)
     args = parser.parse_args()
-    if not args.data.exists():
-        parser.error(f"--data {args.data} does not exist")
+    check_data(parser, args)
     conversations = read(args.data)
     if args.smoke:
         conversations = conversations[:1]
@@ -148,8 +147,7 @@ def main() -> None:
             "machine": machine(),
             "command": command,
         }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        write_json(args.json, payload)
 
 
 if __name__ == "__main__":

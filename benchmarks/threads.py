@@ -32,17 +32,24 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import shlex
 import sys
 import time
 from collections import Counter, defaultdict
 from itertools import combinations
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, add_smoke_option, describe, machine, setup_django
+from common import (
+    ROOT,
+    add_data_options,
+    add_smoke_option,
+    check_data,
+    describe,
+    machine,
+    setup_django,
+    write_json,
+)
 
 from readiness.locomo import Conversation, memory_text, read
 
@@ -223,14 +230,7 @@ def measure_links(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--data",
-        type=Path,
-        default=ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev7.json",
-        help="a file in LoCoMo's format",
-    )
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "threads-db")
+    add_data_options(parser, "threads-db")
     parser.add_argument(
         "--min-scores",
         default="0.35,0.4,0.45",
@@ -238,8 +238,7 @@ def main() -> None:
     )
     add_smoke_option(parser)
     args = parser.parse_args()
-    if not args.data.exists():
-        parser.error(f"--data {args.data} does not exist")
+    check_data(parser, args)
     try:
         min_scores = [float(value) for value in args.min_scores.split(",")]
     except ValueError:
@@ -318,8 +317,7 @@ def main() -> None:
             "machine": machine(),
             "command": command,
         }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        write_json(args.json, payload)
 
 
 if __name__ == "__main__":
