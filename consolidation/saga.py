@@ -75,6 +75,8 @@ def saga_recall(
             np.asarray(thread.centroid, dtype=np.float64) if thread.centroid is not None else None
         )
     else:
+        if query_vector is None:  # embedded once, for the search and for ranking members
+            query_vector = get_embedder().embed([query])[0]
         found = memory_search(
             agent=agent, query=query, limit=settings.MM_SAGA_HITS, query_vector=query_vector
         )
@@ -88,8 +90,6 @@ def saga_recall(
         by_pk = Thread.objects.in_bulk(chosen)
         threads = [by_pk[pk] for pk in chosen]
         anchor = query_vector
-        if anchor is None and found:
-            anchor = get_embedder().embed([query])[0]
     members = list(
         Memory.objects.filter(
             valid_at_q(timezone.now()),
