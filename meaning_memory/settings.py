@@ -340,6 +340,14 @@ MM_DIVERGENCE_MODEL_API_KEY = envstr("MM_DIVERGENCE_MODEL_API_KEY", "")
 MM_DIVERGENCE_MODEL_TIMEOUT = envfloat(
     "MM_DIVERGENCE_MODEL_TIMEOUT", 30.0, minimum=0, exclusive_minimum=True
 )
+#: Asymmetry (``memories.asymmetry``): a source's estimate is shrunk toward the workspace's
+#: prior as if it had MM_SOURCE_PRIOR_STRENGTH more memories judged at the prior's rate. The A
+#: score changes ranking only with MM_ASYMMETRY_RANKING, which the engine refuses to start with
+#: while A's gated check has not passed (``readiness``).
+MM_SOURCE_PRIOR_STRENGTH = envfloat(
+    "MM_SOURCE_PRIOR_STRENGTH", 5.0, minimum=0, exclusive_minimum=True
+)
+MM_ASYMMETRY_RANKING = envbool("MM_ASYMMETRY_RANKING", False)
 #: Most entities and links one write may give (each item of a bulk write alike).
 MM_MAX_ENTITIES_PER_MEMORY = envint("MM_MAX_ENTITIES_PER_MEMORY", 50, minimum=1)
 MM_MAX_LINKS_PER_MEMORY = envint("MM_MAX_LINKS_PER_MEMORY", 50, minimum=1)

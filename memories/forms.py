@@ -136,6 +136,9 @@ class DivergenceCloseForm(forms.Form):
         error_messages={"required": REASON_REQUIRED},
         widget=forms.TextInput(attrs={"placeholder": "Why? (required)"}),
     )
+    #: Resolving: the mem_id of the memory that was right, if the curator says (its source's
+    #: record counts it).
+    right = forms.CharField(max_length=16, required=False)
 
 
 class UnmergeForm(forms.Form):

@@ -1,4 +1,5 @@
-"""The types of entities and of links (plain values: the settings' rules read them too)."""
+"""The types of entities and of links, and the perspectives and kinds of source of a memory
+(plain values: the settings' rules read them too)."""
 
 #: The types of entities, besides ``custom:<name>`` (see ``memories.rules.entity_type``).
 ENTITY_TYPES = ("person", "organization", "customer", "project", "product", "place", "topic")
@@ -18,3 +19,9 @@ LINK_TYPES = (
 #: The link types the engine derives from memories' own fields: nobody writes them as links.
 DERIVED_LINK_TYPES = ("supersedes", "follows")
 CUSTOM_TYPE_PREFIX = "custom:"
+#: Whom a memory is for, besides ``custom:<name>``: the agent that wrote it, the person it
+#: works for, the team sharing the scope, someone outside (a customer, a partner).
+PERSPECTIVES = ("self", "user", "team", "external")
+#: How a memory's claim reached its writer: first-hand, someone said it, a tool's output, the
+#: agent concluded it, reported second-hand.
+SOURCE_KINDS = ("observed", "stated", "tool", "inferred", "hearsay")

@@ -165,6 +165,16 @@ class Memory(models.Model):
         WRITER = "writer"
         SCORER = "scorer"
         EXTRACTION = "extraction"
+        ASYMMETRY = "asymmetry"  # the engine's A score (``memories.asymmetry``)
+
+    class SourceKind(models.TextChoices):
+        """How the claim reached the writer; blank when neither the writer nor a cue says."""
+
+        OBSERVED = "observed"  # first-hand
+        STATED = "stated"  # someone said it
+        TOOL = "tool"  # a tool's output
+        INFERRED = "inferred"  # the agent concluded it
+        HEARSAY = "hearsay"  # reported second-hand
 
     mem_id = models.CharField(max_length=16, unique=True, default=new_mem_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memories")
@@ -208,6 +218,34 @@ class Memory(models.Model):
 
     session = models.CharField(max_length=200, blank=True)
     thread = models.CharField(max_length=200, blank=True)
+
+    # Asymmetry: whose perspective it serves and where its claim came from
+    # (``memories.attribution``; the origin of each value in ``attribution``).
+    perspective = models.CharField(
+        max_length=80,
+        default="self",
+        db_default="self",
+        help_text="Whom it is for: self, user, team, external or custom:<name>.",
+    )
+    attributed_to = models.ForeignKey(
+        "Entity",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="attributed",
+        db_index=False,  # memory_attributed_to, partial: most memories name no one
+        help_text="Who made the claim.",
+    )
+    source_kind = models.CharField(
+        max_length=10, choices=SourceKind.choices, blank=True, default="", db_default=""
+    )
+    #: How much it matters to the writing agent itself, and to others (``significance`` stays
+    #: the ranking signal; see the README's Asymmetry section).
+    sig_self = models.FloatField(null=True, blank=True)
+    sig_external = models.FloatField(null=True, blank=True)
+    #: Where ``perspective``, ``attributed_to`` and ``source_kind`` came from: the writer, the
+    #: scope (perspective's default) or a cue in the text (with the words that set it).
+    attribution = models.JSONField(default=dict, blank=True, db_default={})
 
     #: The texts of the memories just before this one in its session and scope (at most
     #: ``MM_EPISODE_WINDOW``, oldest first, one per line), as they stood when it was written.
@@ -276,6 +314,11 @@ class Memory(models.Model):
             ),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
             models.Index(fields=["scope", "content_hash"], name="memory_content_hash"),
+            models.Index(
+                fields=["attributed_to"],
+                name="memory_attributed_to",
+                condition=Q(attributed_to__isnull=False),
+            ),
             # The memories whose entities were not extracted yet (``meaning-memory link``).
             models.Index(
                 fields=["workspace", "id"],
@@ -307,6 +350,14 @@ class Memory(models.Model):
                 | Q(valid_from__lt=F("valid_until")),
                 name="memory_valid_from_before_until",
             ),
+            *[
+                models.CheckConstraint(
+                    condition=Q(**{f"{name}__isnull": True})
+                    | (Q(**{f"{name}__gte": 0}) & Q(**{f"{name}__lte": 1})),
+                    name=f"memory_{name}_0_1",
+                )
+                for name in ("sig_self", "sig_external")
+            ],
         ]
 
     def __str__(self) -> str:
@@ -708,6 +759,44 @@ class ThreadMember(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} in {self.thread_id}"
+
+
+class SourceRecord(models.Model):
+    """A source's record in a workspace, as the last refresh of the A scores counted it
+    (``memories.services.asymmetry``): how many of its memories were found right (marked
+    important, a divergence resolved for them) and wrong (demoted, superseded by another
+    source, a divergence resolved against them), and the estimate shrunk toward the workspace's
+    prior. A writer's memory reads its record here when it is written; the live record is
+    ``memories.selectors.sources``."""
+
+    class Kind(models.TextChoices):
+        WRITER = "writer"  # ``Memory.source``
+        ENTITY = "entity"  # ``Memory.attributed_to``: its ``entity_id``
+        TOPIC = "topic"  # an entity the memories mention, whoever wrote them
+        PRIOR = "prior"  # the workspace's prior (key and topic empty)
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    key = models.CharField(max_length=200)
+    #: With a writer or an entity: its record on memories that mention this entity (its
+    #: ``entity_id``).
+    topic = models.CharField(max_length=16, blank=True, default="")
+    memories = models.PositiveIntegerField(default=0)
+    right = models.FloatField(default=0)
+    wrong = models.FloatField(default=0)
+    estimate = models.FloatField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "kind", "key", "topic"], name="source_record_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        topic = f" on {self.topic}" if self.topic else ""
+        return f"{self.kind} {self.key}{topic}: {self.estimate:.2f}"
 
 
 class LoginThrottle(models.Model):

@@ -11,6 +11,7 @@ from memories.models import Agent, Divergence, Entity, Link, Memory, ProvenanceE
 from memories.search import SearchHit
 from memories.selectors import memory_history, visible_scope_ids
 from memories.selectors.relations import LinkView, memory_entities, memory_links
+from memories.selectors.sources import Record
 from memories.selectors.traversal import Reached, made_by, step_time
 from memories.services import BulkResult, iso
 from memories.tokens import COUNTER_NAME
@@ -67,9 +68,24 @@ def memory_to_dict(memory: Memory) -> dict[str, Any]:
         "stare_origins": memory.stare_origins,
         "session": memory.session,
         "thread": memory.thread,
+        "perspective": memory.perspective,
+        "attributed_to": _attributed(memory),
+        "source_kind": memory.source_kind or None,
+        "sig_self": memory.sig_self,
+        "sig_external": memory.sig_external,
+        "attribution": memory.attribution,
         "embedding_model": memory.embedding_model,
         "metadata": memory.metadata,
     }
+
+
+def _attributed(memory: Memory) -> dict[str, str] | None:
+    """Who made the memory's claim (the entity it was merged into, if merged)."""
+    if memory.attributed_to_id is None:
+        return None
+    entity = memory.attributed_to
+    entity = entity.merged_into or entity if entity.merged_into_id else entity
+    return {"entity_id": entity.entity_id, "name": entity.name, "type": entity.kind}
 
 
 def provenance_to_dict(event: ProvenanceEvent) -> dict[str, Any]:
@@ -320,3 +336,31 @@ def bulk_results_to_dict(results: list[BulkResult]) -> dict[str, object]:
 def hits_to_list(hits: list[SearchHit]) -> list[dict[str, object]]:
     """Search hits in rank order, each with its rank and explanation."""
     return [hit_to_dict(hit, position) for position, hit in enumerate(hits, 1)]
+
+
+#: How many of a source's records on topics its detail lists (most judged first).
+SOURCE_TOPICS_LISTED = 20
+
+
+def source_to_dict(record: Record) -> dict[str, object]:
+    """A source's record: its memories, how many were found right and wrong, its estimate
+    (shrunk toward the workspace's prior; ``memories.asymmetry``)."""
+    return {
+        "kind": record.kind,
+        "key": record.key,
+        "name": record.name,
+        "memories": record.memories,
+        "right": record.right,
+        "wrong": record.wrong,
+        "estimate": round(record.estimate, 6),
+    }
+
+
+def source_detail_to_dict(record: Record, events: list[dict]) -> dict[str, object]:
+    """A source's record with its records on topics and the events behind it."""
+    topics = sorted(record.on_topics.values(), key=lambda r: (-r.judged, r.name.lower()))
+    return {
+        **source_to_dict(record),
+        "topics": [source_to_dict(t) for t in topics[:SOURCE_TOPICS_LISTED]],
+        "events": [{**e, "at": iso(e["at"])} for e in events],
+    }

@@ -13,7 +13,14 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
-from memories.kinds import CUSTOM_TYPE_PREFIX, DERIVED_LINK_TYPES, ENTITY_TYPES, LINK_TYPES
+from memories.kinds import (
+    CUSTOM_TYPE_PREFIX,
+    DERIVED_LINK_TYPES,
+    ENTITY_TYPES,
+    LINK_TYPES,
+    PERSPECTIVES,
+    SOURCE_KINDS,
+)
 
 
 def unit_interval(value: float | None) -> str | None:
@@ -241,7 +248,7 @@ def type_pattern(known: tuple[str, ...]) -> str:
 ENTITY_NAME_MAX = 200
 
 
-def _typed(value: str | None, known: tuple[str, ...], what: str) -> str | None:
+def _typed(value: str | None, known: tuple[str, ...], what: str, typed: bool = True) -> str | None:
     if not isinstance(value, str) or not value:
         return "must not be empty."
     if value in known:
@@ -251,13 +258,26 @@ def _typed(value: str | None, known: tuple[str, ...], what: str) -> str | None:
     ):
         return None
     return (
-        f"{value!r} is not {what} type: one of {', '.join(known)}, or "
+        f"{value!r} is not {what}{' type' if typed else ''}: one of {', '.join(known)}, or "
         f"{CUSTOM_TYPE_PREFIX}<name> (lower-case letters, digits, _ and -, at most 64)."
     )
 
 
 def entity_type(value: str | None) -> str | None:
     return _typed(value, ENTITY_TYPES, "an entity")
+
+
+def perspective(value: str | None) -> str | None:
+    """Whom a memory is for: one of PERSPECTIVES, or ``custom:<name>`` (None: not said)."""
+    if value is None:
+        return None
+    return _typed(value, PERSPECTIVES, "a perspective", typed=False)
+
+
+def source_kind(value: str | None) -> str | None:
+    if value is None or value in SOURCE_KINDS:
+        return None
+    return f"{value!r} is not a source kind: one of {', '.join(SOURCE_KINDS)}."
 
 
 def link_type(value: str | None) -> str | None:

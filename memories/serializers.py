@@ -21,7 +21,14 @@ from memories import rules
 from memories.compile import DISPLAY_MODES, compile_options
 from memories.decay import PRESET_NAMES
 from memories.errors import ValidationFailed
-from memories.kinds import CUSTOM_TYPE_PREFIX, DERIVED_LINK_TYPES, ENTITY_TYPES, LINK_TYPES
+from memories.kinds import (
+    CUSTOM_TYPE_PREFIX,
+    DERIVED_LINK_TYPES,
+    ENTITY_TYPES,
+    LINK_TYPES,
+    PERSPECTIVES,
+    SOURCE_KINDS,
+)
 from memories.models import Memory
 from memories.services import FEEDBACK_ACTIONS
 from memories.tokens import COUNTER_NAME
@@ -172,6 +179,8 @@ LINK_TYPE = Rule(
     pattern=rules.type_pattern(tuple(t for t in LINK_TYPES if t not in DERIVED_LINK_TYPES)),
 )
 MEM_ID = Rule(rules.mem_id, pattern=ID_PATTERN)
+PERSPECTIVE = Rule(rules.perspective, pattern=rules.type_pattern(PERSPECTIVES))
+PERSPECTIVE_HELP = f"Whom it is for: {', '.join(PERSPECTIVES)}, or {CUSTOM_TYPE_PREFIX}<name>."
 
 
 class EntityInput(StrictSerializer):
@@ -272,6 +281,36 @@ class RememberInput(StrictSerializer):
         max_length=200,
         help_text="The ongoing story it belongs to.",
     )
+    perspective = Text(
+        required=False,
+        validators=[PERSPECTIVE],
+        help_text=PERSPECTIVE_HELP + " Default: self in your private scope, team in a shared one.",
+    )
+    attributed_to = Text(
+        required=False,
+        allow_null=True,
+        validators=[Rule(rules.entity_reference, max_length=rules.ENTITY_NAME_MAX)],
+        help_text="Who made the claim: an entity's id, or a name (found among the workspace's "
+        'entities, or made one). Default: the text\'s reported speech ("according to Maria", '
+        '"Maria said"), if any.',
+    )
+    source_kind = serializers.ChoiceField(
+        choices=SOURCE_KINDS,
+        required=False,
+        error_messages=_choice_message(list(SOURCE_KINDS)),
+        help_text="How the claim reached you: observed (first-hand), stated (someone said it), "
+        "tool (a tool's output), inferred (you concluded it), hearsay (second-hand). Default: "
+        "what the text's cues say, if anything.",
+    )
+    sig_self = _unit_field(
+        required=False,
+        allow_null=True,
+        help_text="How much it matters to you, 0 to 1 (significance, when you give none, is the "
+        "larger of sig_self and sig_external).",
+    )
+    sig_external = _unit_field(
+        required=False, allow_null=True, help_text="How much it matters to others, 0 to 1."
+    )
     metadata = serializers.DictField(required=False, help_text="Any JSON object to keep with it.")
     idempotency_key = Text(
         required=False,
@@ -349,6 +388,27 @@ class SearchInput(StrictSerializer):
         help_text="Only this memory type.",
     )
     source = Text(required=False, allow_null=True, allow_blank=True, help_text="Only this source.")
+    perspective = Text(
+        required=False,
+        allow_null=True,
+        validators=[PERSPECTIVE],
+        help_text="Only memories for this perspective (" + ", ".join(PERSPECTIVES) + ", "
+        f"{CUSTOM_TYPE_PREFIX}<name>).",
+    )
+    attributed_to = Text(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        validators=[Rule(rules.entity_reference, max_length=rules.ENTITY_NAME_MAX)],
+        help_text="Only claims made by this entity: its id, or a name or alias.",
+    )
+    source_kind = serializers.ChoiceField(
+        choices=SOURCE_KINDS,
+        required=False,
+        allow_null=True,
+        error_messages=_choice_message(list(SOURCE_KINDS)),
+        help_text="Only memories whose claim came this way.",
+    )
     min_s_score = _unit_field(
         required=False, allow_null=True, help_text="Only memories with an S score at least this."
     )
@@ -563,6 +623,21 @@ class EntityListInput(PageInput):
     type = Text(required=False, allow_blank=True, validators=[Rule(rules.entity_type_or_blank)])
 
 
+SOURCE_KINDS_LISTED = ("writer", "entity")
+
+
+class SourceListInput(PageInput):
+    kind = serializers.ChoiceField(
+        choices=SOURCE_KINDS_LISTED,
+        required=False,
+        allow_blank=True,
+        error_messages=_choice_message(list(SOURCE_KINDS_LISTED)),
+        help_text="Only writers (the memories' source) or only entities their claims are "
+        "attributed to; default both.",
+    )
+    query = Text(required=False, allow_blank=True, help_text="Part of a source's name.")
+
+
 DIVERGENCE_STATUSES = ("open", "resolved", "dismissed")
 
 
@@ -584,6 +659,13 @@ class DivergenceCloseInput(StrictSerializer):
         "(its contradicts link is removed).",
     )
     reason = _reason_field()
+    right = Text(
+        required=False,
+        allow_null=True,
+        validators=[MEM_ID],
+        help_text="Resolving: the mem_id of the memory that was right (its source's record "
+        "counts it right, the other's wrong).",
+    )
 
 
 class NoArguments(StrictSerializer):

@@ -518,6 +518,7 @@ def divergences(request: HttpRequest, slug: str) -> HttpResponse:
                     user=request.user,
                     status=form.cleaned_data["status"],
                     reason=form.cleaned_data["reason"],
+                    right=form.cleaned_data["right"] or None,
                 )
             except ValidationFailed as exc:
                 _form_errors(form, exc)

@@ -19,6 +19,8 @@ urlpatterns = [
     ),
     path("entities", views.EntitiesApi.as_view(), name="entities"),
     path("entities/<str:entity_id>", views.EntityDetailApi.as_view(), name="entity-detail"),
+    path("sources", views.SourcesApi.as_view(), name="sources"),
+    path("sources/<str:kind>/<path:key>", views.SourceDetailApi.as_view(), name="source-detail"),
     path("search", views.SearchApi.as_view(), name="search"),
     path("traverse", views.TraverseApi.as_view(), name="traverse"),
     path("explain-path", views.ExplainPathApi.as_view(), name="explain-path"),

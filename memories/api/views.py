@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from memories import rules, services
 from memories.api import schema  # noqa: F401 (the schema's extensions register on import)
 from memories.compile import compiled_memory_file
-from memories.errors import ValidationFailed
+from memories.errors import NotFound, ValidationFailed
 from memories.presenters import (
     bulk_results_to_dict,
     compiled_to_dict,
@@ -27,6 +27,8 @@ from memories.presenters import (
     memory_to_dict,
     path_to_dict,
     results_table,
+    source_detail_to_dict,
+    source_to_dict,
     stored_link_to_dict,
     traversal_to_dict,
 )
@@ -34,8 +36,10 @@ from memories.search import memory_search
 from memories.selectors import memory_get, visible_scope_ids
 from memories.selectors.divergences import divergence_get, divergences_visible
 from memories.selectors.relations import entity_get, entity_list, entity_memories
+from memories.selectors.sources import source_detail, source_events, source_list, source_records
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
+    SOURCE_KINDS_LISTED,
     CompileInput,
     DivergenceListInput,
     EntityDeclareInput,
@@ -48,6 +52,7 @@ from memories.serializers import (
     PageInput,
     RememberInput,
     SearchInput,
+    SourceListInput,
     StrictSerializer,
     TraverseInput,
     parse,
@@ -320,6 +325,55 @@ class MemoryLinkRemoveApi(APIView):
             **parse(LinkRemoveInput, request.data),
         )
         return Response(stored_link_to_dict(link))
+
+
+class SourcesApi(APIView):
+    @extend_schema(
+        parameters=[SourceListInput],
+        operation_id="sources_list",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Sources and their records: how often their memories were found right",
+        description="Writers (a memory's source) and the entities claims are attributed to, "
+        "each with its memories you see, how many were found right (marked important, a "
+        "divergence resolved for them) and wrong (demoted, superseded by another source, a "
+        "divergence resolved against them), and its estimate shrunk toward the workspace's "
+        "prior (``prior``). Most judged first.",
+    )
+    def get(self, request: Request) -> Response:
+        values = parse(SourceListInput, request.query_params.dict(), from_text=True)
+        agent = request.user
+        records = source_records(agent.workspace_id, visible_scope_ids(agent))
+        found, page = _page(
+            source_list(records, kind=values.get("kind", ""), query=values.get("query", "")),
+            values,
+        )
+        return Response(
+            {
+                **page,
+                "prior": round(records.prior, 6),
+                "prior_strength": records.strength,
+                "results": [source_to_dict(r) for r in found],
+            }
+        )
+
+
+class SourceDetailApi(APIView):
+    @extend_schema(
+        operation_id="sources_detail",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="One source's record, its records on topics, and the events behind it",
+        description="kind: writer (key: the writer's name) or entity (key: its entity_id). A "
+        "source none of whose memories you see is a 404, as one that does not exist.",
+    )
+    def get(self, request: Request, kind: str, key: str) -> Response:
+        if kind not in SOURCE_KINDS_LISTED:
+            raise NotFound(f"no source kind {kind!r} (writer or entity).")
+        agent = request.user
+        scope_ids = visible_scope_ids(agent)
+        records = source_records(agent.workspace_id, scope_ids)
+        record = source_detail(records, kind=kind, key=key)
+        events = source_events(agent.workspace_id, scope_ids, kind=kind, key=key)
+        return Response(source_detail_to_dict(record, events))
 
 
 class EntitiesApi(APIView):

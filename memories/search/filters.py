@@ -48,7 +48,7 @@ class SearchFilters:
         if currently_valid is not None:
             clauses.append(valid_at_sql("now") if currently_valid else ended_by_sql("now"))
             params["now"] = now
-        for column in ("category", "memory_type", "source"):
+        for column in ("category", "memory_type", "source", "perspective", "source_kind"):
             if value := values.pop(column, None):
                 clauses.append(f"{column} = %({column})s")
                 params[column] = value

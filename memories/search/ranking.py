@@ -22,6 +22,7 @@ from memories.search.graph import expanded
 from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
+from memories.selectors.relations import attach_attributed
 from memories.serializers import SearchInput, parse
 
 #: How mature what this module implements is, read by the readiness registry.
@@ -316,6 +317,7 @@ def ranked(
     hits = [hit_from_row(row) for row in rows]
     if expand == "graph":
         hits = expanded(hits, limit=shown_limit, workspace_id=workspace.pk)
+    attach_attributed([h.memory for h in hits])
     boundary = eligibility_boundary(agent, now, workspace=workspace)
     eligible = boundary.eligibility_of([h.memory for h in hits], now)
     relations = relational.explain([h.memory for h in hits], scope_ids)

@@ -49,7 +49,7 @@ from memories.selectors.relations import (
     visible_entities,
 )
 
-NAMES = ("related_to", "link_types", "entity", "min_r")
+NAMES = ("related_to", "link_types", "entity", "min_r", "attributed_to")
 #: How many of the best candidates (times the limit) ``min_r``'s exact count is taken for.
 EXACT_COUNT_ROWS = 3
 #: Up to this many mentioning memories the reader sees, an entity's memories are listed first
@@ -73,10 +73,18 @@ class RelationalFilter:
     #: query's (the shortlist by sign bits). None otherwise.
     entity_shortlist: list[int] | None = None
     min_r: int | None = None
+    #: ``attributed_to``: the entities whose claims to keep (with those merged into them).
+    attributed: list[Entity] = field(default_factory=list)
+    attributed_ids: list[int] = field(default_factory=list)
 
     @property
     def active(self) -> bool:
-        return self.related_to is not None or bool(self.entities) or self.min_r is not None
+        return (
+            self.related_to is not None
+            or bool(self.entities)
+            or self.min_r is not None
+            or bool(self.attributed)
+        )
 
     def sql(self) -> tuple[list[str], dict[str, object]]:
         """WHERE fragments on ``memories_memory`` (the scopes are the statement's
@@ -99,6 +107,9 @@ class RelationalFilter:
                 "AND mention.removed_at IS NULL OFFSET 0)"
             )
             params["entity_ids"] = self.entity_ids
+        if self.attributed:
+            clauses.append("attributed_to_id = ANY(%(attributed_ids)s::bigint[])")
+            params["attributed_ids"] = self.attributed_ids
         if self.min_r is not None and self.min_r > 0:
             # The stored degree first: at least the count, and one index probe a row.
             clauses.append(
@@ -149,6 +160,11 @@ class RelationalFilter:
                     {"entity_id": e.entity_id, "name": e.name, "type": e.kind}
                     for e in self.entities
                 ]
+            if self.attributed:
+                found["attributed_to"] = [
+                    {"entity_id": e.entity_id, "name": e.name, "type": e.kind}
+                    for e in self.attributed
+                ]
             if self.min_r is not None:
                 found["connections"] = counts.get(memory.pk, 0)
                 found["min_r"] = self.min_r
@@ -183,21 +199,9 @@ def relational_filter(
                 "related_to", f"no memory {related_to!r} is visible to this agent."
             )
         related = related_memory_links(found, scope_ids, link_types)
-    entities: list[Entity] = []
-    if entity:
-        if rules.public_id(entity) is None:
-            entities = list(
-                visible_entities(workspace_id, scope_ids)
-                .filter(entity_id=entity)
-                .select_related("merged_into")
-            )
-            entities = [e.merged_into or e for e in entities]
-        if not entities:
-            entities = entity_by_name(workspace_id=workspace_id, name=entity, scope_ids=scope_ids)
-        if not entities:
-            raise ValidationFailed.single(
-                "entity", f"no entity {entity!r} (by id, name or alias) is known here."
-            )
+    attributed_to = values.pop("attributed_to", None)
+    entities = _entities("entity", entity, workspace_id, scope_ids)
+    attributed = _entities("attributed_to", attributed_to, workspace_id, scope_ids)
     entity_ids = sorted({pk for e in entities for pk in entity_members(e)})
     entity_memory_ids = shortlist = None
     if entity_ids:
@@ -219,7 +223,33 @@ def relational_filter(
         entity_memory_ids=entity_memory_ids,
         entity_shortlist=shortlist,
         min_r=min_r,
+        attributed=attributed,
+        attributed_ids=sorted({pk for e in attributed for pk in entity_members(e)}),
     )
+
+
+def _entities(
+    name: str, reference: str | None, workspace_id: int, scope_ids: Sequence[int] | None
+) -> list[Entity]:
+    """The entities a filter names (its id, or a name or alias; merged ones as their target);
+    ValidationFailed naming the filter when the reader knows of none."""
+    if not reference:
+        return []
+    entities: list[Entity] = []
+    if rules.public_id(reference) is None:
+        entities = list(
+            visible_entities(workspace_id, scope_ids)
+            .filter(entity_id=reference)
+            .select_related("merged_into")
+        )
+        entities = [e.merged_into or e for e in entities]
+    if not entities:
+        entities = entity_by_name(workspace_id=workspace_id, name=reference, scope_ids=scope_ids)
+    if not entities:
+        raise ValidationFailed.single(
+            name, f"no entity {reference!r} (by id, name or alias) is known here."
+        )
+    return entities
 
 
 def entity_shortlist(mentions: QuerySet[Link], vector: str, size: int) -> list[int]:

@@ -138,6 +138,18 @@ def memory_entities(memory: Memory) -> list[Entity]:
     return list(Entity.objects.filter(pk__in=wanted).order_by("kind", "name"))
 
 
+def _attributed_by_visible(scope_ids: Sequence[int]) -> Q:
+    """An entity (or one merged into it) made the claim of a memory the reader sees (by the
+    partial index ``memory_attributed_to``)."""
+
+    def attributed(**where: Any) -> Exists:
+        return Exists(Memory.objects.filter(scope_id__in=scope_ids, **where))
+
+    return attributed(attributed_to=OuterRef("pk")) | attributed(
+        attributed_to__merged_into=OuterRef("pk")
+    )
+
+
 def _mentioned_by_visible(scope_ids: Sequence[int] | None) -> Q:
     """An entity (or one merged into it) is mentioned by a memory the reader sees.
 
@@ -162,7 +174,9 @@ def visible_entities(workspace_id: int, scope_ids: Sequence[int] | None) -> Quer
     queryset = Entity.objects.filter(workspace_id=workspace_id)
     if scope_ids is None:
         return queryset
-    return queryset.filter(Q(declared=True) | _mentioned_by_visible(scope_ids))
+    return queryset.filter(
+        Q(declared=True) | _mentioned_by_visible(scope_ids) | _attributed_by_visible(scope_ids)
+    )
 
 
 def entity_list(
@@ -228,6 +242,21 @@ def entity_by_name(
     found = visible_entities(workspace_id, scope_ids).filter(keys__contains=[key])
     targets = {e.merged_into_id or e.pk for e in found}
     return list(Entity.objects.filter(pk__in=targets))
+
+
+def attach_attributed(memories: Sequence[Memory]) -> None:
+    """Load the entities that made the memories' claims in one statement (each as the entity it
+    was merged into, if merged)."""
+    ids = {m.attributed_to_id for m in memories if m.attributed_to_id is not None}
+    if not ids:
+        return
+    found = {
+        e.pk: e.merged_into or e
+        for e in Entity.objects.filter(pk__in=ids).select_related("merged_into")
+    }
+    for memory in memories:
+        if memory.attributed_to_id is not None:
+            memory.attributed_to = found[memory.attributed_to_id]
 
 
 def entity_members(entity: Entity) -> list[int]:

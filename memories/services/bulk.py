@@ -33,13 +33,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories.embeddings import get_embedder
-from memories.errors import ValidationFailed
+from memories.errors import NotFound, ValidationFailed
 from memories.models import Agent, Memory
 from memories.scorer import auto_scores
+from memories.services.asymmetry import asymmetry_fill
 from memories.services.episodes import Episode, episode_rows
 from memories.services.provenance import record_many
 from memories.services.relations import recognise, store_relations
-from memories.services.remember import PreparedMemory, lock_workspace, prepare_remember
+from memories.services.remember import (
+    PreparedMemory,
+    lock_workspace,
+    prepare_remember,
+    resolve_attributions,
+)
 from memories.services.supersede import supersede
 
 
@@ -66,6 +72,8 @@ def bulk_prepare(
             for field, messages in exc.errors.items():
                 errors[f"memories[{index}].{field}"] = messages
             continue
+        except NotFound as exc:
+            raise NotFound(f"memories[{index}].attributed_to: {exc}") from exc
         target = item.get("supersedes")
         if target and target in superseded:
             errors[f"memories[{index}].supersedes"] = [
@@ -248,6 +256,7 @@ def _episodes(agent: Agent, prepared: list[PreparedMemory]) -> list[tuple[Episod
 def _insert(agent: Agent, prepared: list[PreparedMemory], memories: list[Memory]) -> list[Memory]:
     if not memories:
         return []
+    resolve_attributions(list(zip(prepared, memories, strict=True)), agent=agent)
     stored = Memory.objects.bulk_create(memories, batch_size=500)
     follows = []
     for memory in stored:
@@ -265,6 +274,7 @@ def _insert(agent: Agent, prepared: list[PreparedMemory], memories: list[Memory]
         ],
         agent=agent,
     )
+    asymmetry_fill(stored)
     for p, memory in zip(prepared, stored, strict=True):
         if p.supersedes is not None:
             supersede(old=p.supersedes, new=memory, agent=agent)

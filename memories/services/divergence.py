@@ -244,16 +244,27 @@ def _record_flag(workspace: Workspace, found: FoundPair) -> None:
             )
 
 
-def divergence_close(*, divergence: Divergence, user: Any, status: str, reason: str) -> Divergence:
+def divergence_close(
+    *, divergence: Divergence, user: Any, status: str, reason: str, right: str | None = None
+) -> Divergence:
     """A curator resolves (``resolved``: the disagreement was real and is settled) or dismisses
     (``dismissed``: it was no disagreement; its ``contradicts`` link is removed, its row kept)
-    an open divergence, with a reason kept on it and in both memories' histories."""
+    an open divergence, with a reason kept on it and in both memories' histories. Resolving, the
+    curator may say which memory was right (``right``: its mem_id): each memory's event then
+    says ``outcome`` right or wrong, which its source's record counts (``memories.asymmetry``)."""
     errors = Errors()
     closing = {Divergence.Status.RESOLVED.value, Divergence.Status.DISMISSED.value}
     if status not in closing:
         errors.add("status", f"must be one of: {', '.join(sorted(closing))}.")
     reason = (reason or "").strip()
     errors.check("reason", rules.reason_given(reason, "say why."))
+    pair = {divergence.first.mem_id, divergence.second.mem_id}
+    if right and status != Divergence.Status.RESOLVED:
+        errors.add("right", "only a resolved divergence has a memory that was right.")
+    elif right and right not in pair:
+        errors.add(
+            "right", f"must be one of this divergence's memories: {', '.join(sorted(pair))}."
+        )
     errors.raise_if_any()
     with transaction.atomic():
         divergence = Divergence.objects.select_for_update().get(pk=divergence.pk)
@@ -272,11 +283,12 @@ def divergence_close(*, divergence: Divergence, user: Any, status: str, reason: 
         action = Action.RESOLVE if status == Divergence.Status.RESOLVED else Action.DISMISS
         first, second = divergence.first, divergence.second
         for memory, other in ((first, second), (second, first)):
+            outcome = {"outcome": "right" if memory.mem_id == right else "wrong"} if right else {}
             record(
                 memory,
                 action,
                 user=user,
-                new={"divergence_id": divergence.divergence_id, "with": other.mem_id},
+                new={"divergence_id": divergence.divergence_id, "with": other.mem_id, **outcome},
                 reason=reason,
             )
     return divergence

@@ -325,6 +325,17 @@ class EntityResolver:
         return {pair: stored[pair] for pair in new}
 
 
+def attributed_entities(
+    workspace_id: int, names: Sequence[tuple[str, str]], *, agent: Agent | None = None
+) -> list[int]:
+    """The entities that made memories' claims, from their names and origins (the writer's or
+    a cue's): an exact match of any type, else a person alike, else a new person."""
+    requests = [_Request(name, "person", origin, True) for name, origin in names]
+    return [
+        found.entity_id for found in EntityResolver(workspace_id, agent=agent).resolve(requests)
+    ]
+
+
 # --- Storing a write's relations ---------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ every item first); ``memory_remember`` stores one memory and returns a ``Remembe
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,17 +16,22 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import rules
+from memories.attribution import read_cues
 from memories.embeddings import get_embedder
 from memories.errors import Errors, NotFound, ValidationFailed
 from memories.models import (
     DEFAULT_SIGNIFICANCE,
     STARE_DIMENSIONS,
     Agent,
+    Entity,
     Memory,
     ProvenanceEvent,
     Scope,
 )
 from memories.selectors.memories import memory_get
+from memories.selectors.relations import visible_entities
+from memories.selectors.visibility import visible_scope_ids
+from memories.services.asymmetry import asymmetry_fill
 from memories.services.episodes import Episode, episode_before
 from memories.services.provenance import Action, provenance_event
 from memories.services.relations import (
@@ -33,6 +39,7 @@ from memories.services.relations import (
     LinkRef,
     Recognised,
     WrittenRelations,
+    attributed_entities,
     check_entities,
     check_links,
     recognise,
@@ -79,6 +86,16 @@ class PreparedMemory:
     thread: str
     metadata: dict[str, Any]
     idempotency_key: str
+    #: Asymmetry (``memories.attribution``): whom it is for, how its claim came, who made it
+    #: (an entity's primary key, or a name resolved when it is stored), and where each came from.
+    perspective: str = "self"
+    source_kind: str = ""
+    attributed_entity: int | None = None
+    attributed_name: str = ""
+    attributed_origin: str = Entity.Origin.WRITER
+    sig_self: float | None = None
+    sig_external: float | None = None
+    attribution: dict[str, Any] = field(default_factory=dict)
     #: The entities and links the writer gave (``memories.services.relations``).
     entities: list[EntityRef] = field(default_factory=list)
     links: list[LinkRef] = field(default_factory=list)
@@ -118,6 +135,12 @@ class PreparedMemory:
             metadata=self.metadata,
             idempotency_key=self.idempotency_key,
             content_hash=self.content_hash,
+            perspective=self.perspective,
+            source_kind=self.source_kind,
+            attributed_to_id=self.attributed_entity,
+            sig_self=self.sig_self,
+            sig_external=self.sig_external,
+            attribution=self.attribution,
         )
         for key, value in self.scores.items():
             setattr(memory, f"{key}_score", value)
@@ -150,6 +173,21 @@ class PreparedMemory:
         )
 
 
+def resolve_attributions(pairs: Sequence[tuple[PreparedMemory, Memory]], *, agent: Agent) -> None:
+    """Set ``attributed_to`` on memories (not yet saved) whose claim's maker was given or cued
+    by name (inside the write's transaction: it may make entities)."""
+    named = [(p, m) for p, m in pairs if p.attributed_name and p.attributed_entity is None]
+    if not named:
+        return
+    found = attributed_entities(
+        agent.workspace_id,
+        [(p.attributed_name, p.attributed_origin) for p, _ in named],
+        agent=agent,
+    )
+    for (_, memory), entity in zip(named, found, strict=True):
+        memory.attributed_to_id = entity
+
+
 def content_hash(*, scope_id: int, source: str, text: str) -> str:
     """What makes two memories the same for a retried write: scope, source and text. (Lengths
     keep the parts apart; the same formula fills existing rows in migration 0010.)"""
@@ -178,6 +216,11 @@ def prepare_remember(
     idempotency_key: str | None = None,
     entities: list[dict[str, Any]] | None = None,
     links: list[dict[str, Any]] | None = None,
+    perspective: str | None = None,
+    attributed_to: str | None = None,
+    source_kind: str | None = None,
+    sig_self: float | None = None,
+    sig_external: float | None = None,
     now: datetime | None = None,
     scopes: dict[str, Scope | None] | None = None,
 ) -> PreparedMemory:
@@ -206,7 +249,16 @@ def prepare_remember(
         errors.check(name, rules.storable_text(value))
     errors.check("idempotency_key", rules.idempotency_key(idempotency_key))
     errors.check("metadata", rules.metadata(metadata))
-    significance = DEFAULT_SIGNIFICANCE if significance is None else significance
+    errors.check("perspective", rules.perspective(perspective))
+    errors.check("source_kind", rules.source_kind(source_kind))
+    errors.check("attributed_to", rules.entity_reference(attributed_to))
+    for name, value in (("sig_self", sig_self), ("sig_external", sig_external)):
+        errors.check(name, rules.unit_interval(value))
+    if significance is None:
+        # Significance stays the ranking signal: without one, the larger of what the memory
+        # means to its writer and to others (README, Asymmetry).
+        given = [v for v in (sig_self, sig_external) if isinstance(v, int | float)]
+        significance = max(given) if given else DEFAULT_SIGNIFICANCE
     errors.check("significance", rules.unit_interval(significance))
     scores = stare_scores or {}
     for key, value in scores.items():
@@ -260,6 +312,14 @@ def prepare_remember(
             )
     errors.raise_if_any()
     assert target_scope is not None
+    attribution = attribute(
+        agent=agent,
+        text=text,
+        scope=target_scope,
+        perspective=perspective,
+        attributed_to=attributed_to,
+        source_kind=source_kind,
+    )
     return PreparedMemory(
         agent=agent,
         text=text,
@@ -281,7 +341,67 @@ def prepare_remember(
         entities=entity_refs,
         links=link_refs,
         deferred=state.errors,
+        sig_self=sig_self,
+        sig_external=sig_external,
+        **attribution,
     )
+
+
+def attribute(
+    *,
+    agent: Agent,
+    text: str,
+    scope: Scope,
+    perspective: str | None,
+    attributed_to: str | None,
+    source_kind: str | None,
+) -> dict[str, Any]:
+    """A memory's perspective, source kind and attribution: the writer's, else the scope's
+    (perspective) and the text's cues (``memories.attribution``), each with its origin.
+    ``attributed_to`` given as an entity id must be one of the agent's workspace (NotFound
+    otherwise, as for one that does not exist)."""
+    origins: dict[str, Any] = {}
+    found: dict[str, Any] = {}
+    if perspective:
+        origins["perspective"] = {"origin": "writer"}
+    else:
+        perspective = "self" if scope.kind == Scope.Kind.PRIVATE else "team"
+        origins["perspective"] = {"origin": "scope"}
+    if attributed_to and rules.public_id(attributed_to, "entity id") is None:
+        entity = (
+            visible_entities(agent.workspace_id, visible_scope_ids(agent))
+            .filter(entity_id=attributed_to)
+            .values_list("pk", "merged_into_id")
+            .first()
+        )
+        if entity is None:
+            raise NotFound(f"no entity {attributed_to!r} is known to this agent.")
+        found["attributed_entity"] = entity[1] or entity[0]
+        origins["attributed_to"] = {"origin": "writer"}
+    elif attributed_to:
+        found["attributed_name"] = attributed_to.strip()
+        origins["attributed_to"] = {"origin": "writer"}
+    if source_kind:
+        origins["source_kind"] = {"origin": "writer"}
+    cue = None if source_kind and attributed_to else read_cues(text)
+    if cue is not None:
+        if not source_kind:
+            source_kind = cue.source_kind
+            origins["source_kind"] = cue.as_origin()
+        if (
+            not attributed_to
+            and cue.name
+            and source_kind in (Memory.SourceKind.STATED, Memory.SourceKind.HEARSAY)
+        ):
+            found["attributed_name"] = cue.name
+            found["attributed_origin"] = Entity.Origin.EXTRACTION
+            origins["attributed_to"] = cue.as_origin()
+    return {
+        "perspective": perspective,
+        "source_kind": source_kind or "",
+        "attribution": origins,
+        **found,
+    }
 
 
 @dataclass(frozen=True)
@@ -336,9 +456,11 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
             episode_vector=episode_vector,
             model_name=embedder.model_name,
         )
+        resolve_attributions([(prepared, memory)], agent=agent)
         memory.save()
         prepared.event(memory).save()
         store_relations([prepared.relations(memory, recognised)], agent=agent)
+        asymmetry_fill([memory])
         if prepared.supersedes is not None:
             supersede(old=prepared.supersedes, new=memory, agent=agent)
     return RememberResult(memory, created=True)

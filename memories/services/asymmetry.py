@@ -1,0 +1,229 @@
+"""The A scores (``memories.asymmetry``): filled when memories are written, from the sources'
+records as the last refresh kept them (``SourceRecord``), and refreshed for a whole workspace
+by ``asymmetry_refresh`` (the consolidation phase ``asymmetry``, ``meaning-memory
+consolidate``), which counts the records again from the memories' histories.
+
+A score the writer gave (origin ``writer``) is never replaced. The A score is derived, like the
+Eligible column: its inputs (feedback, supersession, divergences) are in the provenance, and a
+refresh that changes it writes no event per memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memories.asymmetry import a_score, features, model
+from memories.models import Link, Memory, SourceRecord
+from memories.selectors.sources import ENTITY, TOPIC, WRITER, Record, Records, source_records
+
+BATCH = 1_000
+#: The scores the engine may (re)compute: empty ones and its own.
+OWN = Q(a_origin="") | Q(a_origin=Memory.ScoreOrigin.ASYMMETRY)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What the A score of one memory reads."""
+
+    pk: int
+    text: str
+    source: str
+    attributed: str | None  # the entity_id its claim is attributed to (merged: the target)
+    source_kind: str
+    topics: tuple[str, ...]  # the entity_ids it mentions (merged: the targets)
+
+
+def claim_score(records: Records, claim: Claim) -> float:
+    """The A score of a claim under ``records``."""
+    key = (ENTITY, claim.attributed) if claim.attributed else (WRITER, claim.source)
+    source = records.sources.get(key)
+    on_topics = [
+        source.on_topics[t].estimate for t in claim.topics if source and t in source.on_topics
+    ]
+    topics = [records.topics[t].estimate for t in claim.topics if t in records.topics]
+    x = features(
+        prior=records.prior,
+        source=source.estimate if source else None,
+        on_topics=on_topics,
+        topics=topics,
+        text=claim.text,
+    )
+    reliability = model().reliability(x, records.prior)
+    return a_score(reliability, claim.source_kind, claim.attributed is not None)
+
+
+def claims_of(pks: Sequence[int]) -> list[Claim]:
+    """The claims of memories (by primary key), in that order of keys."""
+    rows = (
+        Memory.objects.filter(pk__in=pks)
+        .order_by("pk")
+        .values_list(
+            "pk",
+            "text",
+            "source",
+            "attributed_to__entity_id",
+            "attributed_to__merged_into__entity_id",
+            "source_kind",
+        )
+    )
+    mentions: dict[int, set[str]] = {}
+    links = Link.objects.filter(
+        source_id__in=pks, kind="mentions", removed_at__isnull=True, target_entity__isnull=False
+    ).values_list("source_id", "target_entity__entity_id", "target_entity__merged_into__entity_id")
+    for memory, entity, merged in links:
+        mentions.setdefault(memory, set()).add(merged or entity)
+    return [
+        Claim(pk, text, source, merged or entity, kind, tuple(sorted(mentions.get(pk, ()))))
+        for pk, text, source, entity, merged, kind in rows
+    ]
+
+
+def _snapshot(workspace_id: int, claims: Sequence[Claim]) -> Records:
+    """The records the claims read, as the last refresh kept them."""
+    keys = {(ENTITY, c.attributed) if c.attributed else (WRITER, c.source) for c in claims}
+    topics = {t for c in claims for t in c.topics}
+    wanted = Q(kind=SourceRecord.Kind.PRIOR) | Q(kind=TOPIC, key__in=topics, topic="")
+    for kind in (WRITER, ENTITY):
+        names = [key for k, key in keys if k == kind]
+        if names:
+            wanted |= Q(kind=kind, key__in=names, topic__in=["", *topics])
+    rows = SourceRecord.objects.filter(wanted, workspace_id=workspace_id)
+    prior = 0.5
+    right = wrong = 0
+    sources: dict[tuple[str, str], Record] = {}
+    by_topic: dict[str, Record] = {}
+    on_topic: list[SourceRecord] = []
+    for row in rows:
+        record = Record(
+            row.kind, row.key, row.key, row.memories, int(row.right), int(row.wrong), row.estimate
+        )
+        if row.kind == SourceRecord.Kind.PRIOR:
+            prior, right, wrong = row.estimate, int(row.right), int(row.wrong)
+        elif row.kind == TOPIC:
+            by_topic[row.key] = record
+        elif row.topic:
+            on_topic.append(row)
+        else:
+            sources[(row.kind, row.key)] = record
+    for row in on_topic:
+        if (source := sources.get((row.kind, row.key))) is not None:
+            source.on_topics[row.topic] = Record(
+                TOPIC,
+                row.topic,
+                row.topic,
+                row.memories,
+                int(row.right),
+                int(row.wrong),
+                row.estimate,
+            )
+    return Records(prior, 0.0, right, wrong, sources, by_topic)
+
+
+def asymmetry_fill(memories: Sequence[Memory]) -> None:
+    """Give newly written memories (saved, with their mentions stored) their A score from the
+    kept records, inside the write's transaction; a score the writer gave stays."""
+    pending = [m for m in memories if m.a_score is None]
+    if not pending:
+        return
+    claims = claims_of([m.pk for m in pending])
+    records = _snapshot(pending[0].workspace_id, claims)
+    scores = {claim.pk: claim_score(records, claim) for claim in claims}
+    for memory in pending:
+        memory.a_score = scores[memory.pk]
+        memory.a_origin = Memory.ScoreOrigin.ASYMMETRY
+    _update(scores)
+
+
+def _update(scores: dict[int, float]) -> None:
+    if not scores:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Memory._meta.db_table} m SET a_score = v.score, a_origin = %s "
+            "FROM unnest(%s::bigint[], %s::float8[]) AS v(id, score) WHERE m.id = v.id",
+            [Memory.ScoreOrigin.ASYMMETRY, list(scores), list(scores.values())],
+        )
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    sources: int
+    memories: int
+    rescored: int
+
+
+def _snapshot_rows(workspace_id: int, records: Records) -> list[SourceRecord]:
+    now = timezone.now()
+
+    def row(record: Record, kind: str, key: str, topic: str = "") -> SourceRecord:
+        return SourceRecord(
+            workspace_id=workspace_id,
+            kind=kind,
+            key=key[:200],
+            topic=topic,
+            memories=record.memories,
+            right=record.right,
+            wrong=record.wrong,
+            estimate=record.estimate,
+            computed_at=now,
+        )
+
+    rows = [
+        SourceRecord(
+            workspace_id=workspace_id,
+            kind=SourceRecord.Kind.PRIOR,
+            key="",
+            memories=records.right + records.wrong,
+            right=records.right,
+            wrong=records.wrong,
+            estimate=records.prior,
+            computed_at=now,
+        )
+    ]
+    for (kind, key), record in records.sources.items():
+        rows.append(row(record, kind, key))
+        rows += [row(on, kind, key, topic) for topic, on in record.on_topics.items()]
+    rows += [row(record, TOPIC, key) for key, record in records.topics.items()]
+    return rows
+
+
+def asymmetry_refresh(
+    *,
+    workspace_id: int,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> RefreshResult:
+    """Count every source's record again, keep it (``SourceRecord``), and recompute the A
+    score of every memory whose score is the engine's (``dry_run``: count what would change,
+    write nothing)."""
+    records = source_records(workspace_id)
+    if not dry_run:
+        with transaction.atomic():
+            SourceRecord.objects.filter(workspace_id=workspace_id).delete()
+            SourceRecord.objects.bulk_create(
+                _snapshot_rows(workspace_id, records), batch_size=1_000
+            )
+    pks = list(
+        Memory.objects.filter(OWN, workspace_id=workspace_id)
+        .exclude(status__in=[Memory.Status.FORGOTTEN, Memory.Status.MERGED])
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    rescored = 0
+    for start in range(0, len(pks), BATCH):
+        batch = pks[start : start + BATCH]
+        current = dict(Memory.objects.filter(pk__in=batch).values_list("pk", "a_score"))
+        scores = {c.pk: claim_score(records, c) for c in claims_of(batch)}
+        changed = {pk: a for pk, a in scores.items() if current.get(pk) != a}
+        rescored += len(changed)
+        if not dry_run:
+            with transaction.atomic():
+                _update(changed)
+        if progress is not None:
+            progress(min(start + BATCH, len(pks)), len(pks))
+    return RefreshResult(len(records.sources), len(pks), rescored)
