@@ -28,16 +28,17 @@ def test_bulk_stores_each_memory_with_provenance_and_scores(alice):
     assert sorted(m.text for m in memories) == sorted(TEXTS)
     for memory in memories:
         assert len(memory.embedding) == 384
-        # The defaults: the scorer fills the calibrated dimensions (s, t, r) of facts only.
+        # The defaults: the scorer fills the calibrated dimensions (s, t, r) of facts only; A
+        # is the engine's asymmetry score, on every memory.
         assert memory.stare_origins == {
             "s": "scorer",
             "t": "scorer",
-            "a": None,
+            "a": "asymmetry",
             "r": "scorer",
             "e": None,
         }
-        assert all(0 <= memory.stare_scores[d] <= 1 for d in "str")
-        assert memory.a_score is None and memory.e_score is None
+        assert all(0 <= memory.stare_scores[d] <= 1 for d in "star")
+        assert memory.e_score is None
     assert ProvenanceEvent.objects.filter(memory__in=memories, action="remember").count() == 3
 
 
@@ -141,7 +142,11 @@ def test_uncalibrated_categories_stay_empty_by_default(alice):
         agent=alice.agent,
         items=[{"text": "Always run the migrations first.", "category": "procedure"}],
     )
-    assert result.memory.stare_scores == {d: None for d in "stare"}
+    # The scorer's dimensions stay empty; A is the engine's asymmetry score, not the scorer's.
+    assert {d: v for d, v in result.memory.stare_scores.items() if d != "a"} == dict.fromkeys(
+        "ster"
+    )
+    assert result.memory.a_origin == "asymmetry"
 
 
 def test_skip_variables_change_what_is_filled(alice, settings):
@@ -155,11 +160,11 @@ def test_skip_variables_change_what_is_filled(alice, settings):
         ],
     )
 
-    assert fact.memory.stare_scores == {d: None for d in "stare"}
+    assert {d: v for d, v in fact.memory.stare_scores.items() if d != "a"} == dict.fromkeys("ster")
     assert procedure.memory.stare_origins == {
         "s": "scorer",
         "t": None,
-        "a": None,
+        "a": "asymmetry",
         "r": "scorer",
         "e": None,
     }

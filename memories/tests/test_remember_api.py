@@ -19,8 +19,15 @@ def test_remember_returns_the_stored_memory(alice):
     assert body["significance"] == 0.8
     assert body["category"] == "fact" and body["memory_type"] == "semantic"
     assert body["source"] == "alice" and body["scope"] == "private:alice"
-    assert body["stare_scores"] == {"s": 0.9, "t": 0.4, "a": None, "r": None, "e": None}
-    assert body["stare_origins"]["s"] == "writer" and body["stare_origins"]["a"] is None
+    assert {k: v for k, v in body["stare_scores"].items() if k != "a"} == {
+        "s": 0.9,
+        "t": 0.4,
+        "r": None,
+        "e": None,
+    }
+    # A is the engine's asymmetry score (memories.asymmetry), given on every write.
+    assert 0 <= body["stare_scores"]["a"] <= 1
+    assert body["stare_origins"]["s"] == "writer" and body["stare_origins"]["a"] == "asymmetry"
     assert [e["action"] for e in body["provenance"]] == ["remember"]
     memory = Memory.objects.get(mem_id=body["mem_id"])
     assert memory.embedding_model == "all-MiniLM-L6-v2-onnx-int8"
