@@ -41,6 +41,7 @@ from memories.models import (
 )
 from memories.scorer import auto_scores, bundled_scorer, skipped_categories, skipped_dimensions
 from memories.services import link_backfill, memory_merge
+from memories.services.asymmetry import asymmetry_refresh
 from memories.services.divergence import divergence_run
 from memories.services.provenance import Action, record
 from memories.services.remember import content_hash
@@ -919,6 +920,17 @@ def rescore(context: PhaseContext) -> dict[str, int]:
     return {"memories": len(ids), "scored": scored}
 
 
+def asymmetry(context: PhaseContext) -> dict[str, int]:
+    """Sources' records counted again from the memories' histories and kept, and the engine's
+    A scores recomputed from them (``memories.services.asymmetry``)."""
+    result = asymmetry_refresh(
+        workspace_id=context.workspace_id,
+        dry_run=context.run.dry_run,
+        progress=lambda done, total: context.step("asymmetry", done, total),
+    )
+    return {"sources": result.sources, "memories": result.memories, "rescored": result.rescored}
+
+
 def compile_files(context: PhaseContext) -> dict[str, int]:
     """Each agent's compiled memory file (default options) compiled and kept
     (``CompiledSnapshot``), for agents that load it at start."""
@@ -951,5 +963,6 @@ PHASES: dict[str, Callable[[PhaseContext], dict[str, int]]] = {
     "extract": extract,
     "divergence": divergence,
     "rescore": rescore,
+    "asymmetry": asymmetry,
     "compile": compile_files,
 }

@@ -25,10 +25,21 @@ from memories.search import memory_search
 from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergences_visible
 from memories.selectors.relations import hub_entities, joined_within_two_links
+from memories.selectors.sources import source_records
 from memories.selectors.traversal import shortest_path, traverse
-from memories.services import agent_create, entity_declare, memory_remember, memory_remember_bulk
+from memories.services import (
+    agent_create,
+    entity_declare,
+    memory_feedback,
+    memory_forget,
+    memory_remember,
+    memory_remember_bulk,
+)
+from memories.services.asymmetry import asymmetry_refresh
 from memories.services.divergence import divergence_run
 from readiness.evidence import record
+from readiness.liar import measure as measure_liar
+from readiness.liar import read as read_liar
 from readiness.locomo import memory_text, read
 from readiness.metrics import auc
 from readiness.pairs import read as read_pairs
@@ -467,6 +478,80 @@ def saga_as_documented() -> Result:
     return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
 
 
+def asymmetry_as_documented() -> Result:
+    """Cues set who made a claim and how; the perspective, attributed_to and source_kind
+    filters return what they say; after feedback a right source's record and the A scores
+    that follow rise above a wrong one's; forgetting stops counting; another agent's private
+    memories count for no one else."""
+    agent = _agent()
+    other, _ = agent_create(workspace_slug=agent.workspace.slug, name="other")
+
+    def write(text: str, who=None, **fields) -> Memory:
+        return memory_remember(agent=who or agent, text=text, **fields).memory
+
+    cued = write("According to Maria Lopez, the Zephyr renewal moves to April.")
+    guess = write("I think the Zephyr renewal moves to April.")
+    tool = write("The CRM returned April as the Zephyr renewal month.")
+    for_user = write("The Zephyr renewal moves to April, for the user.", perspective="user")
+    right = [write(f"Ledger figure {n} for Zephyr.", source="ledger") for n in range(5)]
+    wrong = [write(f"Rumour {n} about Zephyr.", source="rumours") for n in range(5)]
+    write("Private rumour about Zephyr.", who=other, source="rumours")
+    for memory in right:
+        memory_feedback(agent=agent, mem_id=memory.mem_id, action="important", reason="checked")
+    for memory in wrong:
+        memory_feedback(agent=agent, mem_id=memory.mem_id, action="demote", reason="wrong")
+    asymmetry_refresh(workspace_id=agent.workspace_id)
+    reliable = write("Zephyr renews in April.", source="ledger")
+    doubtful = write("Zephyr renews in April!", source="rumours")
+
+    def found(**filters) -> set[str]:
+        hits = memory_search(agent=agent, query="Zephyr renewal", limit=20, **filters)
+        return {h.memory.mem_id for h in hits}
+
+    mine = source_records(agent.workspace_id, visible_scope_ids(agent))
+    ledger, rumours = mine.sources[("writer", "ledger")], mine.sources[("writer", "rumours")]
+    memory_forget(agent=agent, mem_id=right[0].mem_id, reason="a duplicate")
+    after = source_records(agent.workspace_id, visible_scope_ids(agent))
+    trials = [
+        cued.source_kind == "stated" and cued.attributed_to.name == "Maria Lopez",
+        cued.attribution.get("attributed_to", {}).get("origin") == "cue",
+        guess.source_kind == "inferred" and tool.source_kind == "tool",
+        found(perspective="user") == {for_user.mem_id},
+        found(attributed_to="Maria Lopez") == {cued.mem_id},
+        found(source_kind="inferred") == {guess.mem_id},
+        ledger.estimate > mine.prior > rumours.estimate,
+        rumours.memories == 6,  # its 5 and the doubtful one; not the other agent's private one
+        reliable.a_score > doubtful.a_score,
+        after.sources[("writer", "ledger")].right == 4,
+    ]
+    failed = [n for n, ok in enumerate(trials) if not ok]
+    return sum(trials) / len(trials), {
+        "trials": len(trials),
+        "passed": sum(trials),
+        "failed": failed,
+    }
+
+
+def liar_checks(train: Path, measured: Path) -> dict[str, Result]:
+    """The A score's AUC on LIAR-shaped statements (``readiness.liar``), with the kept model:
+    the training statements loaded and their verdicts replayed, the measured ones written;
+    all rolled back."""
+
+    def run() -> Result:
+        agent = _agent()
+        result = measure_liar(agent, read_liar(train), read_liar(measured))
+        return result.auc, {
+            "statements": result.statements,
+            "positives": result.positives,
+            "negatives": result.negatives,
+            "baselines": {k: round(v, 4) for k, v in result.baselines.items()},
+            "train": train.name,
+            "train_sha256": hashlib.sha256(train.read_bytes()).hexdigest(),
+        }
+
+    return {"a.encoding.liar_auc": _sandboxed(run)}
+
+
 SYNTHETIC: dict[str, Callable[[], Result]] = {
     "s.core.significance_orders": significance_orders,
     "t.core.as_of": as_of_finds_the_valid_memory,
@@ -476,6 +561,7 @@ SYNTHETIC: dict[str, Callable[[], Result]] = {
     "r.divergence.flags": divergence_as_documented,
     "e.threads.grouping": threads_as_documented,
     "e.saga.story": saga_as_documented,
+    "a.encoding.attribution": asymmetry_as_documented,
 }
 
 
@@ -726,9 +812,11 @@ def run_checks(
     conversations: int | None = None,
     say: Callable[[str], None] = lambda line: None,
     pairs: Path | None = None,
+    liar: tuple[Path, Path] | None = None,
 ) -> list[Any]:
     """Run every check that can run (synthetic always; gated ones with their data: ``locomo``,
-    ``pairs``) and record each result. Returns the evidence rows."""
+    ``pairs``, ``liar`` as training and measured statements) and record each result. Returns
+    the evidence rows."""
     recorded = []
     by_id: dict[str, tuple[Capability, Check]] = {check.id: (c, check) for c, check in all_checks()}
     for check_id, run in SYNTHETIC.items():
@@ -755,4 +843,11 @@ def run_checks(
         except Exception as exc:  # the check could not run: recorded as failed
             results = _not_run(exc, "pairs")
         recorded += _record_gated(pairs, results, say, {}, "pairs file")
+    if liar is not None:
+        train, measured = liar
+        try:
+            results = liar_checks(train, measured)
+        except Exception as exc:  # the check could not run: recorded as failed
+            results = _not_run(exc, "liar")
+        recorded += _record_gated(measured, results, say, {}, "statements file")
     return recorded

@@ -7,7 +7,8 @@ import pytest
 from consolidation.models import CompiledSnapshot
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import ValidationFailed
-from memories.models import Divergence, Memory
+from memories import services
+from memories.models import Divergence, Memory, SourceRecord
 from memories.services import memory_remember
 
 
@@ -124,3 +125,31 @@ def test_link_relates_close_memories_of_a_session_or_an_entity_and_extracts_the_
         kind="relates_to", source=second, target_memory=first, removed_at__isnull=True
     ).exists()
     assert again.counts["link"]["extracted"] == 0
+
+
+def test_asymmetry_counts_the_records_again_and_rescores_only_the_engine_s_a(alice):
+    agent = alice.agent
+    doubtful = [
+        memory_remember(agent=agent, text=f"Rumour {n}: the office moves.", source="rumours").memory
+        for n in range(5)
+    ]
+    given = memory_remember(agent=agent, text="Mine.", stare_scores={"a": 0.2}).memory
+    for memory in doubtful:
+        services.memory_feedback(agent=agent, mem_id=memory.mem_id, action="demote", reason="wrong")
+    before = {m.pk: Memory.objects.get(pk=m.pk).a_score for m in doubtful}
+    dry = run(alice.agent.workspace, ["asymmetry"], dry_run=True)
+    assert dry.counts["asymmetry"]["memories"] == 5  # the writer's A is not the engine's
+    assert dry.counts["asymmetry"]["rescored"] == 5
+    assert {m.pk: Memory.objects.get(pk=m.pk).a_score for m in doubtful} == before
+    assert not SourceRecord.objects.filter(workspace=agent.workspace).exists()
+    done = run(alice.agent.workspace, ["asymmetry"])
+    assert done.counts["asymmetry"]["rescored"] == 5
+    after = {m.pk: Memory.objects.get(pk=m.pk).a_score for m in doubtful}
+    assert all(after[pk] < before[pk] for pk in before)
+    record = SourceRecord.objects.get(
+        workspace=agent.workspace, kind="writer", key="rumours", topic=""
+    )
+    assert (record.memories, record.right, record.wrong) == (5, 0, 5)
+    given.refresh_from_db()
+    assert (given.a_score, given.a_origin) == (0.2, "writer")
+    assert run(alice.agent.workspace, ["asymmetry"]).counts["asymmetry"]["rescored"] == 0

@@ -7,6 +7,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Field, Model
 from django.db.models.expressions import Col
@@ -28,6 +29,7 @@ class SearchHit:
     relevance: float
     age_days: float
     age_factor: float
+    asymmetry_factor: float
     score: float
     gated: bool
     eligible: str
@@ -50,6 +52,11 @@ class SearchHit:
             "significance": self.memory.significance,
             "age_days": round(self.age_days, 3),
             "age_factor": round(self.age_factor, 6),
+            **(
+                {"asymmetry_factor": round(self.asymmetry_factor, 6)}
+                if settings.MM_ASYMMETRY_RANKING
+                else {}
+            ),
             "score": round(self.score, 6),
             "passed_gate": self.gated,
             **({"relations": self.relations} if self.relations else {}),
@@ -80,7 +87,7 @@ def hit_from_row(row: tuple) -> SearchHit:
         )
     (similarity, keyword_rank, episode_similarity, *rest) = figures
     similarity_z, keyword_z, episode_z, fused, neighbour, relevance, *rest = rest
-    age_days, age_factor, score, gated = rest
+    age_days, age_factor, asymmetry_factor, score, gated = rest
     return SearchHit(
         memory=memory,
         similarity=similarity,
@@ -94,6 +101,7 @@ def hit_from_row(row: tuple) -> SearchHit:
         relevance=relevance,
         age_days=age_days,
         age_factor=age_factor,
+        asymmetry_factor=asymmetry_factor,
         score=score,
         gated=gated,
         eligible="",  # set by ``ranked`` for all hits at once

@@ -80,6 +80,10 @@ def memory_search(
     )
 
 
+#: The ranking's factor of the A score when MM_ASYMMETRY_RANKING is on.
+ASYMMETRY_FACTOR_SQL = "(0.5 + 0.5 * COALESCE(a_score, 0.5))"
+
+
 def ranked(
     *,
     agent: Agent | None,
@@ -143,6 +147,9 @@ def ranked(
     # rows it must return). The per-word LIMIT stays a parameter: it changes with the number
     # of query words, and a GIN bitmap scan's plan does not depend on it.
     gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
+    # With MM_ASYMMETRY_RANKING (off by default; the engine refuses to start with it while A's
+    # gated check fails), the A score scales the score: 0.5 + 0.5 × A (no score: A = 0.5).
+    asymmetry = ASYMMETRY_FACTOR_SQL if settings.MM_ASYMMETRY_RANKING else "1.0::float8"
     # A condition only a count for the reader decides is taken on the best rows only.
     shown_condition = relational.shown_sql("m.id")
     shown_rows = int(limit) * (EXACT_COUNT_ROWS if shown_condition else 1)
@@ -234,7 +241,7 @@ def ranked(
         -- The vector of each candidate's episode with its own text (its own vector if it has
         -- no episode), and the memory it follows in its session.
         episodes AS (
-            SELECT signals.*, e.follows_id,
+            SELECT signals.*, e.follows_id, e.a_score,
                 CASE WHEN e.episode_embedding IS NOT NULL AND e.embedding_model = %(model)s
                     THEN 1 - (e.episode_embedding <=> %(vector)s::vector)
                     ELSE signals.similarity END AS episode_similarity
@@ -274,11 +281,12 @@ def ranked(
         ),
         scored AS (
             SELECT *, power(0.5, LEAST(age_days / %(half_life)s, 900)) AS age_factor,
+                {asymmetry} AS asymmetry_factor,
                 -- PostgreSQL refuses a product of non-zero floats that rounds to zero (an
                 -- "underflow" error): a significance under 1e-12 counts as 0, and the age
                 -- factor stops at 900 half-lives, so no product of the three gets that small.
                 relevance * CASE WHEN significance < 1e-12 THEN 0 ELSE significance END
-                    * power(0.5, LEAST(age_days / %(half_life)s, 900)) AS score,
+                    * power(0.5, LEAST(age_days / %(half_life)s, 900)) * {asymmetry} AS score,
                 row_number() OVER (ORDER BY relevance DESC, id) <= {gate_size}
                     AND relevance >= %(gate_ratio)s * max(relevance) OVER () AS passed_gate
             FROM relevant
@@ -294,7 +302,8 @@ def ranked(
             ranked.similarity, ranked.keyword_rank, ranked.episode_similarity,
             ranked.similarity_z, ranked.keyword_z, ranked.episode_z, ranked.fused,
             ranked.neighbour, ranked.relevance,
-            ranked.age_days, ranked.age_factor, ranked.score, ranked.passed_gate
+            ranked.age_days, ranked.age_factor, ranked.asymmetry_factor, ranked.score,
+            ranked.passed_gate
         FROM ranked
         JOIN memories_memory m ON m.id = ranked.id
         JOIN memories_scope s ON s.id = m.scope_id

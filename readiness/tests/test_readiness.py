@@ -29,7 +29,7 @@ def test_a_fresh_install_is_pending_everywhere(db):
 
     assert {r.verdict for r in reports} == {"pending"}
     assert {r.evidence for r in reports} == {"none"}
-    assert "| A | encoding | not built | off | none | pending |" in table(reports)
+    assert "| A | encoding | beta | off | none | pending |" in table(reports)
     assert len(reports) == len(CAPABILITIES)
 
 
@@ -38,7 +38,7 @@ def test_stare_eval_records_synthetic_evidence(db):
     call_command("stare-eval", stdout=out)
 
     reports = by_key()
-    assert "recorded 8 check runs" in out.getvalue()
+    assert "recorded 9 check runs" in out.getvalue()
     for key in ("S/core", "T/core"):
         assert reports[key].evidence == "synthetic"
         assert reports[key].verdict == "pending"  # the gated evaluation has not run
@@ -48,7 +48,7 @@ def test_stare_eval_records_synthetic_evidence(db):
     assert reports["R/divergence"].evidence == "synthetic"
     assert reports["R/divergence"].verdict == "pending"  # its gated evaluation has not run
     assert reports["R/links"].verdict == "pending"  # its gated evaluation has not run
-    for key in ("E/threads", "E/saga"):
+    for key in ("E/threads", "E/saga", "A/encoding"):
         assert reports[key].evidence == "synthetic" and reports[key].verdict == "pending"
 
 
@@ -293,3 +293,78 @@ def test_the_threads_and_saga_checks_fail_when_stories_are_not_kept_together(db,
     monkeypatch.setattr(threads, "score", lambda *args: (0.0, 0.0, 0.0))
     assert _sandboxed(threads_as_documented)[0] < 1.0
     assert _sandboxed(saga_as_documented)[0] < 1.0
+
+
+LIAR = DATA / "liar"
+
+
+def _liar_sample(tmp_path, name, source, rows):
+    """The first ``rows`` statements of a LIAR file, as a file of its own."""
+    path = tmp_path / name
+    path.write_text("".join(source.read_text().splitlines(keepends=True)[:rows]))
+    return path
+
+
+def test_stare_eval_with_liar_records_the_a_scores_auc(db, tmp_path):
+    train = _liar_sample(tmp_path, "train.tsv", LIAR / "train.tsv", 400)
+    measured = _liar_sample(tmp_path, "valid.tsv", LIAR / "valid.tsv", 150)
+    out = StringIO()
+    call_command("stare-eval", "--liar-train", str(train), "--liar-eval", str(measured), stdout=out)
+
+    assert "a.encoding.liar_auc: " in out.getvalue()
+    evidence = Evidence.objects.get(check_id="a.encoding.liar_auc")
+    assert evidence.kind == "gated-eval" and evidence.dataset == "valid.tsv"
+    assert 0 <= evidence.value <= 1 and evidence.passed == (evidence.value >= 0.70)
+    assert evidence.detail["train"] == "train.tsv"
+    assert set(evidence.detail["baselines"]) == {"confidence", "speaker_record", "has_number"}
+    assert evidence.detail["positives"] > 0 and evidence.detail["negatives"] > 0
+    from memories.models import Memory
+
+    assert not Memory.objects.exists()  # rolled back: only the evidence stays
+    with pytest.raises(Exception, match="--liar-eval: needed"):
+        call_command("stare-eval", "--liar-train", str(train))
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("not\ta liar row\n")
+    call_command("stare-eval", "--liar-train", str(bad), "--liar-eval", str(measured), stdout=out)
+    failed = Evidence.objects.filter(check_id="a.encoding.liar_auc").latest("id")
+    assert failed.value is None and not failed.passed and "not a LIAR row" in failed.detail["error"]
+
+
+def test_the_asymmetry_check_fails_when_feedback_does_not_move_the_records(db, monkeypatch):
+    from memories.selectors import sources
+    from readiness.checks import _sandboxed, asymmetry_as_documented
+
+    assert _sandboxed(asymmetry_as_documented)[0] == 1.0
+    # Records that ignore the verdicts: every source judged as the prior.
+    real = sources.source_records
+
+    def ignoring(workspace_id, scope_ids=None):
+        found = real(workspace_id, scope_ids)
+        for source in found.sources.values():
+            source.estimate = found.prior
+        return found
+
+    monkeypatch.setattr("readiness.checks.source_records", ignoring)
+    assert _sandboxed(asymmetry_as_documented)[0] < 1.0
+
+
+def test_asymmetry_ranking_refuses_to_start_without_passing_evidence(db, settings):
+    from django.core.management.base import SystemCheckError
+
+    from readiness.evidence import code_version, config_version
+
+    settings.MM_ASYMMETRY_RANKING = True
+    with pytest.raises(SystemCheckError, match="a.encoding.liar_auc is pending"):
+        call_command("check", databases=["default"])
+    cap = capability("A/encoding")
+    synthetic, gated = cap.checks
+    record(cap, synthetic, 1.0)
+    record(cap, gated, 0.66, dataset="valid.tsv")
+    with pytest.raises(SystemCheckError, match=r"a.encoding.liar_auc is fail \(value 0.66"):
+        call_command("check", databases=["default"])
+    record(cap, gated, 0.71, dataset="valid.tsv")
+    assert code_version(cap) and config_version(cap)
+    call_command("check", databases=["default"])  # passes: ranking may use A
+    settings.MM_ASYMMETRY_RANKING = False
+    record(cap, gated, 0.5, dataset="valid.tsv")
+    call_command("check", databases=["default"])  # off: nothing to refuse

@@ -8,8 +8,9 @@ from readiness.checks import run_checks
 class Command(BaseCommand):
     help = (
         "Run the readiness checks that can run here and record their evidence: the synthetic "
-        "ones always, the gated evaluations when --locomo (LoCoMo conversations) or --pairs "
-        "(labelled contradiction pairs, ProSeCCo's shape) gives their data."
+        "ones always, the gated evaluations when --locomo (LoCoMo conversations), --pairs "
+        "(labelled contradiction pairs, ProSeCCo's shape) or --liar-train with --liar-eval "
+        "(fact-checked statements, LIAR's shape) gives their data."
     )
 
     def add_arguments(self, parser):
@@ -19,6 +20,16 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--conversations", type=int, help="Use only the first N conversations of it."
+        )
+        parser.add_argument(
+            "--liar-train",
+            type=Path,
+            help="LIAR-shaped statements whose verdicts make the speakers' records.",
+        )
+        parser.add_argument(
+            "--liar-eval",
+            type=Path,
+            help="LIAR-shaped statements the A score is measured on (with --liar-train).",
         )
 
     def handle(self, *args, **options):
@@ -30,6 +41,18 @@ class Command(BaseCommand):
             raise CommandError(f"--pairs: no file {str(pairs)!r}")
         if options["conversations"] is not None and options["conversations"] < 1:
             raise CommandError("--conversations: must be at least 1")
-        recorded = run_checks(path, options["conversations"], say=self.stdout.write, pairs=pairs)
+        liar = None
+        if options["liar_train"] or options["liar_eval"]:
+            for name in ("liar_train", "liar_eval"):
+                given = options[name]
+                flag = "--" + name.replace("_", "-")
+                if given is None:
+                    raise CommandError(f"{flag}: needed with the other --liar-* option")
+                if not given.is_file():
+                    raise CommandError(f"{flag}: no file {str(given)!r}")
+            liar = (options["liar_train"], options["liar_eval"])
+        recorded = run_checks(
+            path, options["conversations"], say=self.stdout.write, pairs=pairs, liar=liar
+        )
         passed = sum(1 for e in recorded if e.passed)
         self.stdout.write(f"recorded {len(recorded)} check runs: {passed} passed")
