@@ -148,3 +148,11 @@ class UnmergeForm(forms.Form):
         error_messages={"required": REASON_REQUIRED},
         widget=forms.TextInput(attrs={"placeholder": "Why are they two? (required)"}),
     )
+
+
+class SourceFilterForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=[("", "writers and entities"), ("writer", "writers"), ("entity", "entities")],
+        required=False,
+    )
+    query = forms.CharField(max_length=200, required=False, label="Name")

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from memories import services
 from memories.compile import compile_options, compiled_memory_file, stare_marks
-from memories.errors import MemoryEngineError, ValidationFailed
+from memories.errors import MemoryEngineError, NotFound, ValidationFailed
 from memories.forms import (
     AgentForm,
     CompileForm,
@@ -38,11 +38,12 @@ from memories.forms import (
     MemberForm,
     MergeForm,
     SearchForm,
+    SourceFilterForm,
     UnmergeForm,
 )
-from memories.models import Membership, Memory
+from memories.models import Entity, Membership, Memory
 from memories.neighbourhood import neighbourhood
-from memories.presenters import error_status
+from memories.presenters import SOURCE_TOPICS_LISTED, error_status
 from memories.search import memory_search
 from memories.selectors import (
     membership_of,
@@ -65,6 +66,7 @@ from memories.selectors.relations import (
     memory_entities,
     memory_links,
 )
+from memories.selectors.sources import source_detail, source_events, source_list, source_records
 from memories.serializers import EntityListInput, SearchInput, parse
 from memories.services.divergence import divergence_close
 
@@ -233,7 +235,57 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
                  feedback=FeedbackForm(), labels=FEEDBACK_LABELS, window=_window(memory),
                  marks=stare_marks(memory.stare_scores, "marks"),
                  entities=memory_entities(memory), links=links,
-                 neighbourhood=neighbourhood(memory, links)),
+                 neighbourhood=neighbourhood(memory, links), attributed=_attributed(memory)),
+    )  # fmt: skip
+
+
+def _attributed(memory: Memory) -> Entity | None:
+    """The entity that made the memory's claim (the one it was merged into, if merged)."""
+    if memory.attributed_to_id is None:
+        return None
+    entity = memory.attributed_to
+    return entity.merged_into if entity.merged_into_id else entity
+
+
+@login_required
+def sources(request: HttpRequest, slug: str) -> HttpResponse:
+    """Sources and their records (``memories.asymmetry``): writers and the entities claims are
+    attributed to, most judged first, with their estimates shrunk toward the workspace's
+    prior."""
+    membership = page_membership(request, slug)
+    form = SourceFilterForm(request.GET or None)
+    kind, query = "", ""
+    if form.is_bound and form.is_valid():
+        kind, query = form.cleaned_data["kind"], form.cleaned_data["query"]
+    records = source_records(membership.workspace_id)
+    rows = source_list(records, kind=kind, query=query)
+    return render(
+        request,
+        "memories/sources.html",
+        page_context(request, membership, page=_paged(request, rows), records=records,
+                 filters=form, ranking_on=settings.MM_ASYMMETRY_RANKING),
+    )  # fmt: skip
+
+
+@login_required
+def source_page(request: HttpRequest, slug: str, kind: str, key: str) -> HttpResponse:
+    """One source's record, its records on topics and the events behind it; a source with no
+    memory in the workspace is a 404."""
+    membership = page_membership(request, slug)
+    if kind not in ("writer", "entity"):
+        raise Http404("No such kind of source.")
+    records = source_records(membership.workspace_id)
+    try:
+        record = source_detail(records, kind=kind, key=key)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    topics = sorted(record.on_topics.values(), key=lambda r: (-r.judged, r.name.lower()))
+    events = source_events(membership.workspace_id, None, kind=kind, key=key)
+    return render(
+        request,
+        "memories/source.html",
+        page_context(request, membership, record=record, records=records,
+                 topics=topics[:SOURCE_TOPICS_LISTED], events=events),
     )  # fmt: skip
 
 

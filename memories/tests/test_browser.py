@@ -302,3 +302,50 @@ def test_a_curator_resolves_and_dismisses_divergences(browser, live_server, team
     assert "The contract says June" in page.content()
     shot(page, "divergences-closed")
     assert sorted(Divergence.objects.values_list("status", flat=True)) == ["dismissed", "resolved"]
+
+
+def test_a_curator_reads_the_sources_records_and_the_events_behind_one(browser, live_server, team):
+    from memories.services import memory_feedback
+
+    alice = Memory.objects.get(pk=team["renewal"].pk).workspace.agents.get(name="alice")
+    ledger = [
+        memory_remember(
+            agent=alice,
+            text=f"Ledger figure {n} for Zephyr.",
+            source="ledger",
+            scope="team:accounts",
+        ).memory
+        for n in range(4)
+    ]
+    rumours = [
+        memory_remember(agent=alice, text=f"Rumour {n} about Zephyr.", source="rumours").memory
+        for n in range(3)
+    ]
+    for memory in ledger[:3]:
+        memory_feedback(agent=alice, mem_id=memory.mem_id, action="important", reason="audited")
+    for memory in rumours:
+        memory_feedback(agent=alice, mem_id=memory.mem_id, action="demote", reason="was wrong")
+    memory_remember(agent=alice, text="According to Maria Lopez, Zephyr moves to Lisbon.")
+    base = live_server.url
+    page = log_in(browser, base, "carol")
+    page.click("header >> text=Sources")
+    rows = page.locator("table.sources tr")
+    assert rows.count() == 5  # the header, alice, ledger, rumours, Maria Lopez
+    assert rows.nth(1).locator("td").first.inner_text() in {"ledger", "rumours"}
+    assert page.locator("svg[aria-label^='Estimate']").count() == 4
+    shot(page, "sources")
+    page.click("table.sources >> text=rumours")
+    assert page.locator("h1").inner_text() == "rumours"
+    assert page.locator("text=was wrong").count() == 3
+    shot(page, "source")
+    page.goto(f"{base}/w/acme/sources")
+    page.select_option("select[name=kind]", "entity")
+    page.click("button:has-text('Filter')")
+    assert "kind=entity" in page.url
+    assert page.locator("table.sources tr").count() == 2
+    page.click("text=Maria Lopez")
+    assert page.locator("h1").inner_text() == "Maria Lopez"
+    # Another workspace's sources are a 404, like a missing one.
+    gus = log_in(browser, base, "gus")
+    assert gus.goto(f"{base}/w/acme/sources").status == 404
+    assert gus.goto(f"{base}/w/globex/sources/writer/ledger").status == 404

@@ -1,6 +1,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 
+from memories import services
 from memories.models import Membership, Memory, ProvenanceEvent
 from memories.services import memory_remember
 
@@ -253,3 +254,47 @@ def test_the_overview_chart_has_every_week_and_a_search_needs_a_query(curator, a
     histogram = page.split('aria-label="Active memories by significance"')[1].split("</svg>")[0]
     assert "<title>0.9: 1</title>" in histogram
     assert "Type what you are looking for." in empty
+
+
+def test_sources_page_lists_records_and_a_source_shows_the_events_behind_it(curator, alice):
+    agent = alice.agent
+    written = [
+        memory_remember(
+            agent=agent, text=f"Ledger figure {n}.", source="ledger", scope="team:accounts"
+        ).memory
+        for n in range(3)
+    ]
+    services.memory_feedback(
+        agent=agent, mem_id=written[0].mem_id, action="important", reason="audited"
+    )
+    services.memory_feedback(agent=agent, mem_id=written[1].mem_id, action="demote", reason="typo")
+    cued = memory_remember(
+        agent=agent, text="According to Maria Lopez, the renewal is in May."
+    ).memory
+
+    page = curator.get("/w/acme/sources")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "ledger" in body and "Maria Lopez" in body and "prior" in body
+    assert "does not change ranking" in body
+    only = curator.get("/w/acme/sources", {"kind": "entity"}).content.decode()
+    assert "Maria Lopez" in only and ">ledger<" not in only
+    assert "No sources match" in curator.get("/w/acme/sources", {"query": "zzz"}).content.decode()
+
+    detail = curator.get("/w/acme/sources/writer/ledger").content.decode()
+    assert "audited" in detail and "typo" in detail and "wrong" in detail
+    entity_id = cued.attributed_to.entity_id
+    assert curator.get(f"/w/acme/sources/entity/{entity_id}").status_code == 200
+    memory_page = curator.get(f"/w/acme/m/{cued.mem_id}").content.decode()
+    assert "Maria Lopez" in memory_page and "cue: “According to Maria Lopez”" in memory_page
+    assert f"/w/acme/sources/entity/{entity_id}" in memory_page
+
+
+def test_sources_pages_of_another_workspace_or_unknown_sources_are_404(curator, alice, charlie):
+    memory_remember(agent=charlie.agent, text="Globex figure.", source="globex-ledger")
+    assert curator.get("/w/globex/sources").status_code == 404
+    assert curator.get("/w/acme/sources/writer/globex-ledger").status_code == 404
+    assert curator.get("/w/acme/sources/writer/nobody").status_code == 404
+    assert curator.get("/w/acme/sources/team/ledger").status_code == 404
+    empty = curator.get("/w/acme/sources").content.decode()
+    assert "No sources yet" in empty
