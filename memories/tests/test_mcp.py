@@ -444,3 +444,30 @@ def test_the_divergences_tool_lists_what_the_reader_sees_only_when_switched_on(
 
     theirs = over_http(served, charlie.token, outsider)
     assert not theirs.is_error and theirs.structured_content["results"] == []
+
+
+def test_mm_remember_and_mm_search_carry_asymmetry(served, actors):
+    async def work(session):
+        return (
+            await session.call_tool(
+                "mm_remember",
+                {"text": "According to Maria Lopez, Zephyr renews.", "perspective": "user"},
+            ),
+            await session.call_tool(
+                "mm_search", {"query": "When does Zephyr renew?", "attributed_to": "Maria Lopez",
+                              "source_kind": "stated", "perspective": "user"}
+            ),
+            await session.call_tool("mm_remember", {"text": "x", "perspective": "boss",
+                                                    "source_kind": "rumour"}),
+            await session.call_tool("mm_remember", {"text": "x",
+                                                    "attributed_to": "0123456789abcdef"}),
+        )  # fmt: skip
+
+    stored, found, bad, missing = over_http(served, actors["alice"].token, work)
+    memory = json.loads(text_of(stored))
+    assert memory["perspective"] == "user" and memory["source_kind"] == "stated"
+    assert memory["attributed_to"]["name"] == "Maria Lopez"
+    assert [h["mem_id"] for h in json.loads(text_of(found))["results"]] == [memory["mem_id"]]
+    assert bad.is_error and set(json.loads(text_of(bad))) == {"perspective", "source_kind"}
+    assert missing.is_error and "no entity" in text_of(missing)
+    assert Memory.objects.count() == 1
