@@ -354,3 +354,29 @@ def test_bulk_writes_carry_attribution_and_a_scores(alice):
     assert first.attributed_to_id == second.attributed_to_id is not None
     assert first.source_kind == "stated" and second.perspective == "user"
     assert first.a_origin == second.a_origin == "asymmetry"
+
+
+def test_with_asymmetry_ranking_on_the_a_score_scales_the_score(alice, settings):
+    agent = alice.agent
+    # Equally relevant (the same words), among others that are not; the newer first on a tie.
+    trusted = memory_remember(agent=agent, text="Zephyr renews its contract every March.").memory
+    doubtful = memory_remember(agent=agent, text="Zephyr renews its contract every March.").memory
+    for text in ("The Lisbon office opens at eight.", "Dana prefers invoices by email."):
+        memory_remember(agent=agent, text=text)
+    Memory.objects.filter(pk=doubtful.pk).update(a_score=0.1)
+    Memory.objects.filter(pk=trusted.pk).update(a_score=0.9)
+    query = "When does Zephyr renew its contract?"
+    off = memory_search(agent=agent, query=query)
+    assert off[0].memory.pk == doubtful.pk  # A does not rank while the switch is off
+    assert "asymmetry_factor" not in off[0].explanation()
+    assert off[0].explanation()["a_score"] == 0.1
+    settings.MM_ASYMMETRY_RANKING = True
+    on = memory_search(agent=agent, query=query)
+    assert on[0].memory.pk == trusted.pk
+    for hit in on:
+        why = hit.explanation()
+        assert why["asymmetry_factor"] == pytest.approx(0.5 + 0.5 * why["a_score"])
+        assert why["score"] == pytest.approx(
+            why["relevance"] * why["significance"] * why["age_factor"] * why["asymmetry_factor"],
+            rel=1e-4,
+        )
