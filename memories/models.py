@@ -371,6 +371,14 @@ class Memory(models.Model):
     def stare_origins(self) -> dict[str, str | None]:
         return {d: getattr(self, f"{d}_origin") or None for d in STARE_DIMENSIONS}
 
+    @property
+    def claimant(self) -> Entity | None:
+        """The entity that made its claim (the one it was merged into, if merged)."""
+        if self.attributed_to_id is None:
+            return None
+        entity = self.attributed_to
+        return entity.merged_into if entity.merged_into_id else entity
+
 
 class Entity(models.Model):
     """Someone or something memories mention: a person, a customer, a project... of one

@@ -80,11 +80,10 @@ def memory_to_dict(memory: Memory) -> dict[str, Any]:
 
 
 def _attributed(memory: Memory) -> dict[str, str] | None:
-    """Who made the memory's claim (the entity it was merged into, if merged)."""
-    if memory.attributed_to_id is None:
+    """Who made the memory's claim."""
+    entity = memory.claimant
+    if entity is None:
         return None
-    entity = memory.attributed_to
-    entity = entity.merged_into or entity if entity.merged_into_id else entity
     return {"entity_id": entity.entity_id, "name": entity.name, "type": entity.kind}
 
 

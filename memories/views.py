@@ -41,7 +41,7 @@ from memories.forms import (
     SourceFilterForm,
     UnmergeForm,
 )
-from memories.models import Entity, Membership, Memory
+from memories.models import Membership, Memory
 from memories.neighbourhood import neighbourhood
 from memories.presenters import SOURCE_TOPICS_LISTED, error_status
 from memories.search import memory_search
@@ -235,16 +235,8 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
                  feedback=FeedbackForm(), labels=FEEDBACK_LABELS, window=_window(memory),
                  marks=stare_marks(memory.stare_scores, "marks"),
                  entities=memory_entities(memory), links=links,
-                 neighbourhood=neighbourhood(memory, links), attributed=_attributed(memory)),
+                 neighbourhood=neighbourhood(memory, links), attributed=memory.claimant),
     )  # fmt: skip
-
-
-def _attributed(memory: Memory) -> Entity | None:
-    """The entity that made the memory's claim (the one it was merged into, if merged)."""
-    if memory.attributed_to_id is None:
-        return None
-    entity = memory.attributed_to
-    return entity.merged_into if entity.merged_into_id else entity
 
 
 @login_required

@@ -18,6 +18,7 @@ from django.db import connection
 from memories.asymmetry import shrunk, workspace_prior
 from memories.errors import NotFound
 from memories.models import Entity, Link, Memory, ProvenanceEvent
+from memories.selectors.relations import entity_members
 
 WRITER, ENTITY, TOPIC = "writer", "entity", "topic"
 
@@ -230,9 +231,7 @@ def event_effect(event: ProvenanceEvent) -> str:
 
 def _entity_members(workspace_id: int, entity_id: str) -> list[int]:
     target = Entity.objects.filter(workspace_id=workspace_id, entity_id=entity_id).first()
-    if target is None:
-        return []
-    return [target.pk, *Entity.objects.filter(merged_into=target).values_list("pk", flat=True)]
+    return [] if target is None else entity_members(target)
 
 
 def source_list(records: Records, *, kind: str = "", query: str = "") -> list[Record]:
