@@ -116,3 +116,24 @@ def test_a_store_time_refusal_names_the_line_and_what_was_stored(alice, tmp_path
         ).count()
         == 4
     )
+
+
+def test_seed_json_lines_carry_perspective_and_attribution(alice, tmp_path):
+    path = tmp_path / "notes.jsonl"
+    rows = [
+        {"text": "The renewal moves to April.", "perspective": "external",
+         "attributed_to": "Maria Lopez", "source_kind": "stated", "sig_external": 0.9},
+        {"text": "According to Tom Baker, the office moves."},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    seed(path, "--token", alice.token)
+    given, cued = Memory.objects.filter(workspace=alice.agent.workspace).order_by("id")
+    assert (given.perspective, given.source_kind, given.claimant.name) == (
+        "external",
+        "stated",
+        "Maria Lopez",
+    )
+    assert given.significance == 0.9 and given.sig_external == 0.9
+    assert (
+        cued.claimant.name == "Tom Baker" and cued.attribution["attributed_to"]["origin"] == "cue"
+    )
