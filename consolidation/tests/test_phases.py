@@ -6,8 +6,8 @@ import pytest
 
 from consolidation.models import CompiledSnapshot
 from consolidation.services import consolidation_execute, consolidation_start
-from memories.errors import ValidationFailed
 from memories import services
+from memories.errors import ValidationFailed
 from memories.models import Divergence, Memory, SourceRecord
 from memories.services import memory_remember
 
