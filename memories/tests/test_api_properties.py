@@ -258,6 +258,11 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
             for known in divergences:
                 fixed = {"divergence_id": known.divergence_id}
                 strategies.append(operation.as_strategy(mode, path_parameters=fixed))
+        if "{kind}" in operation.path:
+            # Besides made-up sources, the agent's own writer and the outsider's.
+            for writer in (alice.agent.name, charlie.agent.name):
+                fixed = {"kind": "writer", "key": writer}
+                strategies.append(operation.as_strategy(mode, path_parameters=fixed))
         if "{entity_id}" in operation.path:
             for known in (entity, their_entity):
                 fixed = {"entity_id": known.entity_id}

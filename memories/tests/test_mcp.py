@@ -464,10 +464,10 @@ def test_mm_remember_and_mm_search_carry_asymmetry(served, actors):
         )  # fmt: skip
 
     stored, found, bad, missing = over_http(served, actors["alice"].token, work)
-    memory = json.loads(text_of(stored))
+    memory = stored.structured_content
     assert memory["perspective"] == "user" and memory["source_kind"] == "stated"
     assert memory["attributed_to"]["name"] == "Maria Lopez"
-    assert [h["mem_id"] for h in json.loads(text_of(found))["results"]] == [memory["mem_id"]]
+    assert [h["mem_id"] for h in found.structured_content["results"]] == [memory["mem_id"]]
     assert bad.is_error and set(json.loads(text_of(bad))) == {"perspective", "source_kind"}
     assert missing.is_error and "no entity" in text_of(missing)
     assert Memory.objects.count() == 1
