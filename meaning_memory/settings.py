@@ -6,6 +6,8 @@ import os
 import secrets
 from pathlib import Path
 
+import platformdirs
+
 from meaning_memory.db import (
     embedded_database,
     forget_connections_after_fork,
@@ -26,8 +28,16 @@ from memories.decay import DEFAULT_PRESET, PRESET_NAMES
 from memories.rules import MIN_COMPILE_BUDGET
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+#: Run from a clone of the repository (``manage.py`` and ``templates/`` beside the packages):
+#: its ``var/`` and ``templates/``. Installed as a package: the user's data directory, and the
+#: templates shipped inside the package (``setup.py`` copies them there).
+FROM_CLONE = (BASE_DIR / "manage.py").is_file() and (BASE_DIR / "templates").is_dir()
+DEFAULT_DATA_DIR = (
+    BASE_DIR / "var" if FROM_CLONE else Path(platformdirs.user_data_dir("meaning-memory"))
+)
+TEMPLATES_DIR = BASE_DIR / "templates" if FROM_CLONE else Path(__file__).parent / "templates"
 
-MM_DATA_DIR = Path(envstr("MM_DATA_DIR", str(BASE_DIR / "var"))).expanduser()
+MM_DATA_DIR = Path(envstr("MM_DATA_DIR", str(DEFAULT_DATA_DIR))).expanduser()
 MM_DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 
@@ -93,7 +103,7 @@ ASGI_APPLICATION = "meaning_memory.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [TEMPLATES_DIR],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

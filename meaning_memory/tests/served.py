@@ -41,6 +41,10 @@ class Answer:
 class Served:
     data_dir: Path
     env: dict[str, str]
+    #: The Python that runs the engine, and where: this one in the clone, or another
+    #: environment's anywhere (an installed package).
+    python: str = sys.executable
+    cwd: Path = ROOT
     port: int = 0
     process: subprocess.Popen | None = None
     output: list[str] = field(default_factory=list)
@@ -58,8 +62,8 @@ class Served:
         self.port = free_port()
         self.output = []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "meaning_memory", "serve", "--port", str(self.port)],
-            cwd=ROOT,
+            [self.python, "-m", "meaning_memory", "serve", "--port", str(self.port)],
+            cwd=self.cwd,
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -100,8 +104,8 @@ class Served:
 
     def command(self, *args: str) -> str:
         return subprocess.run(
-            [sys.executable, "-m", "meaning_memory", *args],
-            cwd=ROOT,
+            [self.python, "-m", "meaning_memory", *args],
+            cwd=self.cwd,
             env=self.env,
             capture_output=True,
             text=True,
