@@ -471,6 +471,57 @@ class SearchInput(StrictSerializer):
         return attrs
 
 
+#: What the list of memories (``GET /api/v1/memories``) may be ordered by.
+LIST_ORDERINGS = ("newest", "significance")
+LIST_LIMIT_MAX = rules.PAGE_SIZE_MAX
+#: The search's filters that need no query and no link resolution beyond an entity.
+LIST_FILTERS = (
+    "as_of",
+    "currently_valid",
+    "category",
+    "memory_type",
+    "source",
+    "perspective",
+    "attributed_to",
+    "source_kind",
+    "entity",
+    *(f"min_{d}_score" for d in "stare"),
+)
+
+
+class MemoryListInput(StrictSerializer):
+    """Browse memories without a query: the search's filters that need none, an order, and a
+    cursor page (``limit``, ``cursor``: the ``next`` link of the previous page)."""
+
+    ordering = serializers.ChoiceField(
+        choices=LIST_ORDERINGS,
+        required=False,
+        allow_blank=True,
+        error_messages=_choice_message(list(LIST_ORDERINGS)),
+        help_text="newest (default: newest written first) or significance (most significant "
+        "first).",
+    )
+    limit = Integer(
+        required=False,
+        error_messages=INTEGER_MESSAGES,
+        validators=[Rule(rules.page_size, minimum=1, maximum=LIST_LIMIT_MAX)],
+        help_text=f"Per page, 1 to {LIST_LIMIT_MAX}; default 20.",
+    )
+    cursor = Text(
+        required=False,
+        allow_blank=True,
+        max_length=1000,
+        help_text="Where the page starts: take it from the previous page's next link.",
+    )
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        search = SearchInput().get_fields()
+        for name in LIST_FILTERS:
+            fields[name] = search[name]
+        return fields
+
+
 def _reason_field() -> Text:
     """Blank goes through to the service, whose message says why a reason is needed;
     ``min_length`` (never broken by a reason that is not blank) tells the published shapes that

@@ -5,10 +5,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import HttpResponse
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -35,10 +37,17 @@ from memories.presenters import (
 from memories.search import memory_search
 from memories.selectors import memory_get, visible_scope_ids
 from memories.selectors.divergences import divergence_get, divergences_visible
-from memories.selectors.relations import entity_get, entity_list, entity_memories
+from memories.selectors.memories import LIST_ORDERINGS, memory_list
+from memories.selectors.relations import (
+    attach_attributed,
+    entity_get,
+    entity_list,
+    entity_memories,
+)
 from memories.selectors.sources import source_detail, source_events, source_list, source_records
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
+    LIST_LIMIT_MAX,
     SOURCE_KINDS_LISTED,
     CompileInput,
     DivergenceListInput,
@@ -49,6 +58,7 @@ from memories.serializers import (
     ForgetInput,
     LinkAddInput,
     LinkRemoveInput,
+    MemoryListInput,
     PageInput,
     RememberInput,
     SearchInput,
@@ -62,7 +72,43 @@ from memories.services.divergence import require_divergence
 from memories.signals import bulk_imported
 
 
+class MemoryCursor(CursorPagination):
+    """DRF's cursor pagination over ``memory_list``: the order is the request's (``ordering``),
+    the page size ``limit``."""
+
+    page_size = 20
+    page_size_query_param = "limit"
+    max_page_size = LIST_LIMIT_MAX
+
+    def get_ordering(self, request, queryset, view) -> tuple[str, ...]:
+        return LIST_ORDERINGS[request.query_params.get("ordering") or "newest"]
+
+
 class MemoryCreateApi(APIView):
+    @extend_schema(
+        parameters=[MemoryListInput],
+        operation_id="memories_list",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Browse memories: the search's filters without a query, newest or most "
+        "significant first, a cursor page at a time",
+        description="The answer is DRF's cursor page: results, and next / previous links "
+        "(null at an end). Forgotten and merged memories are never listed; without as_of or "
+        "currently_valid, the memories valid now.",
+    )
+    def get(self, request: Request) -> Response:
+        values = parse(MemoryListInput, request.query_params.dict(), from_text=True)
+        agent = request.user
+        memories = memory_list(
+            workspace_id=agent.workspace_id,
+            scope_ids=visible_scope_ids(agent),
+            values=values,
+            now=timezone.now(),
+        )
+        paginator = MemoryCursor()
+        page = paginator.paginate_queryset(memories, request, view=self)
+        attach_attributed(page)
+        return paginator.get_paginated_response([memory_to_dict(m) for m in page])
+
     @extend_schema(
         request=RememberInput,
         responses={201: OpenApiTypes.OBJECT},

@@ -4,13 +4,26 @@ their history and supersession chain."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
-from memories.errors import NotFound
-from memories.models import Agent, Memory, ProvenanceEvent, Workspace
+from memories.errors import NotFound, ValidationFailed
+from memories.models import (
+    STARE_DIMENSIONS,
+    Agent,
+    Entity,
+    Link,
+    Memory,
+    ProvenanceEvent,
+    Workspace,
+)
+from memories.selectors.relations import entity_by_name, entity_members, visible_entities
 from memories.selectors.visibility import visible_scope_ids
+from memories.validity import ended_by_q, valid_at_q
 
 MEM_ID = re.compile(r"[0-9a-f]{16}")
 #: How many replacements (and replaced memories) the chain of a memory shows each way.
@@ -97,3 +110,84 @@ def memory_texts(*, workspace: Workspace, mem_ids: list[str]) -> dict[str, str]:
     return dict(
         Memory.objects.filter(workspace=workspace, mem_id__in=mem_ids).values_list("mem_id", "text")
     )
+
+
+#: How a list of memories may be ordered (``memory_list``), each ending on the primary key so
+#: that the order is total (a cursor needs one).
+LIST_ORDERINGS = {
+    "newest": ("-created_at", "-id"),
+    "significance": ("-significance", "-created_at", "-id"),
+}
+
+
+def memory_list(
+    *,
+    workspace_id: int,
+    scope_ids: Sequence[int] | None,
+    values: dict[str, Any],
+    now: datetime,
+) -> QuerySet[Memory]:
+    """The memories a reader of ``scope_ids`` (None: the whole workspace) sees, browsed
+    without a query: the search's filters that need none, read by name from ``values`` (the
+    validated ``MemoryListInput``), ordered by ``ordering``. Forgotten and merged memories are
+    never listed; without ``as_of`` or ``currently_valid``, what is valid now."""
+    values = dict(values)
+    queryset = Memory.objects.filter(
+        workspace_id=workspace_id, status__in=[Memory.Status.ACTIVE, Memory.Status.SUPERSEDED]
+    )
+    if scope_ids is not None:
+        queryset = queryset.filter(scope_id__in=scope_ids)
+    as_of = values.pop("as_of", None)
+    currently_valid = values.pop("currently_valid", None)
+    if as_of is None and currently_valid is None:
+        currently_valid = True
+    if as_of is not None:
+        queryset = queryset.filter(valid_at_q(as_of))
+    if currently_valid is not None:
+        queryset = queryset.filter(valid_at_q(now) if currently_valid else ended_by_q(now))
+    for column in ("category", "memory_type", "source", "perspective", "source_kind"):
+        if value := values.pop(column, None):
+            queryset = queryset.filter(**{column: value})
+    for dim in STARE_DIMENSIONS:
+        minimum = values.pop(f"min_{dim}_score", None)
+        if minimum is not None:
+            queryset = queryset.filter(**{f"{dim}_score__gte": minimum})
+    for name, lookup in (("entity", "mentioned"), ("attributed_to", "attributed")):
+        reference = values.pop(name, None)
+        if not reference:
+            continue
+        entities = _named_entities(name, reference, workspace_id, scope_ids)
+        members = [pk for entity in entities for pk in entity_members(entity)]
+        if lookup == "attributed":
+            queryset = queryset.filter(attributed_to__in=members)
+        else:
+            mentions = Link.objects.filter(
+                source=OuterRef("pk"), target_entity__in=members, removed_at__isnull=True
+            )
+            queryset = queryset.filter(Exists(mentions))
+    ordering = values.pop("ordering", None) or "newest"
+    values.pop("limit", None)
+    values.pop("cursor", None)
+    if values:
+        raise TypeError(f"unknown list filters: {', '.join(sorted(values))}")
+    return queryset.select_related("scope", "superseded_by").order_by(*LIST_ORDERINGS[ordering])
+
+
+def _named_entities(
+    name: str, reference: str, workspace_id: int, scope_ids: Sequence[int] | None
+) -> list[Entity]:
+    """The entities a filter names (id, or name or alias; merged ones as their target);
+    ValidationFailed naming the filter when the reader knows of none."""
+    found = list(
+        visible_entities(workspace_id, scope_ids)
+        .filter(entity_id=reference)
+        .select_related("merged_into")
+    )
+    entities = [e.merged_into or e for e in found] or entity_by_name(
+        workspace_id=workspace_id, name=reference, scope_ids=scope_ids
+    )
+    if not entities:
+        raise ValidationFailed.single(
+            name, f"no entity {reference!r} (by id, name or alias) is known here."
+        )
+    return entities
