@@ -37,16 +37,14 @@ from typing import Any
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
-from memories import rules
 from memories.errors import ValidationFailed
 from memories.models import Entity, Link, Memory, MemoryDegree
 from memories.selectors.relations import (
     connection_counts,
     connections_sql,
-    entity_by_name,
+    entities_named,
     entity_members,
     related_memory_links,
-    visible_entities,
 )
 
 NAMES = ("related_to", "link_types", "entity", "min_r", "attributed_to")
@@ -200,8 +198,12 @@ def relational_filter(
             )
         related = related_memory_links(found, scope_ids, link_types)
     attributed_to = values.pop("attributed_to", None)
-    entities = _entities("entity", entity, workspace_id, scope_ids)
-    attributed = _entities("attributed_to", attributed_to, workspace_id, scope_ids)
+    entities = entities_named("entity", entity, workspace_id, scope_ids) if entity else []
+    attributed = (
+        entities_named("attributed_to", attributed_to, workspace_id, scope_ids)
+        if attributed_to
+        else []
+    )
     entity_ids = sorted({pk for e in entities for pk in entity_members(e)})
     entity_memory_ids = shortlist = None
     if entity_ids:
@@ -226,30 +228,6 @@ def relational_filter(
         attributed=attributed,
         attributed_ids=sorted({pk for e in attributed for pk in entity_members(e)}),
     )
-
-
-def _entities(
-    name: str, reference: str | None, workspace_id: int, scope_ids: Sequence[int] | None
-) -> list[Entity]:
-    """The entities a filter names (its id, or a name or alias; merged ones as their target);
-    ValidationFailed naming the filter when the reader knows of none."""
-    if not reference:
-        return []
-    entities: list[Entity] = []
-    if rules.public_id(reference) is None:
-        entities = list(
-            visible_entities(workspace_id, scope_ids)
-            .filter(entity_id=reference)
-            .select_related("merged_into")
-        )
-        entities = [e.merged_into or e for e in entities]
-    if not entities:
-        entities = entity_by_name(workspace_id=workspace_id, name=reference, scope_ids=scope_ids)
-    if not entities:
-        raise ValidationFailed.single(
-            name, f"no entity {reference!r} (by id, name or alias) is known here."
-        )
-    return entities
 
 
 def entity_shortlist(mentions: QuerySet[Link], vector: str, size: int) -> list[int]:

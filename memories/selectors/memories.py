@@ -11,17 +11,16 @@ from typing import Any
 from django.db import connection
 from django.db.models import Exists, OuterRef, QuerySet
 
-from memories.errors import NotFound, ValidationFailed
+from memories.errors import NotFound
 from memories.models import (
     STARE_DIMENSIONS,
     Agent,
-    Entity,
     Link,
     Memory,
     ProvenanceEvent,
     Workspace,
 )
-from memories.selectors.relations import entity_by_name, entity_members, visible_entities
+from memories.selectors.relations import entities_named, entity_members
 from memories.selectors.visibility import visible_scope_ids
 from memories.validity import ended_by_q, valid_at_q
 
@@ -156,7 +155,7 @@ def memory_list(
         reference = values.pop(name, None)
         if not reference:
             continue
-        entities = _named_entities(name, reference, workspace_id, scope_ids)
+        entities = entities_named(name, reference, workspace_id, scope_ids)
         members = [pk for entity in entities for pk in entity_members(entity)]
         if lookup == "attributed":
             queryset = queryset.filter(attributed_to__in=members)
@@ -171,23 +170,3 @@ def memory_list(
     if values:
         raise TypeError(f"unknown list filters: {', '.join(sorted(values))}")
     return queryset.select_related("scope", "superseded_by").order_by(*LIST_ORDERINGS[ordering])
-
-
-def _named_entities(
-    name: str, reference: str, workspace_id: int, scope_ids: Sequence[int] | None
-) -> list[Entity]:
-    """The entities a filter names (id, or name or alias; merged ones as their target);
-    ValidationFailed naming the filter when the reader knows of none."""
-    found = list(
-        visible_entities(workspace_id, scope_ids)
-        .filter(entity_id=reference)
-        .select_related("merged_into")
-    )
-    entities = [e.merged_into or e for e in found] or entity_by_name(
-        workspace_id=workspace_id, name=reference, scope_ids=scope_ids
-    )
-    if not entities:
-        raise ValidationFailed.single(
-            name, f"no entity {reference!r} (by id, name or alias) is known here."
-        )
-    return entities

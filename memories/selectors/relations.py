@@ -20,7 +20,7 @@ from django.db import connection
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from memories.errors import NotFound
+from memories.errors import NotFound, ValidationFailed
 from memories.gazetteer import normalize
 from memories.models import Entity, Link, Memory
 
@@ -242,6 +242,26 @@ def entity_by_name(
     found = visible_entities(workspace_id, scope_ids).filter(keys__contains=[key])
     targets = {e.merged_into_id or e.pk for e in found}
     return list(Entity.objects.filter(pk__in=targets))
+
+
+def entities_named(
+    name: str, reference: str, workspace_id: int, scope_ids: Sequence[int] | None
+) -> list[Entity]:
+    """The entities a filter (``name``) names by id, or by name or alias, merged ones as their
+    target; ValidationFailed naming the filter when the reader knows of none."""
+    found = list(
+        visible_entities(workspace_id, scope_ids)
+        .filter(entity_id=reference)
+        .select_related("merged_into")
+    )
+    entities = [e.merged_into or e for e in found] or entity_by_name(
+        workspace_id=workspace_id, name=reference, scope_ids=scope_ids
+    )
+    if not entities:
+        raise ValidationFailed.single(
+            name, f"no entity {reference!r} (by id, name or alias) is known here."
+        )
+    return entities
 
 
 def attach_attributed(memories: Sequence[Memory]) -> None:
