@@ -489,18 +489,29 @@ LIST_FILTERS = (
 )
 
 
-class MemoryListInput(StrictSerializer):
+class _ListFilters:
+    """The search's filters that need no query (``LIST_FILTERS``) and an order."""
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        search = SearchInput().get_fields()
+        for name in LIST_FILTERS:
+            fields[name] = search[name]
+        fields["ordering"] = serializers.ChoiceField(
+            choices=LIST_ORDERINGS,
+            required=False,
+            allow_blank=True,
+            error_messages=_choice_message(list(LIST_ORDERINGS)),
+            help_text="newest (default: newest written first) or significance (most "
+            "significant first).",
+        )
+        return fields
+
+
+class MemoryListInput(_ListFilters, StrictSerializer):
     """Browse memories without a query: the search's filters that need none, an order, and a
     cursor page (``limit``, ``cursor``: the ``next`` link of the previous page)."""
 
-    ordering = serializers.ChoiceField(
-        choices=LIST_ORDERINGS,
-        required=False,
-        allow_blank=True,
-        error_messages=_choice_message(list(LIST_ORDERINGS)),
-        help_text="newest (default: newest written first) or significance (most significant "
-        "first).",
-    )
     limit = Integer(
         required=False,
         error_messages=INTEGER_MESSAGES,
@@ -513,13 +524,6 @@ class MemoryListInput(StrictSerializer):
         max_length=1000,
         help_text="Where the page starts: take it from the previous page's next link.",
     )
-
-    def get_fields(self) -> dict[str, Any]:
-        fields = super().get_fields()
-        search = SearchInput().get_fields()
-        for name in LIST_FILTERS:
-            fields[name] = search[name]
-        return fields
 
 
 def _reason_field() -> Text:
@@ -667,6 +671,10 @@ class PageInput(StrictSerializer):
         validators=[Rule(rules.page_size, minimum=1, maximum=rules.PAGE_SIZE_MAX)],
         help_text=f"Per page, 1 to {rules.PAGE_SIZE_MAX}; default {rules.PAGE_SIZE_DEFAULT}.",
     )
+
+
+class MemoryPageInput(_ListFilters, PageInput):
+    """Browse memories a numbered page at a time (MCP's mm_list, the dashboard)."""
 
 
 class EntityListInput(PageInput):

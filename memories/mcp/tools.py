@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from memories.compile import compiled_memory_file
@@ -21,6 +22,7 @@ from memories.presenters import (
     divergence_to_dict,
     hits_to_list,
     memory_detail,
+    memory_to_dict,
     path_to_dict,
     results_table,
     stored_link_to_dict,
@@ -28,7 +30,10 @@ from memories.presenters import (
 )
 from memories.rules import PAGE_SIZE_DEFAULT
 from memories.search import memory_search
+from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergences_visible
+from memories.selectors.memories import memory_list
+from memories.selectors.relations import attach_attributed
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
@@ -38,6 +43,7 @@ from memories.serializers import (
     ForgetInput,
     LinkAddInput,
     MemIdInput,
+    MemoryPageInput,
     RememberInput,
     SearchInput,
     TraverseInput,
@@ -93,6 +99,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "mm_traverse_relationships": json_schema(TraverseInput),
     "mm_explain_path": json_schema(ExplainPathInput),
     "mm_divergences": json_schema(DivergenceListInput),
+    "mm_list": json_schema(MemoryPageInput),
 }
 
 DESCRIPTIONS = {
@@ -128,6 +135,10 @@ DESCRIPTIONS = {
     "dismissed; status filters). Only those between two memories you may see. Use it before "
     "relying on a fact another agent may have recorded differently. An error names "
     "MM_DIVERGENCE while detection is off.",
+    "mm_list": "Browse the memories you may see without a query, newest first (ordering: "
+    "significance for the most significant first), a page at a time (page, page_size), with "
+    "the search's filters that need no query (category, source, perspective, entity, "
+    "min_s_score …). For reading what is there; to answer a question, use mm_search.",
     "mm_feedback": "Tell the engine how a memory served you, with a reason. Returns the memory "
     "with its history.",
     "mm_forget": "Forget a memory that must not be used again (it is kept, with its history, for "
@@ -246,6 +257,26 @@ def divergences(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     return tool_result("\n".join(lines) or "no divergences", data)
 
 
+def list_memories(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    values = parse(MemoryPageInput, arguments)
+    size = values.get("page_size", PAGE_SIZE_DEFAULT)
+    number = values.get("page", 1)
+    memories = memory_list(
+        workspace_id=agent.workspace_id,
+        scope_ids=visible_scope_ids(agent),
+        values=values,
+        now=timezone.now(),
+    )
+    page = list(memories[(number - 1) * size : number * size + 1])
+    more, page = len(page) > size, page[:size]
+    attach_attributed(page)
+    found = [memory_to_dict(m) for m in page]
+    lines = [f"{m['mem_id']} ({m['category']}, {m['significance']:.2f}): {m['text'][:100]}"
+             for m in found]  # fmt: skip
+    data = {"page": number, "page_size": size, "more": more, "results": found}
+    return tool_result("\n".join(lines) or "no memories", data)
+
+
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     compiled = compiled_memory_file(
         workspace=agent.workspace, agent=agent, **parse(CompileInput, arguments)
@@ -302,4 +333,5 @@ TOOLS = (
         READS,
         divergences,
     ),
+    Tool("mm_list", SCHEMAS["mm_list"], DESCRIPTIONS["mm_list"], READS, list_memories),
 )

@@ -165,8 +165,8 @@ def memory_list(
             )
             queryset = queryset.filter(Exists(mentions))
     ordering = values.pop("ordering", None) or "newest"
-    values.pop("limit", None)
-    values.pop("cursor", None)
+    for paging in ("limit", "cursor", "page", "page_size"):  # the caller's to use
+        values.pop(paging, None)
     if values:
         raise TypeError(f"unknown list filters: {', '.join(sorted(values))}")
     return queryset.select_related("scope", "superseded_by").order_by(*LIST_ORDERINGS[ordering])

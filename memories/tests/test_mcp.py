@@ -32,6 +32,7 @@ TOOLS = {
     "mm_traverse_relationships",
     "mm_explain_path",
     "mm_divergences",
+    "mm_list",
     "mm_consolidate",
     "mm_saga",
     "mm_stare_readiness",
@@ -471,3 +472,38 @@ def test_mm_remember_and_mm_search_carry_asymmetry(served, actors):
     assert bad.is_error and set(json.loads(text_of(bad))) == {"perspective", "source_kind"}
     assert missing.is_error and "no entity" in text_of(missing)
     assert Memory.objects.count() == 1
+
+
+def test_mm_list_pages_through_what_the_reader_sees(served, actors):
+    alice, charlie = actors["alice"], actors["charlie"]
+    from memories.services import memory_remember
+
+    mine = [
+        memory_remember(agent=alice.agent, text=f"Note {n}.", significance=0.1 * (n + 1)).memory
+        for n in range(3)
+    ]
+    memory_remember(agent=charlie.agent, text="Globex merger code: BLUEBIRD.")
+
+    async def work(session):
+        return (
+            await session.call_tool("mm_list", {"page_size": 2}),
+            await session.call_tool("mm_list", {"page_size": 2, "page": 2}),
+            await session.call_tool("mm_list", {"ordering": "significance", "page_size": 1}),
+            await session.call_tool("mm_list", {"ordering": "oldest"}),
+        )
+
+    first, second, top, bad = over_http(served, alice.token, work)
+    listed = [m["mem_id"] for m in first.structured_content["results"]]
+    listed += [m["mem_id"] for m in second.structured_content["results"]]
+    assert listed == [m.mem_id for m in reversed(mine)]
+    assert first.structured_content["more"] and not second.structured_content["more"]
+    assert top.structured_content["results"][0]["mem_id"] == mine[2].mem_id
+    assert bad.is_error and "ordering" in json.loads(text_of(bad))
+
+    async def outsider(session):
+        return await session.call_tool("mm_list", {})
+
+    theirs = over_http(served, charlie.token, outsider)
+    assert [m["text"] for m in theirs.structured_content["results"]] == [
+        "Globex merger code: BLUEBIRD."
+    ]
