@@ -8,11 +8,37 @@ from django import forms
 
 from memories import rules
 from memories.models import Membership
-from memories.serializers import CompileInput, SearchInput
+from memories.serializers import CompileInput, MemoryPageInput, SearchInput
 from memories.services import CURATE_ACTIONS
 from memories.shapes import form_class
 
 REASON_REQUIRED = "A reason is required: say why."
+
+
+class MemoryListForm(
+    form_class(
+        MemoryPageInput,
+        labels={
+            "currently_valid": "Validity",
+            **{f"min_{d}_score": f"Min {d.upper()}" for d in "stare"},
+            "entity": "Mentions",
+            "attributed_to": "Claim by",
+            "source_kind": "How it came",
+            "ordering": "Order",
+        },
+        choices={
+            "currently_valid": [
+                ("", "valid now (default)"),
+                ("false", "no longer valid"),
+                ("true", "valid now"),
+            ],
+            "ordering": [("", "newest first"), ("significance", "most significant first")],
+        },
+        blank={"category": "any", "memory_type": "any", "source_kind": "any"},
+        exclude=("page", "page_size"),
+    )
+):
+    """The Memories page's filters: text for ``MemoryPageInput`` to parse."""
 
 
 class SearchForm(

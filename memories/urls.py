@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("w/<slug:slug>/", views.overview, name="overview"),
     path("w/<slug:slug>/search", views.search, name="search"),
+    path("w/<slug:slug>/memories", views.memories_page, name="memories"),
     path("w/<slug:slug>/m/<str:mem_id>", views.memory_page, name="memory"),
     path("w/<slug:slug>/m/<str:mem_id>/feedback", views.feedback, name="feedback"),
     path("w/<slug:slug>/entities", views.entities, name="entities"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import date
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib import messages
@@ -36,6 +37,7 @@ from memories.forms import (
     EntityForm,
     FeedbackForm,
     MemberForm,
+    MemoryListForm,
     MergeForm,
     SearchForm,
     SourceFilterForm,
@@ -58,6 +60,7 @@ from memories.selectors import (
     workspace_overview,
 )
 from memories.selectors.divergences import divergence_get, divergences_visible
+from memories.selectors.memories import memory_list
 from memories.selectors.relations import (
     entity_by_name,
     entity_get,
@@ -67,7 +70,7 @@ from memories.selectors.relations import (
     memory_links,
 )
 from memories.selectors.sources import source_detail, source_events, source_list, source_records
-from memories.serializers import EntityListInput, SearchInput, parse
+from memories.serializers import EntityListInput, MemoryPageInput, SearchInput, parse
 from memories.services.divergence import divergence_close
 
 FEEDBACK_LABELS = {
@@ -207,6 +210,33 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
         "memories/search.html",
         page_context(request, membership, form=form, rows=rows, errors=errors,
                  feedback=FeedbackForm(), labels=FEEDBACK_LABELS),
+    )  # fmt: skip
+
+
+@login_required
+def memories_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Browse the workspace's memories without a query: the list's filters (in the URL), newest
+    or most significant first, a page at a time; works without JavaScript."""
+    membership = page_membership(request, slug)
+    form = MemoryListForm(request.GET or None)
+    fields = MemoryPageInput().fields
+    data = {k: v for k, v in request.GET.items() if v != "" and k in fields and k != "page"}
+    try:
+        values = parse(MemoryPageInput, data, from_text=True)
+        memories = memory_list(
+            workspace_id=membership.workspace_id, scope_ids=None, values=values, now=timezone.now()
+        )
+    except ValidationFailed as exc:
+        _form_errors(form, exc)
+        memories = Memory.objects.none()
+    page = _paged(request, memories)
+    query = "&".join(f"{k}={quote(v)}" for k, v in data.items())
+    return render(
+        request,
+        "memories/memories.html",
+        page_context(request, membership, form=form, page=page, query=query,
+                 rows=[{"memory": m, "marks": stare_marks(m.stare_scores, "marks")}
+                       for m in page.object_list]),
     )  # fmt: skip
 
 

@@ -349,3 +349,24 @@ def test_a_curator_reads_the_sources_records_and_the_events_behind_one(browser, 
     gus = log_in(browser, base, "gus")
     assert gus.goto(f"{base}/w/acme/sources").status == 404
     assert gus.goto(f"{base}/w/globex/sources/writer/ledger").status == 404
+
+
+def test_a_viewer_browses_the_memories_without_a_query(browser, live_server, team):
+    base = live_server.url
+    page = log_in(browser, base, "vic")
+    page.click("header >> text=Memories")
+    rows = page.locator("table.memories tr")
+    assert rows.count() == 3  # the header, the renewal and the contact
+    assert "Dana Whitfield" in rows.nth(1).inner_text()  # the newest first
+    shot(page, "memories")
+    page.select_option("select[name=ordering]", "significance")
+    page.select_option("select[name=category]", "commitment")
+    page.click("button:has-text('Filter')")
+    assert "ordering=significance" in page.url and "category=commitment" in page.url
+    assert page.locator("table.memories tr").count() == 2
+    page.set_viewport_size({"width": 390, "height": 844})
+    shot(page, "memories-narrow")
+    page.click(f"text={RENEWAL}")
+    assert page.locator("h1").inner_text().startswith("Memory")
+    gus = log_in(browser, base, "gus")
+    assert gus.goto(f"{base}/w/acme/memories").status == 404

@@ -298,3 +298,30 @@ def test_sources_pages_of_another_workspace_or_unknown_sources_are_404(curator, 
     assert curator.get("/w/acme/sources/team/ledger").status_code == 404
     empty = curator.get("/w/acme/sources").content.decode()
     assert "No sources yet" in empty
+
+
+def test_the_memories_page_browses_without_a_query(viewer, alice, bob):
+    empty = viewer.get("/w/acme/memories").content.decode()
+    assert "No memories yet" in empty and "createagent --workspace acme" in empty
+    written = [
+        memory_remember(agent=alice.agent, text=f"Warehouse note {n}.", significance=0.1 + n / 40)
+        for n in range(30)
+    ]
+    memory_remember(agent=bob.agent, text="Bob's decision.", category="decision")
+    first = viewer.get("/w/acme/memories").content.decode()
+    assert "Page 1 of 2 (31 memories)" in first and "Bob&#x27;s decision." in first
+    assert "Warehouse note 0." not in first  # the oldest is on the second page
+    second = viewer.get("/w/acme/memories", {"page": 2}).content.decode()
+    assert "Warehouse note 0." in second
+    top = viewer.get("/w/acme/memories", {"ordering": "significance"}).content.decode()
+    assert top.index("Warehouse note 29.") < top.index("Warehouse note 28.")
+    decisions = viewer.get("/w/acme/memories", {"category": "decision"}).content.decode()
+    assert "Bob&#x27;s decision." in decisions and "Warehouse" not in decisions
+    assert "Page 1 of 1 (1 memory)" in decisions
+    assert "category=decision&amp;page=" not in decisions  # one page: no links
+    bad = viewer.get("/w/acme/memories", {"min_s_score": "2"}).content.decode()
+    assert "must be between 0 and 1" in bad and "fix the filters" in bad
+    forgotten = written[0].memory
+    services.memory_forget(agent=alice.agent, mem_id=forgotten.mem_id, reason="wrong")
+    assert "Warehouse note 0." not in viewer.get("/w/acme/memories", {"page": 2}).content.decode()
+    assert viewer.get("/w/globex/memories").status_code == 404
