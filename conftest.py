@@ -34,6 +34,33 @@ def charlie(db) -> Actor:
     return make_actor("globex", "charlie")
 
 
+@pytest.fixture
+def served(transactional_db):
+    """The served ASGI app (Django, the API and /mcp) on a loopback port, in a thread: a live
+    engine on the test database. Yields its base URL."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from meaning_memory.asgi import build_application
+    from meaning_memory.tests.served import free_port
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(build_application(), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """Close what still holds the test database before it is dropped (which fails while any

@@ -4,15 +4,11 @@ stdio (a subprocess, as a desktop agent starts it)."""
 import asyncio
 import json
 import os
-import socket
 import sys
-import threading
-import time
 from pathlib import Path
 
 import httpx2
 import pytest
-import uvicorn
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -41,32 +37,6 @@ RENEWAL = (
     "Zephyr Logistics renews its support contract every March; the renewal decides "
     "next year's budget."
 )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture
-def served(transactional_db):
-    """The served ASGI app (Django and /mcp) on a loopback port, in a thread."""
-    from meaning_memory.asgi import build_application
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(build_application(), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
 
 
 @pytest.fixture
