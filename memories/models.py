@@ -640,12 +640,38 @@ class ProvenanceEvent(models.Model):
         return f"{self.action} {subject} at {self.created_at:%Y-%m-%d %H:%M}"
 
     @property
+    def changes(self) -> list[str]:
+        """What the event changed, readably: ``pinned: no → yes``, ``significance: 0.8 → 0.4``,
+        or ``category: fact`` for a value it set."""
+        found = []
+        for key in sorted(set(self.old_values) | set(self.new_values)):
+            new = _readable(self.new_values.get(key))
+            if key in self.old_values:
+                found.append(f"{key}: {_readable(self.old_values[key])} → {new}")
+            else:
+                found.append(f"{key}: {new}")
+        return found
+
+    @property
     def actor(self) -> str:
         if self.agent_id:
             return f"agent:{self.agent.name}"
         if self.user_id:
             return f"user:{self.user.get_username()}"
         return "system"
+
+
+def _readable(value: object) -> str:
+    """A provenance value as a person reads it: yes/no, — for none, nested values inline."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_readable(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return ", ".join(_readable(v) for v in value) or "—"
+    return str(value)
 
 
 class Divergence(models.Model):

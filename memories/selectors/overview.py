@@ -66,11 +66,13 @@ def workspace_overview(workspace: Workspace, now: datetime | None = None) -> Ove
     significance = [
         buckets.get(b, 0) + (buckets.get(11, 0) if b == 10 else 0) for b in range(1, 11)
     ]
+    # The counts are of the memories that are still there: forgotten and merged ones not.
+    kept = memories.exclude(status__in=[Memory.Status.FORGOTTEN, Memory.Status.MERGED])
     return Overview(
-        total=memories.count(),
-        by_category=list(memories.values("category").annotate(n=Count("id")).order_by("-n")),
-        by_type=list(memories.values("memory_type").annotate(n=Count("id")).order_by("-n")),
-        by_scope=list(memories.values("scope__name").annotate(n=Count("id")).order_by("-n")),
+        total=kept.count(),
+        by_category=list(kept.values("category").annotate(n=Count("id")).order_by("-n")),
+        by_type=list(kept.values("memory_type").annotate(n=Count("id")).order_by("-n")),
+        by_scope=list(kept.values("scope__name").annotate(n=Count("id")).order_by("-n")),
         per_week=[(week, counted.get(week, 0)) for week in weeks],
         significance=significance,
         recent=list(

@@ -142,7 +142,8 @@ def test_the_search_and_memory_pages_run_a_bounded_number_of_queries(
         memory_remember(agent=alice.agent, text=f"Zephyr memo {n}.")
     with django_assert_max_num_queries(search_baseline):
         page = curator.get("/w/acme/search", {"query": "Zephyr note", "limit": "50"})
-    assert page.content.count(b'class="inline feedback"') > 20
+    assert page.content.count(b"/w/acme/m/") > 20  # every hit listed, linked to its page
+    assert b'class="inline feedback"' not in page.content  # feedback is on the memory's page
 
     memory = Memory.objects.first()
     curator.post(f"/w/acme/m/{memory.mem_id}/feedback", {"action": "important", "reason": "r"})
@@ -325,3 +326,19 @@ def test_the_memories_page_browses_without_a_query(viewer, alice, bob):
     services.memory_forget(agent=alice.agent, mem_id=forgotten.mem_id, reason="wrong")
     assert "Warehouse note 0." not in viewer.get("/w/acme/memories", {"page": 2}).content.decode()
     assert viewer.get("/w/globex/memories").status_code == 404
+
+
+def test_history_reads_as_changes_and_counts_leave_out_forgotten_memories(curator, alice):
+    kept = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
+    gone = memory_remember(agent=alice.agent, text="A wrong note.").memory
+    services.memory_feedback(agent=alice.agent, mem_id=kept.mem_id, action="pin", reason="key")
+    services.memory_forget(agent=alice.agent, mem_id=gone.mem_id, reason="wrong")
+    page = curator.get(f"/w/acme/m/{kept.mem_id}").content.decode()
+    assert "pinned: no → yes" in page and "{&#x27;pinned&#x27;" not in page
+    overview = curator.get("/w/acme/").content.decode()
+    assert "Zephyr renews in March." in overview  # recent changes say what the memory says
+    from memories.selectors import workspace_overview
+
+    assert workspace_overview(alice.agent.workspace).total == 1
+    found = curator.get("/w/acme/search", {"query": "Zephyr"}).content.decode()
+    assert "pinned" in found and "📌" not in found
