@@ -133,20 +133,20 @@ def _feedback_action(action: str, label: str):
 
 @admin.register(Memory)
 class MemoryAdmin(WorkspaceScoped, admin.ModelAdmin):
+    # Few and narrow columns, so the list fits a laptop's screen beside the admin's menu and
+    # filters
+    # (pinned, memory type and workspace are filters; the scope names its workspace; the
+    # mem_id is on the memory's page and found by the search box.)
     list_display = (
-        "mem_id",
         "preview",
-        "workspace",
         "scope",
         "category",
-        "memory_type",
         "status",
         "significance",
-        "pinned",
-        "valid_from",
-        "valid_until",
-        "created_at",
+        "validity",
+        "written",
     )
+    list_display_links = ("preview",)
     list_filter = (
         "category",
         "memory_type",
@@ -209,6 +209,18 @@ class MemoryAdmin(WorkspaceScoped, admin.ModelAdmin):
     def preview(self, memory: Memory) -> str:
         text = " ".join(memory.text.split())
         return text if len(text) <= TEXT_PREVIEW else text[: TEXT_PREVIEW - 1] + "…"
+
+    @admin.display(description="valid")
+    def validity(self, memory: Memory) -> str:
+        if memory.valid_from is None and memory.valid_until is None:
+            return "always"
+        start = f"{memory.valid_from:%Y-%m-%d}" if memory.valid_from else "always"
+        end = f"{memory.valid_until:%Y-%m-%d}" if memory.valid_until else "open"
+        return f"{start} → {end}"
+
+    @admin.display(description="written", ordering="created_at")
+    def written(self, memory: Memory) -> str:
+        return f"{memory.created_at:%Y-%m-%d}"
 
     @admin.display(description="embedding")
     def embedding_summary(self, memory: Memory) -> str:

@@ -370,3 +370,31 @@ def test_a_viewer_browses_the_memories_without_a_query(browser, live_server, tea
     assert page.locator("h1").inner_text().startswith("Memory")
     gus = log_in(browser, base, "gus")
     assert gus.goto(f"{base}/w/acme/memories").status == 404
+
+
+def test_the_admins_memory_list_fits_a_1400_px_screen(browser, live_server, team):
+    get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    alice = Memory.objects.get(pk=team["renewal"].pk).workspace.agents.get(name="alice")
+    memory_remember(
+        agent=alice,
+        text="A long note about the warehouse audit, its schedule, who leads it and why. " * 4,
+        valid_from=team["renewal"].created_at,
+        valid_until=team["renewal"].created_at.replace(year=2030),
+        scope="team:accounts",
+    )
+    base = live_server.url
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(f"{base}/admin/login/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", "pw")
+    page.click("input[type=submit]")
+    page.goto(f"{base}/admin/memories/memory/")
+    assert page.locator("#result_list tbody tr").count() == 3
+    shot(page, "admin-memories")
+    # The admin scrolls a list too wide inside its box: every column must fit in it.
+    overflow = page.evaluate(
+        "(() => { const box = document.querySelector('#changelist .results');"
+        " return box.scrollWidth - box.clientWidth; })()"
+    )
+    assert overflow <= 0, f"the list is {overflow} px wider than its box"
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
