@@ -21,9 +21,9 @@ def test_an_unknown_path_under_the_api_is_a_json_404(alice):
 
 
 def test_a_wrong_method_is_a_json_405_with_allow(alice):
-    response = alice.client.get("/api/v1/memories")
+    response = alice.client.delete("/api/v1/memories")
     assert response.status_code == 405 and "detail" in response.json()
-    assert "POST" in response["Allow"]
+    assert "GET" in response["Allow"] and "POST" in response["Allow"]
 
 
 def test_a_body_over_the_limit_is_a_json_413_naming_it(alice, settings):
