@@ -171,22 +171,38 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+#: A bar chart's frame (SVG units): the y axis's labels on the left, bars 100 high from
+#: ``BAR_TOP``, the x axis's labels below, each bar's value above it.
+BAR_LEFT, BAR_TOP, BAR_HEIGHT, BAR_STEP = 30, 14, 100, 36
+
+
 def _bars(points: list[tuple[str, int]]) -> dict[str, Any]:
-    """A bar chart's geometry for the template's inline SVG."""
-    top = max((n for _, n in points), default=0) or 1
-    width = 36
+    """A bar chart's geometry for the template's inline SVG: bars with their values, a y axis
+    from 0 to the largest count, labels under the bars, each bar's title for hovering."""
+    top = max((n for _, n in points), default=0)
+    scale = top or 1
+    base = BAR_TOP + BAR_HEIGHT
     return {
         "bars": [
             {
                 "label": label,
                 "n": n,
-                "x": i * width,
-                "height": round(100 * n / top),
-                "y": 100 - round(100 * n / top),
+                "x": BAR_LEFT + i * BAR_STEP + 3,
+                "middle": BAR_LEFT + i * BAR_STEP + 18,
+                "height": round(BAR_HEIGHT * n / scale),
+                "y": base - round(BAR_HEIGHT * n / scale),
+                "value_y": base - round(BAR_HEIGHT * n / scale) - 3,
             }
             for i, (label, n) in enumerate(points)
         ],
-        "width": max(len(points), 1) * width,
+        "width": BAR_LEFT + max(len(points), 1) * BAR_STEP,
+        "left": BAR_LEFT,
+        "top": BAR_TOP,
+        "base": base,
+        "label_y": base + 13,
+        "height": base + 20,
+        "max": top,
+        "empty": top == 0,
     }
 
 

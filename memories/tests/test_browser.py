@@ -354,6 +354,8 @@ def test_a_curator_reads_the_sources_records_and_the_events_behind_one(browser, 
 def test_a_viewer_browses_the_memories_without_a_query(browser, live_server, team):
     base = live_server.url
     page = log_in(browser, base, "vic")
+    assert page.locator("svg.chart").count() == 2  # the overview's charts, with axes
+    shot(page, "overview")
     page.click("header >> text=Memories")
     rows = page.locator("table.memories tr")
     assert rows.count() == 3  # the header, the renewal and the contact

@@ -250,9 +250,9 @@ def test_the_overview_chart_has_every_week_and_a_search_needs_a_query(curator, a
     page = curator.get("/w/acme/").content.decode()
     empty = curator.get("/w/acme/search", {"category": "fact"}).content.decode()
 
-    weekly = page.split('aria-label="Memories written per week"')[1].split("</svg>")[0]
+    weekly = page.split('aria-label="Memories written per week:')[1].split("</svg>")[0]
     assert weekly.count("<rect") == 12
-    histogram = page.split('aria-label="Active memories by significance"')[1].split("</svg>")[0]
+    histogram = page.split('aria-label="Active memories by significance:')[1].split("</svg>")[0]
     assert "<title>0.9: 1</title>" in histogram
     assert "Type what you are looking for." in empty
 
@@ -342,3 +342,17 @@ def test_history_reads_as_changes_and_counts_leave_out_forgotten_memories(curato
     assert workspace_overview(alice.agent.workspace).total == 1
     found = curator.get("/w/acme/search", {"query": "Zephyr"}).content.decode()
     assert "pinned" in found and "📌" not in found
+
+
+def test_charts_have_axes_values_and_titles_and_say_when_empty(viewer, alice):
+    empty = viewer.get("/w/acme/").content.decode()
+    assert (
+        "Nothing to chart yet." in empty and "<svg" not in empty.split("Written per week")[1][:200]
+    )
+    for n in range(3):
+        memory_remember(agent=alice.agent, text=f"Note {n}.", significance=0.85)
+    page = viewer.get("/w/acme/").content.decode()
+    chart = page.split("Significance of active memories")[1].split("</svg>")[0]
+    assert "<title>Active memories by significance</title>" in chart
+    assert "<title>0.8: 3</title>" in chart  # a bar's hover value
+    assert ">3</text>" in chart and ">0</text>" in chart  # its value and the axis's ends
