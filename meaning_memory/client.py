@@ -293,6 +293,28 @@ class _Calls:
         return "GET", "/api/v1/readiness", {}, "always", _readiness
 
 
+def _http_options(base_url: str, token: str, timeout: float, transport: Any) -> dict[str, Any]:
+    return {
+        "base_url": base_url.rstrip("/"),
+        "headers": {"Authorization": f"Bearer {token}"},
+        "timeout": timeout,
+        "transport": transport,
+    }
+
+
+def _pause(exc: httpx.TransportError, retry: str, attempt: int, retries: int, backoff: float):
+    """Seconds to wait before sending again after ``exc``, or None: give up (raise it)."""
+    if attempt == retries or (retry == "unsent" and not isinstance(exc, NOT_SENT)):
+        return None
+    return backoff * 2**attempt
+
+
+def _answer(response: httpx.Response, make: Any) -> Any:
+    if response.is_success:
+        return make(response.json())
+    raise _error(response)
+
+
 class MeaningMemory:
     """The engine's REST API for one agent (its token), synchronously."""
 
@@ -307,12 +329,7 @@ class MeaningMemory:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.retries, self.backoff = retries, backoff
-        self._http = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-            transport=transport,
-        )
+        self._http = httpx.Client(**_http_options(base_url, token, timeout, transport))
 
     def __enter__(self) -> MeaningMemory:
         return self
@@ -329,13 +346,12 @@ class MeaningMemory:
             try:
                 response = self._http.request(method, path, **options)
             except httpx.TransportError as exc:
-                if attempt == self.retries or (retry == "unsent" and not isinstance(exc, NOT_SENT)):
+                pause = _pause(exc, retry, attempt, self.retries, self.backoff)
+                if pause is None:
                     raise
-                time.sleep(self.backoff * 2**attempt)
+                time.sleep(pause)
                 continue
-            if response.is_success:
-                return make(response.json())
-            raise _error(response)
+            return _answer(response, make)
         raise AssertionError("unreachable")
 
     def remember(self, text: str, **fields: Any) -> Memory:
@@ -391,12 +407,7 @@ class AsyncMeaningMemory:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.retries, self.backoff = retries, backoff
-        self._http = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-            transport=transport,
-        )
+        self._http = httpx.AsyncClient(**_http_options(base_url, token, timeout, transport))
 
     async def __aenter__(self) -> AsyncMeaningMemory:
         return self
@@ -413,13 +424,12 @@ class AsyncMeaningMemory:
             try:
                 response = await self._http.request(method, path, **options)
             except httpx.TransportError as exc:
-                if attempt == self.retries or (retry == "unsent" and not isinstance(exc, NOT_SENT)):
+                pause = _pause(exc, retry, attempt, self.retries, self.backoff)
+                if pause is None:
                     raise
-                await asyncio.sleep(self.backoff * 2**attempt)
+                await asyncio.sleep(pause)
                 continue
-            if response.is_success:
-                return make(response.json())
-            raise _error(response)
+            return _answer(response, make)
         raise AssertionError("unreachable")
 
     async def remember(self, text: str, **fields: Any) -> Memory:
