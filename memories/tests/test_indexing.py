@@ -49,9 +49,13 @@ def test_a_large_workspace_in_a_shared_table_gets_its_own_index(shared_table, al
     again = workspace_indexes_sync()  # idempotent
     assert (again.created, again.dropped, again.kept) == ([], [], [alice.agent.workspace_id])
 
-    with connection.cursor() as cursor:  # the planner can use it for that workspace's search
+    # The planner can use it for that workspace's search: with sorting off, only an index that
+    # yields rows in distance order can answer (on a table this small and never analysed the
+    # planner would otherwise sort the few rows the workspace_id index finds).
+    with connection.cursor() as cursor:
         cursor.execute("SET enable_bitmapscan = off")
         cursor.execute("SET enable_seqscan = off")
+        cursor.execute("SET enable_sort = off")
         cursor.execute(
             "EXPLAIN SELECT id FROM memories_memory WHERE workspace_id = %s "
             "ORDER BY embedding <=> (SELECT embedding FROM memories_memory LIMIT 1) LIMIT 5",
@@ -60,6 +64,7 @@ def test_a_large_workspace_in_a_shared_table_gets_its_own_index(shared_table, al
         plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute("RESET enable_bitmapscan")
         cursor.execute("RESET enable_seqscan")
+        cursor.execute("RESET enable_sort")
     assert f"memory_hnsw_ws_{alice.agent.workspace_id}" in plan
     hits = memory_search(agent=alice.agent, query="renewal note")
     assert hits and all(h.memory.workspace_id == alice.agent.workspace_id for h in hits)
