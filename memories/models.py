@@ -277,6 +277,9 @@ class Memory(models.Model):
     #: sha256 of scope, source and text (``services.content_hash``): a bulk write stores a
     #: memory whose scope, source and text are already stored once only.
     content_hash = models.CharField(max_length=64, blank=True, default="")
+    #: The memory's first ``mem_id`` when an import (``meaning-memory import``) brought it
+    #: here: what makes importing the same file twice store nothing new.
+    imported_from = models.CharField(max_length=16, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -318,6 +321,11 @@ class Memory(models.Model):
                 fields=["attributed_to"],
                 name="memory_attributed_to",
                 condition=Q(attributed_to__isnull=False),
+            ),
+            models.Index(
+                fields=["workspace", "imported_from"],
+                name="memory_imported_from",
+                condition=~Q(imported_from=""),
             ),
             # The memories whose entities were not extracted yet (``meaning-memory link``).
             models.Index(

@@ -72,6 +72,34 @@ def agent_create(
     return agent, token
 
 
+@transaction.atomic
+def agent_new_token(*, workspace_slug: str, name: str, reason: str = "") -> tuple[Agent, str]:
+    """Give an agent a new token (its old one stops working at once) and let it act; an
+    operator's (``createagent --new-token``): a lost token, or an agent an import made.
+    Recorded in the workspace's provenance, the new token's prefix with it."""
+    agent = (
+        Agent.objects.select_for_update()
+        .filter(workspace__slug=workspace_slug, name=name)
+        .select_related("workspace")
+        .first()
+    )
+    if agent is None:
+        raise NotFound(f"no agent {name!r} in workspace {workspace_slug!r}")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    old = {"token_prefix": agent.token_prefix, "is_active": agent.is_active}
+    agent.token_prefix, agent.token_hash, agent.is_active = token[:10], hash_token(token), True
+    agent.save(update_fields=["token_prefix", "token_hash", "is_active"])
+    record(
+        None,
+        Action.REVOKE,
+        subject_agent=agent,
+        old=old,
+        new={"token_prefix": agent.token_prefix, "is_active": True},
+        reason=reason or f"new token for {agent.name}",
+    )
+    return agent, token
+
+
 def agent_authenticate(token: str) -> Agent | None:
     if not token.startswith(TOKEN_PREFIX):
         return None

@@ -1,0 +1,291 @@
+"""Export and import: a workspace out as JSON Lines and back in, elsewhere, whole; twice stores
+nothing new; a bad or cut file writes nothing; a stopped import goes on."""
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from consolidation.services import consolidation_execute, consolidation_start
+from memories.models import Agent, Divergence, Entity, Link, Memory, ProvenanceEvent, Thread
+from memories.services import agent_authenticate, memory_feedback, memory_forget, memory_remember
+from memories.services.divergence import divergence_run
+from memories.services.feedback import memory_feedback_by_user
+from memories.services.transfer import import_file
+from memories.tests.test_dashboard import member
+
+SHARED = "team:accounts"
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+HEX16 = re.compile(r"[0-9a-f]{16}")
+
+
+@pytest.fixture
+def rich(alice, bob, client, settings):
+    """A workspace with every kind of record: episodes, entities, a replacement, feedback by an
+    agent and a curator, a forgotten memory, links, a divergence and a thread."""
+    settings.MM_DIVERGENCE = True
+    settings.MM_OPEN_THREADS = True
+
+    def write(agent, text, minutes, **fields):
+        return memory_remember(
+            agent=agent, text=text, created_at=START + timedelta(minutes=minutes), **fields
+        ).memory
+
+    stories = [
+        "I started a pottery class at the studio; we shape a bowl for the kiln.",
+        "My first pottery bowl cracked in the kiln at the studio.",
+        "The pottery teacher at the studio showed me how to glaze a bowl before the kiln.",
+        "I will bring my glazed pottery bowl from the studio kiln to the show next week.",
+    ]
+    for i, text in enumerate(stories):
+        write(alice.agent, text, 60 * 24 * 7 * i, session=f"s{i}", memory_type="episodic")
+        write(alice.agent, f"Lunch in session {i} was soup.", 60 * 24 * 7 * i + 1, session=f"s{i}")
+    march = write(
+        alice.agent,
+        "Zephyr renews its support contract in March.",
+        10,
+        scope=SHARED,
+        entities=[{"name": "Zephyr", "type": "customer"}],
+        idempotency_key="zephyr-1",
+        metadata={"ticket": 42},
+        valid_from=START,
+    )
+    write(
+        bob.agent,
+        "Zephyr renews its support contract in June.",
+        11,
+        scope=SHARED,
+        entities=[{"name": "Zephyr", "type": "customer"}],
+        links=[{"type": "supports", "to": march.mem_id}],
+    )
+    old = write(alice.agent, "The Acme invoice goes to Dana.", 12, scope=SHARED)
+    write(
+        alice.agent, "The Acme invoice goes to Ravi now.", 13, scope=SHARED, supersedes=old.mem_id
+    )
+    memory_feedback(agent=alice.agent, mem_id=march.mem_id, action="pin", reason="key date")
+    gone = write(alice.agent, "A note to forget.", 14)
+    memory_forget(agent=alice.agent, mem_id=gone.mem_id, reason="wrong")
+    carol = member(client, "carol", alice.agent.workspace, "curator")
+    memory_feedback_by_user(user=carol, memory_pk=old.pk, action="important", reason="billing")
+    divergence_run(workspace=alice.agent.workspace)
+    consolidation_execute(
+        consolidation_start(workspace=alice.agent.workspace, trigger="command", phases=["threads"])
+    )
+    assert Divergence.objects.exists() and Thread.objects.exists()
+    return alice.agent.workspace
+
+
+def export(slug, path, *options):
+    call_command("export", "--workspace", slug, "--output", str(path), *options)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def aligned(first, second, ids, path="record"):
+    """The two values are the same but for ids, each id of ``first`` always standing for the
+    same other id of ``second`` (recorded in ``ids``)."""
+    if isinstance(first, dict):
+        assert isinstance(second, dict) and first.keys() == second.keys(), path
+        for key in first:
+            aligned(first[key], second[key], ids, f"{path}.{key}")
+    elif isinstance(first, list):
+        assert isinstance(second, list) and len(first) == len(second), path
+        for i, (a, b) in enumerate(zip(first, second, strict=True)):
+            aligned(a, b, ids, f"{path}[{i}]")
+    elif first != second:
+        assert isinstance(first, str) and HEX16.fullmatch(first), (path, first, second)
+        assert isinstance(second, str) and HEX16.fullmatch(second), (path, first, second)
+        assert ids.setdefault(first, second) == second, path
+
+
+def test_a_workspace_goes_out_and_comes_back_the_same_apart_from_ids(rich, tmp_path):
+    out = export("acme", tmp_path / "acme.jsonl")
+    kinds = [r["type"] for r in out]
+    assert kinds[0] == "header" and kinds[-1] == "end"
+    counts = out[-1]["counts"]
+    assert counts["memory"] == Memory.objects.filter(workspace=rich).count() == 13
+    assert {"scope", "agent", "entity", "link", "thread", "divergence"} <= counts.keys()
+    assert not any("token" in json.dumps(r) for r in out if r["type"] == "agent")
+
+    err = StringIO()
+    call_command("import", str(tmp_path / "acme.jsonl"), "--workspace", "copy", stderr=err)
+    assert "memory: 13 stored, 0 already there" in err.getvalue()
+    assert "agents made" in err.getvalue() and "alice" in err.getvalue()
+
+    again = export("copy", tmp_path / "copy.jsonl")
+    ids: dict[str, str] = {}
+    assert len(out) == len(again)
+    for before, after in zip(out[1:], again[1:], strict=True):
+        aligned(before, after, ids)
+    # Every memory, entity, link, thread and divergence has a new id; the origin stays.
+    mem_ids = {r["mem_id"] for r in out if r["type"] == "memory"}
+    assert mem_ids and not mem_ids & {r["mem_id"] for r in again if r["type"] == "memory"}
+    assert [r["origin"] for r in out if r["type"] == "memory"] == [
+        r["origin"] for r in again if r["type"] == "memory"
+    ]
+    for kind, key in (("entity", "entity_id"), ("link", "link_id"), ("thread", "thread_id")):
+        named = [r[key] for r in out if r["type"] == kind]
+        assert named and all(ids[name] != name for name in named)
+    copy = Memory.objects.get(
+        workspace__slug="copy", text__startswith="Zephyr renews its support contract in M"
+    )
+    assert copy.pinned and copy.valid_from == START and copy.metadata == {"ticket": 42}
+    assert copy.provenance.filter(action="pin").exists()
+    assert (
+        Memory.objects.get(workspace__slug="copy", text="A note to forget.").status == "forgotten"
+    )
+    replaced = Memory.objects.get(workspace__slug="copy", text="The Acme invoice goes to Dana.")
+    assert replaced.superseded_by.text == "The Acme invoice goes to Ravi now."
+    assert replaced.provenance.get(action="important").user.username == "carol"
+    episode = Memory.objects.get(workspace__slug="copy", text="Lunch in session 1 was soup.")
+    assert episode.follows.text.startswith("My first pottery") and episode.episode_text
+    # Searchable there: vectors made on import, and the agents' private scopes kept apart.
+    copied_alice = Agent.objects.get(workspace__slug="copy", name="alice")
+    assert Memory.objects.filter(scope=copied_alice.private_scope).count() == 9
+
+
+def test_importing_twice_stores_nothing_new_and_into_its_own_workspace_nothing(rich, tmp_path):
+    export("acme", tmp_path / "acme.jsonl")
+    first = import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
+    tables = (Memory, Link, Entity, ProvenanceEvent, Thread, Divergence, Agent)
+    sizes = {model: model.objects.count() for model in tables}
+    second = import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
+    assert {model: model.objects.count() for model in tables} == sizes
+    assert sum(second.stored.values()) == 0
+    assert second.already["memory"] == first.stored["memory"] == 13
+    assert second.already["link"] == first.stored["link"]
+    home = import_file(tmp_path / "acme.jsonl")  # the workspace it came from
+    assert sum(home.stored.values()) == 0 and home.workspace == rich
+    assert {model: model.objects.count() for model in tables} == sizes
+    # A copy of the copy names the same memories: importing it back stores nothing either.
+    export("copy", tmp_path / "copy.jsonl")
+    back = import_file(tmp_path / "copy.jsonl", workspace_slug="acme")
+    assert sum(back.stored.values()) == 0
+
+
+def test_with_vectors_the_import_embeds_nothing_and_keeps_them_exactly(rich, tmp_path):
+    out = export("acme", tmp_path / "acme.jsonl", "--vectors")
+    assert all(r["embedding"] for r in out if r["type"] == "memory")
+    result = import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
+    assert result.embedded == 0 and result.stored["memory"] == 13
+    for text in (
+        "Lunch in session 2 was soup.",
+        "My first pottery bowl cracked in the kiln at the studio.",
+    ):
+        original, copy = (
+            Memory.objects.get(workspace__slug=slug, text=text) for slug in ("acme", "copy")
+        )
+        assert list(original.embedding) == list(copy.embedding)
+        assert (original.episode_embedding is None) == (copy.episode_embedding is None)
+    again = export("copy", tmp_path / "copy.jsonl", "--vectors")
+    assert [r.get("embedding") for r in out if r["type"] == "memory"] == [
+        r.get("embedding") for r in again if r["type"] == "memory"
+    ]
+
+
+def test_an_imported_agent_gets_a_token_by_command_and_sees_its_memories(rich, tmp_path):
+    export("acme", tmp_path / "acme.jsonl")
+    import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
+    out = StringIO()
+    call_command(
+        "createagent",
+        "--workspace",
+        "copy",
+        "--name",
+        "alice",
+        "--new-token",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    agent = agent_authenticate(out.getvalue().strip())
+    assert agent is not None and agent.workspace.slug == "copy"
+    assert ProvenanceEvent.objects.filter(
+        subject_agent=agent, reason__startswith="new token"
+    ).exists()
+    hits = memory_remember(agent=agent, text="A new note after the move.").memory
+    assert hits.scope == agent.private_scope
+    with pytest.raises(CommandError, match="no agent 'nobody'"):
+        call_command("createagent", "--workspace", "copy", "--name", "nobody", "--new-token")
+
+
+def test_a_bad_or_cut_file_is_refused_naming_the_line_and_nothing_is_written(rich, tmp_path):
+    lines = (tmp_path / "x").parent.joinpath("acme.jsonl")
+    export("acme", lines)
+    text = lines.read_text().splitlines()
+    before = Memory.objects.count()
+
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(text[:-1]) + "\n")
+    with pytest.raises(CommandError, match="no end record: it was cut short"):
+        call_command("import", str(cut), "--workspace", "copy")
+
+    bad = [json.loads(line) for line in text]
+    memory = next(i for i, r in enumerate(bad) if r["type"] == "memory")
+    bad[memory]["significance"] = 3
+    bad[memory + 1]["category"] = "gossip"
+    wrong = tmp_path / "wrong.jsonl"
+    wrong.write_text("\n".join(json.dumps(r) for r in bad) + "\nnot json\n")
+    with pytest.raises(CommandError) as refused:
+        call_command("import", str(wrong), "--workspace", "copy")
+    message = str(refused.value)
+    assert f"line {memory + 1} (memory): significance: must be between 0 and 1 (got 3)" in message
+    assert f"line {memory + 2} (memory): category: 'gossip' is not one of" in message
+    assert f"line {len(text) + 1}: not valid JSON" in message
+
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"text": "a seed file, not an export"}\n')
+    with pytest.raises(CommandError, match="not a meaning-memory-export file"):
+        call_command("import", str(other), "--workspace", "copy")
+    with pytest.raises(CommandError, match="workspace: "):
+        call_command("import", str(lines), "--workspace", "not a slug")
+    assert Memory.objects.count() == before
+    assert not Memory.objects.filter(workspace__slug="copy").exists()
+
+
+def test_an_import_stopped_halfway_goes_on_where_it_stopped(rich, tmp_path, monkeypatch):
+    from memories.services import transfer
+
+    export("acme", tmp_path / "acme.jsonl")
+    monkeypatch.setattr(transfer, "BATCH", 4)
+    real = transfer._Importer.memories
+    calls = []
+
+    def dies_on_the_third_batch(self, records):
+        calls.append(len(records))
+        if len(calls) == 3:
+            raise RuntimeError("killed")
+        return real(self, records)
+
+    monkeypatch.setattr(transfer._Importer, "memories", dies_on_the_third_batch)
+    with pytest.raises(RuntimeError):
+        import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
+    assert Memory.objects.filter(workspace__slug="copy").count() == 8
+    monkeypatch.setattr(transfer._Importer, "memories", real)
+    result = import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
+    assert (result.already["memory"], result.stored["memory"]) == (8, 5)
+    again = export("copy", tmp_path / "copy.jsonl")
+    out = [json.loads(line) for line in (tmp_path / "acme.jsonl").read_text().splitlines()]
+    ids: dict[str, str] = {}
+    for before, after in zip(out[1:], again[1:], strict=True):
+        aligned(before, after, ids)
+
+
+def test_since_exports_the_later_memories_and_an_import_adds_them(rich, tmp_path):
+    export("acme", tmp_path / "all.jsonl")
+    import_file(tmp_path / "all.jsonl", workspace_slug="copy")
+    later = memory_remember(
+        agent=Agent.objects.get(workspace=rich, name="alice"),
+        text="Zephyr asked for a call on Friday.",
+        scope=SHARED,
+    ).memory
+    out = export("acme", tmp_path / "later.jsonl", "--since", later.created_at.isoformat())
+    assert [r["text"] for r in out if r["type"] == "memory"] == [later.text]
+    result = import_file(tmp_path / "later.jsonl", workspace_slug="copy")
+    assert result.stored["memory"] == 1
+    assert Memory.objects.filter(workspace__slug="copy").count() == 14
+    with pytest.raises(CommandError, match="--since: 'yesterday' is not"):
+        export("acme", tmp_path / "x.jsonl", "--since", "yesterday")
+    with pytest.raises(CommandError, match="--workspace: no workspace 'nowhere'"):
+        export("nowhere", tmp_path / "x.jsonl")
