@@ -592,6 +592,7 @@ class ProvenanceEvent(models.Model):
         DIVERGE = "diverge"  # found to disagree with another memory
         RESOLVE = "resolve"  # a divergence resolved by a curator
         DISMISS = "dismiss"  # a divergence dismissed by a curator
+        ERASE = "erase"  # erased for good: the tombstone (``memory`` is empty then)
 
     #: The memory changed; empty for an event about an agent (``subject_agent``).
     memory = models.ForeignKey(
@@ -643,7 +644,8 @@ class ProvenanceEvent(models.Model):
         subject = (
             self.memory_id
             or (self.subject_agent_id and f"agent {self.subject_agent_id}")
-            or f"entity {self.subject_entity_id}"
+            or (self.subject_entity_id and f"entity {self.subject_entity_id}")
+            or self.new_values.get("erased", "")
         )
         return f"{self.action} {subject} at {self.created_at:%Y-%m-%d %H:%M}"
 

@@ -363,3 +363,15 @@ def source_detail_to_dict(record: Record, events: list[dict]) -> dict[str, objec
         "topics": [source_to_dict(t) for t in topics[:SOURCE_TOPICS_LISTED]],
         "events": [{**e, "at": iso(e["at"])} for e in events],
     }
+
+
+def erasure_to_dict(erasure: Any) -> dict[str, Any]:
+    """What an erasure removed (``memories.services.erase``): never what the memories said."""
+    return {
+        "erased": erasure.mem_ids,
+        "count": erasure.count,
+        "by": erasure.by,
+        "episodes_rewritten": erasure.episodes_rewritten,
+        "entities_removed": erasure.entities_removed,
+        "dry_run": erasure.dry_run,
+    }

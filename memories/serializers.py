@@ -553,6 +553,10 @@ class ForgetInput(StrictSerializer):
     reason = _reason_field()
 
 
+class EraseInput(StrictSerializer):
+    reason = _reason_field()
+
+
 class LinkAddInput(StrictSerializer):
     to = Text(
         required=False,

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from memories.indexing import workspace_indexes_sync
 from memories.models import Workspace
 from memories.services import link_backfill
+from memories.services.erase import purge_storage
 
 
 def sync_workspace_indexes() -> dict[str, list[int]]:
@@ -21,6 +22,11 @@ def link_workspace(workspace_id: int) -> dict[str, int]:
         return {"memories": 0, "links": 0}
     done = link_backfill(workspace=workspace)
     return {"memories": done.memories, "links": done.links}
+
+
+def purge_erased(workspace_id: int) -> dict[str, int]:
+    """After an erasure: the erased rows' bytes out of the tables' files and indexes."""
+    return purge_storage(workspace_id)
 
 
 def heartbeat() -> str:

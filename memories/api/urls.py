@@ -11,6 +11,7 @@ urlpatterns = [
         "memories/<str:mem_id>/feedback", views.MemoryFeedbackApi.as_view(), name="memory-feedback"
     ),
     path("memories/<str:mem_id>/forget", views.MemoryForgetApi.as_view(), name="memory-forget"),
+    path("memories/<str:mem_id>/erase", views.MemoryEraseApi.as_view(), name="memory-erase"),
     path("memories/<str:mem_id>/links", views.MemoryLinksApi.as_view(), name="memory-links"),
     path(
         "memories/<str:mem_id>/links/<str:link_id>/remove",

@@ -24,6 +24,7 @@ from memories.presenters import (
     compiled_to_dict,
     divergence_to_dict,
     entity_to_dict,
+    erasure_to_dict,
     hits_to_list,
     memory_detail,
     memory_to_dict,
@@ -53,6 +54,7 @@ from memories.serializers import (
     DivergenceListInput,
     EntityDeclareInput,
     EntityListInput,
+    EraseInput,
     ExplainPathInput,
     FeedbackInput,
     ForgetInput,
@@ -183,6 +185,23 @@ class MemoryForgetApi(APIView):
             agent=request.user, mem_id=mem_id, **parse(ForgetInput, request.data)
         )
         return Response(memory_detail(memory, request.user))
+
+
+class MemoryEraseApi(APIView):
+    @extend_schema(
+        request=EraseInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Erase a memory for good, with a reason",
+        description="Its text, vectors, metadata, links, history and every copy of its words "
+        "(the episodes of the memories after it, entities only it named, threads) are removed; "
+        "a tombstone in the workspace's provenance says which memory, who, when and why. "
+        "forget is the soft delete.",
+    )
+    def post(self, request: Request, mem_id: str) -> Response:
+        erasure = services.memory_erase(
+            agent=request.user, mem_id=mem_id, **parse(EraseInput, request.data)
+        )
+        return Response(erasure_to_dict(erasure))
 
 
 class _ErrorsAsJson(BaseContentNegotiation):

@@ -20,6 +20,7 @@ from memories.presenters import (
     bulk_results_to_dict,
     compiled_to_dict,
     divergence_to_dict,
+    erasure_to_dict,
     hits_to_list,
     memory_detail,
     memory_to_dict,
@@ -38,6 +39,7 @@ from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
     DivergenceListInput,
+    EraseInput,
     ExplainPathInput,
     FeedbackInput,
     ForgetInput,
@@ -52,6 +54,7 @@ from memories.serializers import (
 )
 from memories.services import (
     link_add,
+    memory_erase,
     memory_feedback,
     memory_forget,
     memory_remember,
@@ -70,6 +73,10 @@ class FeedbackArguments(MemIdInput, FeedbackInput):
 
 class ForgetArguments(MemIdInput, ForgetInput):
     """mm_forget's arguments."""
+
+
+class EraseArguments(MemIdInput, EraseInput):
+    """mm_erase's arguments."""
 
 
 class LinkArguments(MemIdInput, LinkAddInput):
@@ -94,6 +101,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "mm_search": json_schema(SearchInput),
     "mm_feedback": json_schema(FeedbackArguments),
     "mm_forget": json_schema(ForgetArguments),
+    "mm_erase": json_schema(EraseArguments),
     "mm_compile": json_schema(CompileInput),
     "mm_link": json_schema(LinkArguments),
     "mm_traverse_relationships": json_schema(TraverseInput),
@@ -143,6 +151,11 @@ DESCRIPTIONS = {
     "with its history.",
     "mm_forget": "Forget a memory that must not be used again (it is kept, with its history, for "
     "people to review). Give the reason.",
+    "mm_erase": "Erase a memory for good: its text, vectors, links and history, and its words "
+    "wherever they were copied, are removed, and cannot be brought back; only a tombstone "
+    "(which memory, who, when, why) stays. For what must not be kept at all (personal data "
+    "someone asked to remove, a secret written by mistake); to stop using a memory, use "
+    "mm_forget. Give the reason.",
     "mm_compile": "The compiled memory file: the memories that matter most, by category, built "
     "to a token budget. Load it at the start of a run. Each line starts with one mark per STARE "
     "dimension (● score ≥ 0.6, ○ below, — none).",
@@ -195,6 +208,11 @@ def feedback(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 def forget(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     memory = memory_forget(agent=agent, **parse(ForgetArguments, arguments))
     return tool_result(f"forgotten: {memory.mem_id}", memory_detail(memory, agent))
+
+
+def erase(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    erasure = memory_erase(agent=agent, **parse(EraseArguments, arguments))
+    return tool_result(f"erased: {', '.join(erasure.mem_ids)}", erasure_to_dict(erasure))
 
 
 def link(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
@@ -310,6 +328,7 @@ TOOLS = (
     Tool("mm_search", SCHEMAS["mm_search"], DESCRIPTIONS["mm_search"], READS, search),
     Tool("mm_feedback", SCHEMAS["mm_feedback"], DESCRIPTIONS["mm_feedback"], WRITES, feedback),
     Tool("mm_forget", SCHEMAS["mm_forget"], DESCRIPTIONS["mm_forget"], DESTROYS, forget),
+    Tool("mm_erase", SCHEMAS["mm_erase"], DESCRIPTIONS["mm_erase"], DESTROYS, erase),
     Tool("mm_compile", SCHEMAS["mm_compile"], DESCRIPTIONS["mm_compile"], READS, compile_file),
     Tool("mm_link", SCHEMAS["mm_link"], DESCRIPTIONS["mm_link"], WRITES, link),
     Tool(

@@ -77,7 +77,7 @@ def workspace_overview(workspace: Workspace, now: datetime | None = None) -> Ove
         significance=significance,
         recent=list(
             ProvenanceEvent.objects.filter(workspace=workspace)
-            .select_related("memory", "agent", "user", "subject_agent")
+            .select_related("memory", "agent", "user", "subject_agent", "subject_entity")
             .order_by("-created_at", "-id")[:RECENT_SHOWN]
         ),
     )

@@ -7,6 +7,14 @@ nothing. Each module does one job; the public names are also importable from her
 
 from memories.services.bulk import BulkResult, bulk_prepare, bulk_store, memory_remember_bulk
 from memories.services.episodes import Episode, episode_before, episode_rows
+from memories.services.erase import (
+    ERASE_BY,
+    Erasure,
+    erase_selection,
+    memories_erase,
+    memories_erase_by_user,
+    memory_erase,
+)
 from memories.services.feedback import (
     CURATE_ACTIONS,
     FEEDBACK_ACTIONS,
@@ -54,6 +62,12 @@ from memories.services.tenancy import (
 )
 
 __all__ = [
+    "ERASE_BY",
+    "Erasure",
+    "erase_selection",
+    "memories_erase",
+    "memories_erase_by_user",
+    "memory_erase",
     "CURATE_ACTIONS",
     "FEEDBACK_ACTIONS",
     "FEEDBACK_STEP",

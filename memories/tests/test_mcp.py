@@ -23,6 +23,7 @@ TOOLS = {
     "mm_search",
     "mm_feedback",
     "mm_forget",
+    "mm_erase",
     "mm_compile",
     "mm_link",
     "mm_traverse_relationships",
@@ -173,12 +174,14 @@ def test_another_workspaces_token_sees_nothing(served, actors):
             await session.call_tool("mm_search", {"query": "Zephyr renewal"}),
             await session.call_tool("mm_forget", {"mem_id": mem_id, "reason": "mine now"}),
             await session.call_tool("mm_compile", {}),
+            await session.call_tool("mm_erase", {"mem_id": mem_id, "reason": "mine now"}),
         )
 
-    found, forgot, compiled = over_http(served, actors["charlie"].token, look)
+    found, forgot, compiled, erased = over_http(served, actors["charlie"].token, look)
 
     assert found.structured_content["results"] == []
     assert forgot.is_error and "no memory" in text_of(forgot)
+    assert erased.is_error and "no memory" in text_of(erased)
     assert "Zephyr" not in text_of(compiled)
     assert Memory.objects.get(mem_id=mem_id).status == "active"
 

@@ -1,0 +1,326 @@
+"""Erase: memories removed for good (``forget`` is the soft delete that keeps them).
+
+What an erasure removes, in one transaction:
+
+- the memory's row: its text, vectors, metadata, attribution, episode, scores;
+- everything that holds its words or points at it: its links both ways (with their evidence),
+  its history, its divergences and supersession proposals, its place in a thread;
+- its words where other rows copied them: the episode of each memory that follows it in its
+  session (the text taken out, the episode's vector made again), the entities only it named
+  (not declared ones), the admin's log lines about it; and, through ``signals.erasing``,
+  what consolidation keeps (a thread's words, title and cues made again from the members
+  left, the scope's word counts, the compiled files kept for agents);
+- and it leaves a tombstone: a provenance event that says which memory was erased, by whom,
+  when, why and how it was chosen (one memory, a source, an agent, a session) — never what it
+  said.
+
+Rows deleted in PostgreSQL stay in the table's pages until a vacuum, and their words in a
+full-text index until it is rebuilt: after the commit the worker's
+``memories.tasks.purge_erased`` vacuums the tables and rebuilds those indexes
+(``purge_storage``); then no row, index or statistic holds the text, though a page's free space
+may keep its bytes until a new row takes it. ``meaning-memory purge --full`` rewrites the
+tables, after which the text is in no file of the database. The write-ahead log and backups
+made before keep it until they are recycled (the README says so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection, transaction
+from django.db.models import Q
+
+from memories.embeddings import get_embedder
+from memories.errors import Errors, NotFound, ValidationFailed
+from memories.models import Agent, Entity, Link, Memory, ProvenanceEvent, SourceRecord, Workspace
+from memories.selectors.memories import memory_get
+from memories.selectors.permissions import user_may_manage_members
+from memories.services.provenance import Action, provenance_event, record_many
+from memories.signals import erasing
+
+#: How memories are chosen for an erasure (the tombstone says which).
+ERASE_BY = ("memory", "source", "agent", "session")
+#: The most memories one erasure removes (a larger one is refused: erase in parts).
+ERASE_MAX = 10_000
+
+
+@dataclass
+class Erasure:
+    workspace_id: int
+    by: str
+    mem_ids: list[str] = field(default_factory=list)
+    episodes_rewritten: int = 0
+    entities_removed: int = 0
+    dry_run: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.mem_ids)
+
+
+def _reason(reason: str | None) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed.single("reason", "is required: say why it must be erased.")
+    return reason
+
+
+@transaction.atomic
+def memory_erase(*, agent: Agent, mem_id: str, reason: str) -> Erasure:
+    """Erase one memory the agent may see (NotFound otherwise, as for one that does not
+    exist), whatever its status."""
+    reason = _reason(reason)
+    memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
+    return _erase(
+        Memory.objects.filter(pk=memory.pk), memory.workspace_id, "memory", reason, agent=agent
+    )
+
+
+def erase_selection(workspace: Workspace, by: str, value: str) -> Any:
+    """The memories of ``workspace`` that ``by`` (one of ``ERASE_BY``) and ``value`` choose;
+    ValidationFailed naming the field for a bad one."""
+    errors = Errors()
+    if by not in ERASE_BY:
+        errors.add("by", f"{by!r} is not one of: {', '.join(ERASE_BY)}.")
+    if not (value or "").strip():
+        errors.add("value", f"is required: the {by} whose memories to erase.")
+    errors.raise_if_any()
+    memories = Memory.objects.filter(workspace=workspace)
+    if by == "memory":
+        return memories.filter(mem_id=value)
+    if by == "source":
+        return memories.filter(source=value)
+    if by == "session":
+        return memories.filter(session=value)
+    writer = Agent.objects.filter(workspace=workspace, name=value).first()
+    if writer is None:
+        raise ValidationFailed.single(
+            "value", f"no agent {value!r} in workspace {workspace.slug!r}."
+        )
+    written = ProvenanceEvent.objects.filter(action=Action.REMEMBER, agent=writer).values("memory")
+    return memories.filter(Q(pk__in=written) | Q(scope_id=writer.private_scope_id))
+
+
+@transaction.atomic
+def memories_erase_by_user(
+    *, user: Any, workspace: Workspace, by: str, value: str, reason: str, dry_run: bool = False
+) -> Erasure:
+    """``memories_erase`` by a workspace admin (NotFound for anyone else, as for a workspace
+    that does not exist)."""
+    if not user_may_manage_members(user, workspace):
+        raise NotFound(f"no workspace {workspace.slug!r}")
+    return memories_erase(
+        workspace=workspace, by=by, value=value, reason=reason, dry_run=dry_run, user=user
+    )
+
+
+@transaction.atomic
+def memories_erase(
+    *,
+    workspace: Workspace,
+    by: str,
+    value: str,
+    reason: str,
+    dry_run: bool = False,
+    user: Any = None,
+) -> Erasure:
+    """Erase the memories of a source, an agent (those it wrote, and its private scope), a
+    session or one memory (``erase_selection``); an operator's (``meaning-memory erase``) or,
+    through ``memories_erase_by_user``, an admin's. ``dry_run`` lists them and changes
+    nothing."""
+    reason = reason if dry_run else _reason(reason)
+    chosen = erase_selection(workspace, by, value)
+    if by == "memory" and not chosen.exists():
+        raise NotFound(f"no memory {value!r}")
+    if dry_run:
+        mem_ids = list(chosen.order_by("id").values_list("mem_id", flat=True))
+        return Erasure(workspace.pk, by, mem_ids, dry_run=True)
+    return _erase(chosen, workspace.pk, by, reason, user=user, value=value)
+
+
+def _erase(
+    chosen: Any,
+    workspace_id: int,
+    by: str,
+    reason: str,
+    *,
+    agent: Agent | None = None,
+    user: Any = None,
+    value: str = "",
+) -> Erasure:
+    rows = list(
+        chosen.select_for_update(of=("self",))
+        .order_by("id")
+        .values_list("pk", "mem_id", "scope_id", "session", "text", "status")[: ERASE_MAX + 1]
+    )
+    if len(rows) > ERASE_MAX:
+        raise ValidationFailed.single(
+            "value", f"chooses more than {ERASE_MAX:,} memories: erase them in parts."
+        )
+    result = Erasure(workspace_id, by, [row[1] for row in rows])
+    if not rows:
+        return result
+    pks = [row[0] for row in rows]
+    texts = {row[0]: row[4] for row in rows}
+    named = set(
+        Link.objects.filter(source_id__in=pks, target_entity__isnull=False).values_list(
+            "target_entity_id", flat=True
+        )
+    ) | set(
+        Memory.objects.filter(pk__in=pks, attributed_to__isnull=False).values_list(
+            "attributed_to_id", flat=True
+        )
+    )
+    result.episodes_rewritten = _rewrite_episodes(workspace_id, pks, texts)
+    erasing.send(sender=Memory, workspace_id=workspace_id, memory_pks=pks)
+    LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(Memory), object_id__in=[str(p) for p in pks]
+    ).delete()
+    Memory.objects.filter(pk__in=pks).delete()
+    result.entities_removed = _remove_orphans(named)
+    record_many(
+        [
+            provenance_event(
+                None,
+                Action.ERASE,
+                workspace_id=workspace_id,
+                agent=agent,
+                user=user,
+                old={"status": status},
+                new={"erased": mem_id, "by": by, **({by: value} if value else {})},
+                reason=reason,
+            )
+            for _, mem_id, _, _, _, status in rows
+        ]
+    )
+    transaction.on_commit(lambda: _queue_purge(workspace_id))
+    return result
+
+
+def _rewrite_episodes(workspace_id: int, pks: list[int], texts: dict[int, str]) -> int:
+    """Take the erased texts out of the episodes of the memories that follow them, and embed
+    those episodes again (or drop their vector when nothing is left)."""
+    wanted = Q()
+    for text in texts.values():
+        wanted |= Q(episode_text__contains=text)
+    followers = list(
+        Memory.objects.filter(workspace_id=workspace_id)
+        .filter(wanted)
+        .exclude(pk__in=pks)
+        .select_for_update(of=("self",))
+    )
+    changed = []
+    for memory in followers:
+        lines = memory.episode_text.split("\n")
+        for text in texts.values():
+            lines = _without_run(lines, text.split("\n"))
+        episode = "\n".join(lines)
+        if episode != memory.episode_text:
+            memory.episode_text = episode
+            changed.append(memory)
+    if not changed:
+        return 0
+    with_episode = [m for m in changed if m.episode_text]
+    vectors = get_embedder().embed([m.episode_text + "\n" + m.text for m in with_episode])
+    for memory in changed:
+        memory.episode_embedding = None
+    for memory, vector in zip(with_episode, vectors, strict=True):
+        memory.episode_embedding = vector
+    Memory.objects.bulk_update(changed, ["episode_text", "episode_embedding"], batch_size=500)
+    return len(changed)
+
+
+def _without_run(lines: list[str], run: list[str]) -> list[str]:
+    """``lines`` without any consecutive lines equal to ``run`` (a text's own lines)."""
+    kept, i, size = [], 0, len(run)
+    while i < len(lines):
+        if lines[i : i + size] == run:
+            i += size
+        else:
+            kept.append(lines[i])
+            i += 1
+    return kept
+
+
+def _remove_orphans(entity_pks: set[int]) -> int:
+    """The entities the erased memories named that nothing names any more (declared ones, part
+    of the team's gazetteer, stay), with their sources' records."""
+    if not entity_pks:
+        return 0
+    still = Link.objects.filter(target_entity_id__in=entity_pks).values_list(
+        "target_entity_id", flat=True
+    )
+    attributed = Memory.objects.filter(attributed_to_id__in=entity_pks).values_list(
+        "attributed_to_id", flat=True
+    )
+    merged = Entity.objects.filter(merged_into_id__in=entity_pks).values_list(
+        "merged_into_id", flat=True
+    )
+    orphans = Entity.objects.filter(pk__in=entity_pks, declared=False).exclude(
+        pk__in={*still, *attributed, *merged}
+    )
+    ids = list(orphans.values_list("entity_id", flat=True))
+    SourceRecord.objects.filter(Q(key__in=ids) | Q(topic__in=ids)).delete()
+    deleted, _ = orphans.delete()
+    return len(ids) if deleted else 0
+
+
+def _queue_purge(workspace_id: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task("memories.tasks.purge_erased", workspace_id)
+
+
+#: The tables an erasure deletes from: what the purge vacuums.
+PURGED_TABLES = (
+    "memories_memory",
+    "memories_link",
+    "memories_memorydegree",
+    "memories_provenanceevent",
+    "memories_entity",
+    "memories_divergence",
+    "memories_thread",
+    "memories_threadmember",
+    "memories_sourcerecord",
+    "django_admin_log",
+)
+
+
+def vacuum_tables(tables: tuple[str, ...] | list[str], *, full: bool = False) -> None:
+    """Vacuum (index entries included, however few) and analyse each table: the deleted rows
+    leave its pages and indexes and no statistic keeps one of their values. ``full`` rewrites
+    each table and its indexes into new files instead (it locks the table meanwhile), so the
+    deleted rows' bytes are not even left in the free space of a page. Not in a
+    transaction."""
+    options = "FULL, ANALYZE" if full else "ANALYZE, INDEX_CLEANUP ON"
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f"VACUUM ({options}) {connection.ops.quote_name(table)}")
+
+
+def purge_storage(workspace_id: int | None = None, *, full: bool = False) -> dict[str, Any]:
+    """Make erased rows go from the database's files: vacuum the tables an erasure deletes
+    from, and rebuild, without blocking writes, the full-text index (the workspace's own too)
+    and the entities' indexes, which keep the keys of deleted rows after a vacuum. A vacuum
+    leaves a deleted row's bytes in the free space of its page until a new row takes it;
+    ``full`` rewrites the tables (each locked meanwhile: minutes for millions of memories).
+    Not in a transaction."""
+    from memories.indexing import existing_workspace_indexes
+
+    vacuum_tables(PURGED_TABLES, full=full)
+    indexes = [] if full else ["memory_search_vector_gin"]
+    if not full:
+        indexes += [
+            f"memory_gin_ws_{pk}"
+            for pk in sorted(existing_workspace_indexes())
+            if workspace_id is None or pk == workspace_id
+        ]
+    with connection.cursor() as cursor:
+        for index in indexes:
+            cursor.execute(f"REINDEX INDEX CONCURRENTLY {connection.ops.quote_name(index)}")
+        if not full:
+            cursor.execute("REINDEX TABLE CONCURRENTLY memories_entity")
+    return {"tables": len(PURGED_TABLES), "indexes": len(indexes), "full": full}
