@@ -99,6 +99,28 @@ class MemberForm(forms.Form):
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.VIEWER)
 
 
+class EraseForm(forms.Form):
+    """The memories an admin erases for good: chosen by one of ``ERASE_BY``."""
+
+    by = forms.ChoiceField(
+        choices=[
+            ("source", "Source"),
+            ("agent", "Agent (what it wrote, and its private memories)"),
+            ("session", "Session"),
+            ("memory", "One memory (its mem_id)"),
+        ],
+        initial="source",
+        label="Erase every memory of a",
+    )
+    value = forms.CharField(max_length=200, label="Named", required=False)
+    reason = forms.CharField(
+        max_length=500,
+        required=False,
+        help_text="Why (kept in the tombstone, never the content).",
+    )
+    confirm = forms.BooleanField(required=False, label="I understand that this cannot be undone")
+
+
 class AgentForm(forms.Form):
     name = forms.CharField(max_length=rules.AGENT_NAME_MAX)
     scopes = forms.CharField(

@@ -19,4 +19,5 @@ urlpatterns = [
     path("w/<slug:slug>/compiled", views.compiled, name="compiled"),
     path("w/<slug:slug>/agents", views.agents, name="agents"),
     path("w/<slug:slug>/members", views.members, name="members"),
+    path("w/<slug:slug>/erase", views.erase, name="erase"),
 ]

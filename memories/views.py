@@ -35,6 +35,7 @@ from memories.forms import (
     DivergenceCloseForm,
     EntityFilterForm,
     EntityForm,
+    EraseForm,
     FeedbackForm,
     MemberForm,
     MemoryListForm,
@@ -479,6 +480,64 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "memories/members.html",
         page_context(request, membership, members=workspace_members(workspace), form=form),
+    )
+
+
+#: How many of the memories an erasure would remove its preview lists.
+ERASE_PREVIEW = 20
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def erase(request: HttpRequest, slug: str) -> HttpResponse:
+    """Erase memories for good, as a workspace admin: a source's, an agent's, a session's or
+    one memory. "Preview" lists what would go; "Erase" (with the box ticked) erases them and
+    leaves a tombstone each. Other members: 403; another workspace: 404."""
+    membership = page_membership(request, slug)
+    workspace = membership.workspace
+    if not user_may_manage_members(request.user, workspace):
+        raise PermissionDenied("Only the workspace's admins erase memories.")
+    form = EraseForm(request.POST if request.method == "POST" else request.GET or None)
+    preview = None
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        chosen = {"by": data["by"], "value": data["value"].strip()}
+        erasing = request.method == "POST" and "erase" in request.POST
+        if erasing and not data["confirm"]:
+            form.add_error("confirm", "Tick the box: an erasure cannot be undone.")
+            erasing = False
+        try:
+            if erasing:
+                done = services.memories_erase_by_user(
+                    user=request.user, workspace=workspace, reason=data["reason"], **chosen
+                )
+                messages.success(
+                    request,
+                    f"Erased {done.count:,} memories for good "
+                    f"({done.episodes_rewritten:,} episodes rewritten, "
+                    f"{done.entities_removed:,} entities removed).",
+                )
+                return redirect("dashboard:erase", slug=slug)
+        except ValidationFailed as exc:
+            _form_errors(form, exc)
+        except MemoryEngineError as exc:
+            raise _page_error(exc) from exc
+        try:
+            found = services.memories_erase_by_user(
+                user=request.user, workspace=workspace, reason="", dry_run=True, **chosen
+            )
+        except ValidationFailed as exc:
+            _form_errors(form, exc)
+        except MemoryEngineError as exc:
+            raise _page_error(exc) from exc
+        else:
+            shown = found.mem_ids[:ERASE_PREVIEW]
+            texts = memory_texts(workspace=workspace, mem_ids=shown)
+            preview = {"count": found.count, "memories": [(m, texts[m]) for m in shown]}
+    return render(
+        request,
+        "memories/erase.html",
+        page_context(request, membership, form=form, preview=preview),
     )
 
 

@@ -400,3 +400,35 @@ def test_the_admins_memory_list_fits_a_1400_px_screen(browser, live_server, team
     )
     assert overflow <= 0, f"the list is {overflow} px wider than its box"
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+
+def test_an_admin_previews_and_erases_a_memory_others_cannot(browser, live_server, team):
+    base = live_server.url
+    users = get_user_model().objects
+    ada = users.create_user("ada", password="pw")
+    Membership.objects.create(user=ada, workspace=team["renewal"].workspace, role="admin")
+    mem_id = team["renewal"].mem_id
+
+    carol = log_in(browser, base, "carol")  # a curator
+    assert carol.locator("nav >> text=Erase").count() == 0
+    assert carol.goto(f"{base}/w/acme/erase").status == 403
+    gus = log_in(browser, base, "gus")  # another workspace
+    assert gus.goto(f"{base}/w/acme/erase?by=memory&value={mem_id}").status == 404
+
+    page = log_in(browser, base, "ada")
+    page.goto(f"{base}/w/acme/m/{mem_id}")
+    page.click("text=Erase this memory for good")
+    page.wait_for_selector("text=1 memory would be erased")
+    assert "Zephyr Logistics renews" in page.locator("table").inner_text()
+    page.click("button:has-text('Erase 1 for good')")  # the box not ticked
+    page.wait_for_selector("text=Tick the box")
+    page.fill("input[name=reason]", "the customer asked")
+    page.check("input[name=confirm]")
+    shot(page, "erase")
+    page.click("button:has-text('Erase 1 for good')")
+    page.wait_for_selector("text=Erased 1 memories for good")
+    assert not Memory.objects.filter(mem_id=mem_id).exists()
+    assert page.goto(f"{base}/w/acme/m/{mem_id}").status == 404
+    page.goto(f"{base}/w/acme/erase?by=source&value=nobody")
+    page.wait_for_selector("text=0 memories would be erased")
+    shot(page, "erase-empty")
