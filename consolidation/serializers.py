@@ -38,6 +38,9 @@ class ConsolidateInput(StrictSerializer):
 
 
 class SagaInput(StrictSerializer):
+    #: Exactly one of them (the OpenAPI schema says so: ``memories.api.schema``).
+    one_of = ("query", "thread_id")
+
     query = Text(
         required=False,
         trim_whitespace=False,
@@ -45,7 +48,13 @@ class SagaInput(StrictSerializer):
         validators=[SEARCH_QUERY],
         help_text="The story you are after, in your words (or give a thread_id).",
     )
-    thread_id = Text(required=False, help_text="A thread's id (or give a query).")
+    thread_id = Text(
+        required=False,
+        validators=[
+            Rule(lambda value: rules.public_id(value, "thread id"), pattern=rules.PUBLIC_ID_PATTERN)
+        ],
+        help_text="A thread's id (or give a query).",
+    )
     limit = Integer(
         required=False,
         error_messages=INTEGER_MESSAGES,

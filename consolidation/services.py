@@ -15,7 +15,7 @@ from django.utils import timezone
 from consolidation.models import ConsolidationRun, SupersessionProposal
 from consolidation.phases import PHASES, PhaseContext
 from memories import rules
-from memories.errors import Conflict, NotFound, ValidationFailed
+from memories.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from memories.models import Agent, Workspace
 from memories.services.supersede import supersede
 
@@ -50,11 +50,12 @@ def check_phases(phases: Iterable[str] | None) -> list[str]:
         )
     if not asked:
         raise ValidationFailed.single("phases", f"name at least one of: {', '.join(PHASES)}.")
-    off = [phase for phase in asked if phase not in enabled_phases()]
+    off = [phase for phase in dict.fromkeys(asked) if phase not in enabled_phases()]
     if off:
-        raise ValidationFailed.single(
-            "phases",
-            "; ".join(f"{p} is switched off on this engine ({SWITCHES[p]})" for p in off) + ".",
+        raise Forbidden(
+            "phases: "
+            + "; ".join(f"{p} is switched off on this engine ({SWITCHES[p]})" for p in off)
+            + "."
         )
     return [phase for phase in PHASES if phase in asked]
 

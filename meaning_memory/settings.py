@@ -84,6 +84,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "meaning_memory.metrics.RequestMetrics",
     "meaning_memory.middleware.SecurityHeaders",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -219,7 +220,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memories.api.schema.document_errors",
+    ],
 }
+
+# --- Metrics (/metrics, Prometheus's text format; meaning_memory.metrics) --------------------
+#: A bearer token that lets a scraper read /metrics from elsewhere; empty: only from this
+#: machine.
+MM_METRICS_TOKEN = envstr("MM_METRICS_TOKEN")
 
 # --- Background jobs (django-q2, ORM broker) ------------------------------------------------
 Q_CLUSTER = {

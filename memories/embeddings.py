@@ -21,6 +21,7 @@ from django.conf import settings
 
 from memories.errors import MemoryEngineError
 from memories.heap import give_back
+from memories.metrics import EMBED_SECONDS, EMBEDDED_TEXTS
 from memories.models import EMBEDDING_DIMENSIONS
 from memories.remote import post_json
 
@@ -62,9 +63,13 @@ class BatchingEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         size = self.batch_size
-        vectors = np.vstack(
-            [self._embed_batch(texts[i : i + size]) for i in range(0, len(texts), size)]
-        )
+        kind = type(self).__name__
+        batches = []
+        for i in range(0, len(texts), size):
+            with EMBED_SECONDS.labels(kind).time():
+                batches.append(self._embed_batch(texts[i : i + size]))
+        EMBEDDED_TEXTS.labels(kind).inc(len(texts))
+        vectors = np.vstack(batches)
         if len(texts) >= size:
             # A whole batch or more (a bulk write, not a search's query): what its working
             # memory freed goes back to the system (``memories.heap``).

@@ -25,6 +25,21 @@ class ValidationFailed(MemoryEngineError):
         return cls({field: [message]})
 
 
+class MissingReference(ValidationFailed):
+    """Input that is well formed but names something the caller cannot see (a memory to
+    supersede or link to, an entity to filter by): each such field with its message, answered
+    as a 404 (what a GET of that id would answer), not as a broken rule."""
+
+    code = "missing"
+
+
+class ConflictingInput(ValidationFailed):
+    """Input that is well formed but clashes with what is stored (an alias another entity
+    holds, a memory already forgotten): each such field with its message, answered as a 409."""
+
+    code = "conflicting"
+
+
 class NotFound(MemoryEngineError):
     """Unknown, or not visible to the caller: the two are never told apart."""
 
@@ -59,6 +74,7 @@ class Errors:
 
     def __init__(self) -> None:
         self.errors: dict[str, list[str]] = {}
+        self.kinds: dict[str, str] = {}
 
     def add(self, field: str, message: str) -> None:
         self.errors.setdefault(field, []).append(message)
@@ -71,6 +87,22 @@ class Errors:
     def __contains__(self, field: str) -> bool:
         return field in self.errors
 
+    def missing(self, field: str, message: str) -> None:
+        """A well-formed reference to nothing the caller sees (see ``MissingReference``)."""
+        self.add(field, message)
+        self.kinds.setdefault(field, "missing")
+
+    def conflict(self, field: str, message: str) -> None:
+        """Well-formed input that clashes with what is stored (see ``ConflictingInput``)."""
+        self.add(field, message)
+        self.kinds.setdefault(field, "conflict")
+
     def raise_if_any(self) -> None:
-        if self.errors:
+        """ValidationFailed (400) when a rule is broken; otherwise MissingReference (404) when
+        something named is not there, else ConflictingInput (409): the first thing to fix."""
+        if not self.errors:
+            return
+        kinds = {self.kinds.get(field, "invalid") for field in self.errors}
+        if "invalid" in kinds:
             raise ValidationFailed(self.errors)
+        raise (MissingReference if "missing" in kinds else ConflictingInput)(self.errors)

@@ -24,6 +24,8 @@ TABLE_TEXT_WIDTH = 80
 ERROR_STATUS = {
     "invalid": 400,
     "not_found": 404,
+    "missing": 404,
+    "conflicting": 409,
     "forbidden": 403,
     "conflict": 409,
     "embedder_unavailable": 503,

@@ -317,6 +317,15 @@ def mem_id(value: object) -> str | None:
     return public_id(value, "mem_id")
 
 
+def mem_id_or_blank(value: object) -> str | None:
+    return mem_id(value) if value else None
+
+
+#: A name that holds a letter or a digit (``relations.normalize`` keeps something of it), and
+#: no NUL: what the OpenAPI schema publishes for an entity's name and aliases.
+NAME_PATTERN = r"^[^\x00]*[^\W_][^\x00]*$"
+
+
 def min_connections(value: int | None) -> str | None:
     if value is not None and value < 0:
         return f"must be 0 or more (got {value})."

@@ -187,7 +187,9 @@ class EntityInput(StrictSerializer):
     name = Text(
         trim_whitespace=False,
         error_messages=BLANK_MESSAGES,
-        validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)],
+        validators=[
+            Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX, pattern=rules.NAME_PATTERN)
+        ],
         help_text="Its name as the text says it, e.g. Zephyr Logistics.",
     )
     type = Text(validators=[ENTITY_TYPE], help_text=ENTITY_TYPE_HELP)
@@ -267,6 +269,7 @@ class RememberInput(StrictSerializer):
         required=False,
         allow_blank=True,
         allow_null=True,
+        validators=[Rule(rules.mem_id_or_blank, pattern=r"^([0-9a-f]{16})?$")],
         help_text="mem_id of the memory this one replaces.",
     )
     session = Text(
@@ -465,6 +468,9 @@ class SearchInput(StrictSerializer):
         "relevant ones (off by default; each hit's explanation shows its share).",
     )
 
+    #: Fields that need another (the OpenAPI schema says so: ``memories.api.schema``).
+    requires = {"link_types": "related_to"}
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("link_types") and not attrs.get("related_to"):
             raise serializers.ValidationError({"link_types": "needs related_to."})
@@ -558,6 +564,9 @@ class EraseInput(StrictSerializer):
 
 
 class LinkAddInput(StrictSerializer):
+    #: Exactly one of them (the OpenAPI schema says so: ``memories.api.schema``).
+    one_of = ("to", "entity")
+
     to = Text(
         required=False,
         validators=[MEM_ID],
@@ -645,12 +654,20 @@ class EntityDeclareInput(StrictSerializer):
     name = Text(
         trim_whitespace=False,
         error_messages=BLANK_MESSAGES,
-        validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)],
+        validators=[
+            Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX, pattern=rules.NAME_PATTERN)
+        ],
         help_text="Its canonical name.",
     )
     type = Text(validators=[ENTITY_TYPE], help_text=ENTITY_TYPE_HELP)
     aliases = serializers.ListField(
-        child=Text(validators=[Rule(rules.entity_name, max_length=rules.ENTITY_NAME_MAX)]),
+        child=Text(
+            validators=[
+                Rule(
+                    rules.entity_name, max_length=rules.ENTITY_NAME_MAX, pattern=rules.NAME_PATTERN
+                )
+            ]
+        ),
         required=False,
         max_length=settings.MM_MAX_ENTITIES_PER_MEMORY,
         help_text="Other names texts use for it (found like its name).",
@@ -683,7 +700,13 @@ class MemoryPageInput(_ListFilters, PageInput):
 
 class EntityListInput(PageInput):
     query = Text(required=False, allow_blank=True, help_text="Part of a name or alias.")
-    type = Text(required=False, allow_blank=True, validators=[Rule(rules.entity_type_or_blank)])
+    type = Text(
+        required=False,
+        allow_blank=True,
+        validators=[
+            Rule(rules.entity_type_or_blank, pattern="^$|" + rules.type_pattern(ENTITY_TYPES))
+        ],
+    )
 
 
 SOURCE_KINDS_LISTED = ("writer", "entity")

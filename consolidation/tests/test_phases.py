@@ -7,7 +7,7 @@ import pytest
 from consolidation.models import CompiledSnapshot
 from consolidation.services import consolidation_execute, consolidation_start
 from memories import services
-from memories.errors import ValidationFailed
+from memories.errors import Forbidden
 from memories.models import Divergence, Memory, SourceRecord
 from memories.services import memory_remember
 
@@ -60,9 +60,9 @@ def test_compile_keeps_each_agents_file_for_that_agent_only(alice, bob, charlie)
 
 
 def test_divergence_runs_as_a_phase_when_switched_on(alice, bob, settings):
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(Forbidden) as caught:  # switched off: a 403 over REST
         consolidation_start(workspace=alice.agent.workspace, trigger="api", phases=["divergence"])
-    assert "MM_DIVERGENCE" in caught.value.errors["phases"][0]
+    assert "MM_DIVERGENCE" in caught.value.message
     settings.MM_DIVERGENCE = True
     memory_remember(
         agent=alice.agent,

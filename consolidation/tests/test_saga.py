@@ -54,7 +54,7 @@ def test_a_thread_by_id_and_what_another_reader_cannot_see(alice, bob, charlie, 
     for outsider in (bob, charlie):  # not alice's scope; another workspace
         response = post(outsider, {"thread_id": thread.thread_id})
         assert response.status_code == 404
-        assert response.json() == post(outsider, {"thread_id": "nosuchthread"}).json() | {
+        assert response.json() == post(outsider, {"thread_id": "0123456789abcdef"}).json() | {
             "detail": f"no thread {thread.thread_id!r}"
         }
     # Bob's query finds nothing of alice's private story.
@@ -65,7 +65,8 @@ def test_a_thread_by_id_and_what_another_reader_cannot_see(alice, bob, charlie, 
 def test_bad_input_is_named_and_off_is_a_403(alice, settings, sagas):
     for body, field in (
         ({}, "query"),
-        ({"query": "kiln", "thread_id": "x"}, "query"),
+        ({"query": "kiln", "thread_id": "0123456789abcdef"}, "query"),
+        ({"thread_id": "x"}, "thread_id"),
         ({"query": "kiln", "limit": 0}, "limit"),
         ({"query": "kiln", "depth": 2}, "depth"),
     ):

@@ -10,7 +10,7 @@ from consolidation import phases
 from consolidation import threads as open_threads
 from consolidation.models import ConsolidationRun, PhaseWatermark
 from consolidation.services import consolidation_execute, consolidation_start
-from memories.errors import ValidationFailed
+from memories.errors import Forbidden
 from memories.models import Memory, Thread, ThreadMember
 from memories.services import memory_remember
 
@@ -159,9 +159,9 @@ def test_a_dry_run_reports_threads_and_writes_nothing(alice, threads_on):
 
 def test_threads_are_off_by_default_and_asking_names_the_switch(alice):
     story(alice.agent, sessions=range(1))
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(Forbidden) as caught:  # switched off: a 403 over REST
         consolidation_start(workspace=alice.agent.workspace, trigger="api", phases=["threads"])
-    assert "MM_OPEN_THREADS" in caught.value.errors["phases"][0]
+    assert "MM_OPEN_THREADS" in caught.value.message
     default = consolidation_execute(
         consolidation_start(workspace=alice.agent.workspace, trigger="api")
     )

@@ -58,11 +58,11 @@ class Served:
     def pgdata(self) -> Path:
         return self.data_dir / "pg"
 
-    def start(self, timeout: float = 180) -> Served:
+    def start(self, timeout: float = 180, *options: str) -> Served:
         self.port = free_port()
         self.output = []
         self.process = subprocess.Popen(
-            [self.python, "-m", "meaning_memory", "serve", "--port", str(self.port)],
+            [self.python, "-m", "meaning_memory", "serve", "--port", str(self.port), *options],
             cwd=self.cwd,
             env=self.env,
             stdout=subprocess.PIPE,

@@ -12,6 +12,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from memories.database_errors import unavailable
 from memories.errors import MemoryEngineError
 from memories.mcp.tools import Tool, compile_file, tool_error
+from memories.metrics import MCP_TOOL_CALLS
 from memories.models import Agent
 from memories.presenters import error_response
 
@@ -83,10 +84,14 @@ class EngineServer(MCPServer):
         if agent is None:
             return tool_error({"detail": INVALID_TOKEN})
         try:
-            return await in_thread(handler, agent, dict(arguments or {}))
+            result = await in_thread(handler, agent, dict(arguments or {}))
+            MCP_TOOL_CALLS.labels(name, "ok").inc()
+            return result
         except MemoryEngineError as exc:
+            MCP_TOOL_CALLS.labels(name, "error").inc()
             return tool_error(error_response(exc)[1])
         except Exception as exc:
+            MCP_TOOL_CALLS.labels(name, "error").inc()
             trouble = unavailable(exc)
             if trouble is not None:
                 logger.warning("MCP tool %s: %s", name, exc)

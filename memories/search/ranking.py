@@ -15,6 +15,7 @@ from psycopg.types.numeric import Int8
 
 from memories.eligibility import eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
+from memories.metrics import SEARCH_SECONDS
 from memories.models import Agent, Workspace
 from memories.prepared import prepared_cursor
 from memories.search.filters import SearchFilters
@@ -61,6 +62,11 @@ def memory_search(
     elif given:
         raise TypeError("memory_search takes arguments or keyword arguments, not both")
     filters = parse(SearchInput, arguments, from_text=from_text)
+    with SEARCH_SECONDS.time():  # a search that runs (not one refused by its arguments)
+        return _ranked(agent, workspace, filters, now, query_vector, exact)
+
+
+def _ranked(agent, workspace, filters, now, query_vector, exact) -> list[SearchHit]:
     query, limit = filters.pop("query").strip(), filters.pop("limit", DEFAULT_LIMIT)
     expand = filters.pop("expand", None)
     now = now or timezone.now()

@@ -37,7 +37,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
-from memories.errors import ValidationFailed
+from memories.errors import MissingReference
 from memories.models import Entity, Link, Memory, MemoryDegree
 from memories.selectors.relations import (
     connection_counts,
@@ -193,7 +193,7 @@ def relational_filter(
             memory = memory.filter(scope_id__in=scope_ids)
         found = memory.values_list("pk", flat=True).first()
         if found is None:
-            raise ValidationFailed.single(
+            raise MissingReference.single(
                 "related_to", f"no memory {related_to!r} is visible to this agent."
             )
         related = related_memory_links(found, scope_ids, link_types)

@@ -20,7 +20,7 @@ from django.db import connection
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from memories.errors import NotFound, ValidationFailed
+from memories.errors import MissingReference, NotFound
 from memories.gazetteer import normalize
 from memories.models import Entity, Link, Memory
 
@@ -258,7 +258,7 @@ def entities_named(
         workspace_id=workspace_id, name=reference, scope_ids=scope_ids
     )
     if not entities:
-        raise ValidationFailed.single(
+        raise MissingReference.single(
             name, f"no entity {reference!r} (by id, name or alias) is known here."
         )
     return entities

@@ -355,15 +355,14 @@ def path_between(
     depth: int = 3,
     link_types: Sequence[str] | None = None,
 ) -> tuple[Memory | Entity, Memory | Entity, Reached | None]:
-    """A shortest path an agent may see between two nodes (their public ids), or None."""
+    """A shortest path an agent may see between two nodes (their public ids), or None. From a
+    node to itself (or an entity to one merged into it) the path is found and empty."""
     require_traversal()
-    if start == end:
-        raise ValidationFailed.single("to", "must not be the node the path starts from.")
     scope_ids = visible_scope_ids(agent)
     first = resolve_node(agent.workspace_id, start, scope_ids, "from")
     last = resolve_node(agent.workspace_id, end, scope_ids, "to")
-    if _key(first) == _key(last):  # an entity and one merged into it
-        raise ValidationFailed.single("to", "is the same entity as from (merged into it).")
+    if _key(first) == _key(last):
+        return first, last, Reached(last, 0, [first], [])
     found = shortest_path(
         first,
         last,

@@ -33,7 +33,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories.embeddings import get_embedder
-from memories.errors import NotFound, ValidationFailed
+from memories.errors import MissingReference, NotFound, ValidationFailed
 from memories.models import Agent, Memory
 from memories.scorer import auto_scores
 from memories.services.asymmetry import asymmetry_fill
@@ -62,7 +62,7 @@ def bulk_prepare(
     """Validate every item (the remember arguments); raises one ValidationFailed naming each
     broken rule as ``memories[<index>].<field>``."""
     now = now or timezone.now()
-    prepared, errors = [], {}
+    prepared, errors, missing = [], {}, set()
     scopes: dict[str, Any] = {}
     superseded: dict[str, int] = {}
     for index, item in enumerate(items):
@@ -71,6 +71,8 @@ def bulk_prepare(
         except ValidationFailed as exc:
             for field, messages in exc.errors.items():
                 errors[f"memories[{index}].{field}"] = messages
+                if isinstance(exc, MissingReference):
+                    missing.add(f"memories[{index}].{field}")
             continue
         except NotFound as exc:
             raise NotFound(f"memories[{index}].attributed_to: {exc}") from exc
@@ -82,7 +84,7 @@ def bulk_prepare(
         elif target:
             superseded[target] = index
     if errors:
-        raise ValidationFailed(errors)
+        raise (MissingReference if set(errors) <= missing else ValidationFailed)(errors)
     return prepared
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import transaction
 
-from memories.errors import Errors, NotFound, ValidationFailed
+from memories.errors import ConflictingInput, Errors, NotFound, ValidationFailed
 from memories.models import Agent, Memory
 from memories.selectors.memories import memory_get
 from memories.selectors.permissions import user_may_curate
@@ -73,7 +73,7 @@ def _apply_forget(
     memory: Memory, reason: str, *, agent: Agent | None = None, user: Any = None
 ) -> Memory:
     if memory.status == Memory.Status.FORGOTTEN:
-        raise ValidationFailed.single("mem_id", f"memory {memory.mem_id!r} is already forgotten.")
+        raise ConflictingInput.single("mem_id", f"memory {memory.mem_id!r} is already forgotten.")
     old_status = memory.status
     memory.status = Memory.Status.FORGOTTEN
     memory.save(update_fields=["status", "updated_at"])

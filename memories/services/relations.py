@@ -138,7 +138,7 @@ def check_links(
     found = []
     for i, to, kind, weight in wanted:
         if to not in visible:
-            errors.add(f"{field_name}[{i}].to", f"no memory {to!r} is visible to this agent.")
+            errors.missing(f"{field_name}[{i}].to", f"no memory {to!r} is visible to this agent.")
         else:
             found.append(LinkRef(visible[to], kind, weight))
     return found
@@ -692,7 +692,7 @@ def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors)
         for i, alias_key in enumerate([key, *alias_keys]):
             if alias_key in other_keys:
                 field_name = "name" if i == 0 else f"aliases[{i - 1}]"
-                errors.add(
+                errors.conflict(
                     prefix + field_name,
                     f"already names the declared entity {other_name!r}.",
                 )

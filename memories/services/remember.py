@@ -61,7 +61,7 @@ def _writable_scope(
         if known is not None:
             known[name] = scope
     if scope is None:
-        errors.add("scope", f"{name!r} is not a scope this agent belongs to.")
+        errors.missing("scope", f"{name!r} is not a scope this agent belongs to.")
     return scope
 
 
@@ -277,7 +277,7 @@ def prepare_remember(
         try:
             old = memory_get(agent=agent, mem_id=supersedes)
         except NotFound:
-            errors.add("supersedes", f"no memory {supersedes!r} is visible to this agent.")
+            errors.missing("supersedes", f"no memory {supersedes!r} is visible to this agent.")
         else:
             if old.status != Memory.Status.ACTIVE:
                 state.add("supersedes", f"memory {supersedes!r} is {old.status}, not active.")

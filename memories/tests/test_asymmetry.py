@@ -188,7 +188,7 @@ def test_search_filters_by_perspective_attribution_and_source_kind(alice, bob):
     response = alice.client.post(
         "/api/v1/search", {"query": query, "attributed_to": "Nobody Known"}, format="json"
     )
-    assert response.status_code == 400 and "attributed_to" in response.json()
+    assert response.status_code == 404 and "attributed_to" in response.json()
     response = alice.client.post(
         "/api/v1/search", {"query": query, "perspective": "boss"}, format="json"
     )

@@ -71,8 +71,9 @@ def test_bad_arguments_are_400s_naming_the_field(alice):
     response = alice.client.get(URL, {"ordering": "oldest", "limit": 0, "min_s_score": 2})
     assert response.status_code == 400
     assert set(response.json()) == {"ordering", "limit", "min_s_score"}
+    # Well formed, naming nothing it knows of: a 404 naming the field.
     response = alice.client.get(URL, {"attributed_to": "Nobody Known"})
-    assert response.status_code == 400 and "attributed_to" in response.json()
+    assert response.status_code == 404 and "attributed_to" in response.json()
     response = alice.client.get(URL, {"cursor": "not-a-cursor"})
     assert response.status_code == 404
 

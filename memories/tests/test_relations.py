@@ -156,7 +156,8 @@ def test_bulk_writes_extract_and_link_too(alice):
 )
 def test_bad_entities_and_links_are_refused_and_nothing_is_written(alice, body, field, words):
     response = alice.client.post("/api/v1/memories", {"text": "A memory.", **body}, format="json")
-    assert response.status_code == 400, response.json()
+    # A broken rule is a 400; a well-formed link to nothing the agent sees, a 404 (same body).
+    assert response.status_code == (404 if words == "visible" else 400), response.json()
     assert words in " ".join(response.json()[field])
     assert not Memory.objects.exists() and not Link.objects.exists()
 
@@ -287,7 +288,8 @@ def test_declare_over_rest_and_an_alias_taken_by_another_entity(alice):
     taken = alice.client.post(
         "/api/v1/entities", {"name": "Zephyr", "type": "project"}, format="json"
     )
-    assert taken.status_code == 400 and "Zephyr Logistics" in taken.json()["name"][0]
+    # Well formed, but another declared entity holds the name: a conflict, named by field.
+    assert taken.status_code == 409 and "Zephyr Logistics" in taken.json()["name"][0]
 
 
 def test_a_merge_joins_two_entities_and_its_undo_parts_them(alice, django_user_model):
@@ -404,7 +406,10 @@ def test_min_r_counts_visible_active_memories_and_entities(alice, bob):
 )
 def test_bad_relational_filters_are_400s(alice, body, field):
     response = alice.client.post("/api/v1/search", {"query": "renewal", **body}, format="json")
-    assert response.status_code == 400 and field in response.json(), response.json()
+    # Well formed but naming nothing the agent sees: a 404 with the same body.
+    names_nothing = body in ({"related_to": "ffffffffffffffff"}, {"entity": "Nobody Known"})
+    assert response.status_code == (404 if names_nothing else 400), response.json()
+    assert field in response.json(), response.json()
 
 
 def test_related_to_a_memory_the_agent_cannot_see_is_refused_like_a_missing_one(
@@ -439,7 +444,7 @@ def test_entity_filter_by_name_alias_or_id_and_never_another_workspaces(alice, c
     response = charlie.client.post(
         "/api/v1/search", {"query": "renewal", "entity": entity.entity_id}, format="json"
     )
-    assert response.status_code == 400 and "entity" in response.json()
+    assert response.status_code == 404 and "entity" in response.json()
 
 
 # --- Commands ---------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_cannot_supersede_another_workspaces_memory(alice, charlie):
     response = alice.client.post(
         "/api/v1/memories", {"text": "Mine.", "supersedes": theirs.mem_id}, format="json"
     )
-    assert response.status_code == 400
+    assert response.status_code == 404  # as for one that does not exist
     assert "no memory" in response.json()["supersedes"][0]
     theirs.refresh_from_db()
     assert theirs.status == Memory.Status.ACTIVE

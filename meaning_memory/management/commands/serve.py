@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import FrameType
 
 from django.conf import settings
@@ -31,6 +33,7 @@ from django.db import connections
 
 from consolidation.tasks import ensure_schedules as ensure_consolidation_schedules
 from meaning_memory.embedded import EmbeddedServer, configured_server, signals_in
+from meaning_memory.metrics import MULTIPROCESS_DIR
 from memories.tasks import ensure_schedules
 
 #: How long the web server and the worker get to finish what they are doing.
@@ -69,6 +72,7 @@ class Command(BaseCommand):
         database = configured_server()
         watcher = _LogWatcher(database) if database is not None else None
 
+        _metrics_directory()
         children: dict[str, subprocess.Popen[bytes]] = {}
         signals_received = 0
 
@@ -149,6 +153,18 @@ class Command(BaseCommand):
             _stop(children.values(), lambda: signals_received > 1)
             if database is not None:
                 database.release()
+
+
+def _metrics_directory() -> None:
+    """One directory, emptied, where every process this starts (the web workers, the worker)
+    keeps its metrics for /metrics to add up (``meaning_memory.metrics``); an operator's own
+    ``PROMETHEUS_MULTIPROC_DIR`` is used as it is."""
+    if os.environ.get(MULTIPROCESS_DIR):
+        return
+    directory = Path(settings.MM_DATA_DIR) / "metrics"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    os.environ[MULTIPROCESS_DIR] = str(directory)
 
 
 def _start_child(command: list[str]) -> subprocess.Popen[bytes]:

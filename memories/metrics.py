@@ -1,0 +1,28 @@
+"""The engine's own measurements for ``/metrics`` (``meaning_memory.metrics`` serves them, in
+Prometheus's text format): how long searches and embeddings take, and MCP tool calls. The
+objects are made once per process; with several processes (``serve --web-workers``, the
+worker) prometheus_client's multiprocess mode adds them up (``PROMETHEUS_MULTIPROC_DIR``,
+which ``serve`` sets)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+#: Seconds: a search is tens of milliseconds; an embedding batch of a bulk write, seconds.
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+SEARCH_SECONDS = Histogram(
+    "mm_search_seconds",
+    "Searches: from the validated arguments to the ranked hits (embedding the query included).",
+    buckets=LATENCY_BUCKETS,
+)
+EMBED_SECONDS = Histogram(
+    "mm_embed_seconds",
+    "Calls to the embedder: one per batch of texts (a search's query is a batch of one).",
+    ["embedder"],
+    buckets=LATENCY_BUCKETS,
+)
+EMBEDDED_TEXTS = Counter("mm_embedded_texts", "Texts embedded.", ["embedder"])
+MCP_TOOL_CALLS = Counter(
+    "mm_mcp_tool_calls", "MCP tool calls, by tool and outcome (ok or error).", ["tool", "outcome"]
+)
