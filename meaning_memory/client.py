@@ -62,11 +62,13 @@ class NotAuthorized(MeaningMemoryError):
 
 
 class NotFound(MeaningMemoryError):
-    """404: unknown, or not visible to this agent (the API never tells the two apart)."""
+    """404: unknown, or not visible to this agent (the API never tells the two apart); when
+    the input named it (a memory to supersede, an entity to filter by), ``errors`` says which
+    field."""
 
 
 class Conflict(MeaningMemoryError):
-    """409."""
+    """409: a run in progress, or input that clashes with what is stored (``errors``)."""
 
 
 class TooManyRequests(MeaningMemoryError):
@@ -192,6 +194,20 @@ class CompiledFile:
 
 
 @dataclass(frozen=True)
+class Erasure:
+    """What an erasure removed (never what the memories said)."""
+
+    erased: list[str]
+    episodes_rewritten: int
+    entities_removed: int
+    raw: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> Erasure:
+        return cls(data["erased"], data["episodes_rewritten"], data["entities_removed"], data)
+
+
+@dataclass(frozen=True)
 class Readiness:
     table: str
     capabilities: list[dict[str, Any]]
@@ -276,6 +292,11 @@ class _Calls:
     def forget(mem_id: str, reason: str) -> tuple:
         path = f"/api/v1/memories/{mem_id}/forget"
         return "POST", path, {"json": {"reason": reason}}, "unsent", Memory.from_api
+
+    @staticmethod
+    def erase(mem_id: str, reason: str) -> tuple:
+        path = f"/api/v1/memories/{mem_id}/erase"
+        return "POST", path, {"json": {"reason": reason}}, "unsent", Erasure.from_api
 
     @staticmethod
     def list(cursor: str | None, filters: dict[str, Any]) -> tuple:
@@ -374,6 +395,10 @@ class MeaningMemory:
     def forget(self, mem_id: str, reason: str) -> Memory:
         return self._call(_Calls.forget(mem_id, reason))
 
+    def erase(self, mem_id: str, reason: str) -> Erasure:
+        """Erase a memory for good (``forget`` keeps it); a tombstone keeps who, when, why."""
+        return self._call(_Calls.erase(mem_id, reason))
+
     def list(self, cursor: str | None = None, **filters: Any) -> MemoryPage:
         """One page of memories without a query (``cursor``: the previous page's ``next``)."""
         return self._call(_Calls.list(cursor, filters))
@@ -449,6 +474,9 @@ class AsyncMeaningMemory:
 
     async def forget(self, mem_id: str, reason: str) -> Memory:
         return await self._call(_Calls.forget(mem_id, reason))
+
+    async def erase(self, mem_id: str, reason: str) -> Erasure:
+        return await self._call(_Calls.erase(mem_id, reason))
 
     async def list(self, cursor: str | None = None, **filters: Any) -> MemoryPage:
         return await self._call(_Calls.list(cursor, filters))

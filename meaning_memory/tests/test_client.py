@@ -9,6 +9,7 @@ import pytest
 
 from meaning_memory.client import (
     AsyncMeaningMemory,
+    Conflict,
     InvalidInput,
     MeaningMemory,
     NotAuthorized,
@@ -43,6 +44,13 @@ def test_every_method_works_and_returns_typed_results(served, actors):
         assert pinned.pinned
         forgotten = mm.forget(bulk.mem_ids[0], reason="wrong")
         assert forgotten.status == "forgotten"
+        with pytest.raises(Conflict) as again:  # already forgotten: a clash, named by field
+            mm.forget(bulk.mem_ids[0], reason="twice")
+        assert again.value.status == 409 and "already forgotten" in again.value.errors["mem_id"][0]
+        erased = mm.erase(bulk.mem_ids[0], reason="a mistake")
+        assert erased.erased == [bulk.mem_ids[0]] and erased.entities_removed >= 0
+        with pytest.raises(NotFound):
+            mm.get(bulk.mem_ids[0])
         page = mm.list(limit=1)
         assert len(page.memories) == 1 and page.next
         listed = [m.mem_id for m in mm.list_all(limit=1)]
