@@ -1,0 +1,155 @@
+"""Every page of the dashboard, for a workspace that is empty and one that is full, at 1400 px
+and at a phone's 390 px: each answers 200, none makes the phone scroll sideways (a wide table
+scrolls within itself), an empty page says how to begin, and a screenshot of each goes to
+``var/screenshots/pages/`` for a person to look at."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from consolidation.services import consolidation_execute, consolidation_start
+from meaning_memory.testing import make_actor
+from memories.models import Divergence, Entity, Membership, Memory, Thread
+from memories.services import memory_feedback, memory_remember
+from memories.services.divergence import divergence_run
+from memories.tests.test_browser import ARGS, CHROMIUM, SCREENSHOTS, sync_api  # noqa: F401
+
+PAGES = SCREENSHOTS / "pages"
+WIDTHS = {"wide": 1400, "phone": 390}
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+#: Pages of a workspace (``{ws}``), and those of one thing in it (``{memory}`` …: full only).
+WORKSPACE_PAGES = {
+    "overview": "/w/{ws}/",
+    "search": "/w/{ws}/search?query=renewal",
+    "memories": "/w/{ws}/memories",
+    "entities": "/w/{ws}/entities",
+    "divergences": "/w/{ws}/divergences",
+    "sources": "/w/{ws}/sources",
+    "consolidation": "/w/{ws}/consolidation",
+    "merges": "/w/{ws}/consolidation/merges",
+    "proposals": "/w/{ws}/consolidation/proposals",
+    "threads": "/w/{ws}/threads",
+    "compiled": "/w/{ws}/compiled",
+    "agents": "/w/{ws}/agents",
+    "members": "/w/{ws}/members",
+    "erase": "/w/{ws}/erase?by=source&value=alice",
+    "readiness": "/w/{ws}/readiness",
+}
+THING_PAGES = {
+    "memory": "/w/{ws}/m/{memory}",
+    "entity": "/w/{ws}/e/{entity}",
+    "source": "/w/{ws}/sources/writer/alice",
+    "thread": "/w/{ws}/threads/{thread}",
+}
+#: What an empty page shows instead of a bare heading (a way to begin).
+EMPTY_SAYS = {
+    "overview": "createagent",
+    "memories": "createagent",
+    "search": "No memories found",
+    "entities": "No entities yet",
+    "divergences": "No open divergences",
+    "threads": "No open threads",
+    "consolidation": "No consolidation run yet",
+}
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def workspaces(transactional_db, settings):
+    """``empty``: an agent, no memory. ``full``: memories of two agents over sessions, a
+    pinned one, entities, a divergence, a thread and consolidation runs."""
+    settings.MM_DIVERGENCE = True
+    settings.MM_OPEN_THREADS = True
+    make_actor("empty", "alice")
+    alice = make_actor("full", "alice", scopes=["team:accounts"])
+    bob = make_actor("full", "bob", scopes=["team:accounts"])
+    ada = get_user_model().objects.create_user("ada", password="pw")
+    for slug in ("empty", "full"):
+        Membership.objects.create(user=ada, workspace_id=_workspace(slug), role="admin")
+    stories = [
+        "I started a pottery class at the studio; we shape a bowl for the kiln.",
+        "My first pottery bowl cracked in the kiln at the studio.",
+        "I will bring my glazed pottery bowl from the studio kiln to the show next week.",
+    ]
+    for i, text in enumerate(stories):
+        memory_remember(
+            agent=alice.agent,
+            text=text,
+            session=f"s{i}",
+            memory_type="episodic",
+            created_at=START + timedelta(days=7 * i),
+        )
+    march = memory_remember(
+        agent=alice.agent,
+        text="Zephyr Logistics renews its support contract in March.",
+        scope="team:accounts",
+        category="commitment",
+        entities=[{"name": "Zephyr Logistics", "type": "customer"}],
+    ).memory
+    memory_remember(
+        agent=bob.agent,
+        text="Zephyr Logistics renews its support contract in June.",
+        scope="team:accounts",
+        entities=[{"name": "Zephyr Logistics", "type": "customer"}],
+    )
+    memory_feedback(agent=alice.agent, mem_id=march.mem_id, action="pin", reason="key date")
+    divergence_run(workspace=alice.agent.workspace)
+    consolidation_execute(consolidation_start(workspace=alice.agent.workspace, trigger="command"))
+    assert Divergence.objects.exists() and Thread.objects.exists()
+    return {
+        "memory": march.mem_id,
+        "entity": Entity.objects.get(name="Zephyr Logistics").entity_id,
+        "thread": Thread.objects.first().thread_id,
+    }
+
+
+def _workspace(slug):
+    from memories.models import Workspace
+
+    return Workspace.objects.get(slug=slug).pk
+
+
+def test_every_page_empty_and_full_at_both_widths(browser, live_server, workspaces):
+    base = live_server.url
+    PAGES.mkdir(parents=True, exist_ok=True)
+    for width_name, width in WIDTHS.items():
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(f"{base}/accounts/login/")
+        page.screenshot(path=str(PAGES / f"login-{width_name}.png"), full_page=True)
+        page.fill("#id_username", "ada")
+        page.fill("#id_password", "pw")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{base}/w/**")
+        for state in ("empty", "full"):
+            pages = dict(WORKSPACE_PAGES)
+            if state == "full":
+                pages |= THING_PAGES
+            for name, path in pages.items():
+                url = base + path.format(ws=state, **workspaces)
+                answer = page.goto(url)
+                assert answer.status == 200, (state, name, answer.status)
+                page.screenshot(
+                    path=str(PAGES / f"{state}-{name}-{width_name}.png"), full_page=True
+                )
+                overflow = page.evaluate(
+                    "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+                )
+                assert overflow <= 1, (
+                    f"{state} {name} at {width}px scrolls sideways by {overflow}px"
+                )
+                if state == "empty" and name in EMPTY_SAYS:
+                    assert EMPTY_SAYS[name] in page.inner_text("main"), (
+                        name,
+                        page.inner_text("main"),
+                    )
+        page.close()
+    assert Memory.objects.filter(workspace__slug="empty").count() == 0
