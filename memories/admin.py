@@ -207,8 +207,7 @@ class MemoryAdmin(WorkspaceScoped, admin.ModelAdmin):
 
     @admin.display(description="text")
     def preview(self, memory: Memory) -> str:
-        text = " ".join(memory.text.split())
-        return text if len(text) <= TEXT_PREVIEW else text[: TEXT_PREVIEW - 1] + "…"
+        return cut(memory.text, TEXT_PREVIEW)
 
     @admin.display(description="valid")
     def validity(self, memory: Memory) -> str:
@@ -274,14 +273,51 @@ class MemoryAdmin(WorkspaceScoped, admin.ModelAdmin):
         )
 
 
+#: How much of a memory's text and of a reason the history's list shows, and a link's list.
+EVENT_PREVIEW = 48
+LINK_PREVIEW = 40
+
+
+def cut(text: str, size: int) -> str:
+    """``text`` on one line, at most ``size`` characters (an ellipsis where it was cut)."""
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
 @admin.register(ProvenanceEvent)
 class ProvenanceEventAdmin(WorkspaceScoped, admin.ModelAdmin):
-    list_display = ("created_at", "action", "memory", "actor", "reason", "workspace")
+    # Narrow columns (the workspace is a filter): the list fits a 1400 px screen.
+    list_display = ("when", "action", "subject", "actor", "why")
     list_filter = ("action", WORKSPACE_FILTER)
-    list_select_related = ("memory", "agent", "user", "workspace")
+    list_select_related = (
+        "memory",
+        "agent",
+        "user",
+        "workspace",
+        "subject_agent",
+        "subject_entity",
+    )
     search_fields = ("memory__mem_id", "reason")
     date_hierarchy = "created_at"
     show_full_result_count = False
+
+    @admin.display(description="when", ordering="created_at")
+    def when(self, event: ProvenanceEvent) -> str:
+        return f"{event.created_at:%Y-%m-%d %H:%M}"
+
+    @admin.display(description="about")
+    def subject(self, event: ProvenanceEvent) -> str:
+        if event.memory_id:
+            return cut(event.memory.text, EVENT_PREVIEW)
+        if event.subject_agent_id:
+            return f"agent {event.subject_agent.name}"
+        if event.subject_entity_id:
+            return f"entity {event.subject_entity.name}"
+        return f"memory {event.new_values.get('erased', '?')} (erased)"
+
+    @admin.display(description="reason")
+    def why(self, event: ProvenanceEvent) -> str:
+        return cut(event.reason, EVENT_PREVIEW)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -556,7 +592,8 @@ class EntityAdmin(WorkspaceScoped, ReadOnlyAdmin):
 
 @admin.register(Link)
 class LinkAdmin(WorkspaceScoped, ReadOnlyAdmin):
-    list_display = ("link_id", "source_preview", "kind", "target", "origin", "weight", "removed_at")
+    # Narrow columns: the list fits a 1400 px screen (the ids are on each link's page).
+    list_display = ("source_preview", "kind", "target", "origin", "weight", "removed")
     list_filter = (WORKSPACE_FILTER, "kind", "origin")
     search_fields = ("link_id", "source__mem_id", "target_memory__mem_id", "target_entity__name")
     list_select_related = ("source", "target_memory", "target_entity")
@@ -579,10 +616,14 @@ class LinkAdmin(WorkspaceScoped, ReadOnlyAdmin):
 
     @admin.display(description="from")
     def source_preview(self, link: Link) -> str:
-        return f"{link.source.mem_id}: {link.source.text[:60]}"
+        return cut(link.source.text, LINK_PREVIEW)
 
     @admin.display(description="to")
     def target(self, link: Link) -> str:
         if link.target_memory_id:
-            return f"{link.target_memory.mem_id}: {link.target_memory.text[:60]}"
+            return cut(link.target_memory.text, LINK_PREVIEW)
         return f"{link.target_entity.name} ({link.target_entity.kind})"
+
+    @admin.display(description="removed", ordering="removed_at")
+    def removed(self, link: Link) -> str:
+        return f"{link.removed_at:%Y-%m-%d}" if link.removed_at else "—"

@@ -30,7 +30,8 @@ def test_staff_see_their_workspaces_runs_and_threads_and_change_nothing(
     ours = Thread.objects.filter(workspace=alice.agent.workspace).first()
     theirs = Thread.objects.filter(workspace=charlie.agent.workspace).first()
     threads = client.get("/admin/memories/thread/").content.decode()
-    assert ours.thread_id in threads and theirs.thread_id not in threads
+    page = "/admin/memories/thread/{}/change/"
+    assert page.format(ours.pk) in threads and page.format(theirs.pk) not in threads
     assert client.get(f"/admin/memories/thread/{theirs.pk}/change/").status_code == 302
     page = client.get(f"/admin/consolidation/consolidationrun/{runs[0].pk}/change/")
     assert page.status_code == 200 and 'name="_save"' not in page.content.decode()

@@ -137,7 +137,7 @@ def test_entities_and_links_are_listed_per_workspace(sam, alice, charlie):
     entities = sam.get("/admin/memories/entity/").content.decode()
     assert "Acme Renewals" in entities and "Globex Secret Project" not in entities
     links = sam.get("/admin/memories/link/").content.decode()
-    assert mine.mem_id in links and "Globex plans" not in links
+    assert mine.text in links and "Globex plans" not in links
     theirs = Entity.objects.get(name="Globex Secret Project")
     their_link = Link.objects.get(target_entity=theirs)
     for path in (

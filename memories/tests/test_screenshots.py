@@ -153,3 +153,40 @@ def test_every_page_empty_and_full_at_both_widths(browser, live_server, workspac
                     )
         page.close()
     assert Memory.objects.filter(workspace__slug="empty").count() == 0
+
+
+ADMIN_LISTS = [
+    "memories/memory",
+    "memories/provenanceevent",
+    "memories/workspace",
+    "memories/scope",
+    "memories/agent",
+    "memories/membership",
+    "memories/entity",
+    "memories/link",
+    "consolidation/consolidationrun",
+    "memories/thread",
+    "consolidation/supersessionproposal",
+]
+
+
+def test_every_admin_list_fits_a_1400_px_screen(browser, live_server, workspaces):
+    get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    base = live_server.url
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(f"{base}/admin/login/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", "pw")
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{base}/admin/")
+    page.screenshot(path=str(PAGES / "admin-index.png"), full_page=True)
+    for model in ADMIN_LISTS:
+        answer = page.goto(f"{base}/admin/{model}/")
+        assert answer.status == 200, model
+        page.screenshot(path=str(PAGES / f"admin-{model.replace('/', '-')}.png"), full_page=True)
+        overflow = page.evaluate(
+            "(() => { const box = document.querySelector('#changelist .results');"
+            " return box ? box.scrollWidth - box.clientWidth : 0; })()"
+        )
+        assert overflow <= 0, f"{model}: the list is {overflow} px wider than its box"
+        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0, model
