@@ -13,7 +13,7 @@ from meaning_memory.testing import make_actor
 from memories.models import Divergence, Entity, Membership, Memory, Thread
 from memories.services import memory_feedback, memory_remember
 from memories.services.divergence import divergence_run
-from memories.tests.test_browser import ARGS, CHROMIUM, SCREENSHOTS, sync_api  # noqa: F401
+from memories.tests.test_browser import SCREENSHOTS, browser  # noqa: F401 (a fixture)
 
 PAGES = SCREENSHOTS / "pages"
 WIDTHS = {"wide": 1400, "phone": 390}
@@ -52,15 +52,6 @@ EMPTY_SAYS = {
     "threads": "No open threads",
     "consolidation": "No consolidation run yet",
 }
-
-
-@pytest.fixture
-def browser(monkeypatch):
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
@@ -118,7 +109,7 @@ def _workspace(slug):
     return Workspace.objects.get(slug=slug).pk
 
 
-def test_every_page_empty_and_full_at_both_widths(browser, live_server, workspaces):
+def test_every_page_empty_and_full_at_both_widths(browser, live_server, workspaces):  # noqa: F811
     base = live_server.url
     PAGES.mkdir(parents=True, exist_ok=True)
     for width_name, width in WIDTHS.items():
@@ -170,7 +161,7 @@ ADMIN_LISTS = [
 ]
 
 
-def test_every_admin_list_fits_a_1400_px_screen(browser, live_server, workspaces):
+def test_every_admin_list_fits_a_1400_px_screen(browser, live_server, workspaces):  # noqa: F811
     get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     base = live_server.url
     page = browser.new_page(viewport={"width": 1400, "height": 900})
