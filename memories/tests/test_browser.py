@@ -88,9 +88,11 @@ def test_curator_searches_demotes_pins_and_sees_it_protected(browser, live_serve
 
     page.click("text=Search")
     page.fill("input[name=query]", "When does Zephyr renew?")
+    page.click("summary:has-text('Filters')")  # folded until one is set
     page.select_option("select[name=category]", "commitment")
     page.click("button:has-text('Search')")
     assert "category=commitment" in page.url  # shareable: the filters are in the URL
+    assert page.locator("details.filters[open]").count() == 1  # a filter set: shown
     assert page.locator("table tr").count() == 2  # the header and the renewal only
     shot(page, "search")
     page.set_viewport_size({"width": 390, "height": 844})  # a phone

@@ -172,7 +172,7 @@ def test_curators_create_agents_and_revoke_tokens(curator, alice):
 def test_overview_counts_and_charts(curator, alice):
     memory_remember(agent=alice.agent, text=RENEWAL, category="commitment")
     page = curator.get("/w/acme/").content.decode()
-    assert "1 memories." in page and "<svg" in page and "commitment" in page
+    assert "1 memory." in page and "<svg" in page and "commitment" in page
 
 
 def test_the_workspace_switcher_works_without_javascript(curator, alice):
