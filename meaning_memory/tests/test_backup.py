@@ -3,30 +3,17 @@ processes: a backup taken while the engine serves, a restore refused while it se
 done, the replaced database kept; a damaged or foreign backup refused, nothing changed."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from meaning_memory.tests.served import ROOT, served
+from meaning_memory.tests.served import engine_command, served
 
 pytestmark = pytest.mark.slow
 
 
 def run(engine, *args, token=None, check=True):
     env = {**engine.env, **({"MM_TOKEN": token} if token else {})}
-    done = subprocess.run(
-        [sys.executable, "-m", "meaning_memory", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if check and done.returncode != 0:
-        raise AssertionError(f"{args} failed:\n{done.stdout}\n{done.stderr}")
-    return done
+    return engine_command(env, *args, check=check)
 
 
 def texts(engine):

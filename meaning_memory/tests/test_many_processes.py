@@ -1,0 +1,145 @@
+"""Many processes, one database (issue 22): a PostgreSQL server of its own reached over TCP with
+a password, two web processes (``serve --no-worker`` on two ports) and two workers
+(``qcluster``). Agents write and search through both web processes at once: every write
+acknowledged is stored once, none is lost, and each process finds what the other stored.
+Consolidation runs queued for several workspaces are spread over both workers: each runs once,
+none twice at the same time, none fails."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from meaning_memory.tests.served import ROOT, engine_command, served
+from meaning_memory.tests.standalone import Standalone
+
+pytestmark = pytest.mark.slow
+
+WORKSPACES = ("north", "south", "east", "west")
+WRITES_PER_AGENT = 30
+
+
+def run(env: dict[str, str], *args: str) -> str:
+    return engine_command(env, *args).stdout
+
+
+@pytest.fixture
+def database(tmp_path):
+    server = Standalone(tmp_path / "pg" / "primary").init()
+    yield server
+    server.stop("immediate")
+
+
+def test_two_web_processes_and_two_workers_share_one_database(tmp_path, database):
+    # One secret key for every process (a session signed by one is read by the other).
+    shared = {"MM_CONSOLIDATE_EVERY": "0", "MM_SECRET_KEY": "many-processes-test-key"}
+    web = [served(tmp_path / f"web{i}", database.url(), **shared) for i in (1, 2)]
+    env = web[0].env
+    run(env, "migrate", "-v0")
+    tokens = {
+        slug: run(env, "createagent", "--workspace", slug, "--name", "agent", "-v0").strip()
+        for slug in WORKSPACES
+    }
+    workers = []
+    try:
+        for engine in web:
+            engine.start(180, "--no-worker")
+
+        def writes(slug: str) -> list[tuple[int, str]]:
+            """An agent's writes, each to one web process or the other, each once by key."""
+            answers = []
+            for i in range(WRITES_PER_AGENT):
+                engine = web[i % 2]
+                body = {
+                    "text": f"{slug} note {i}: the {slug} office renews its lease in month {i}.",
+                    "idempotency_key": f"{slug}-{i}",
+                }
+                answer = engine.call("POST", "/api/v1/memories", tokens[slug], body)
+                answers.append((answer.status, answer.body.get("mem_id", "")))
+            return answers
+
+        with ThreadPoolExecutor(max_workers=len(WORKSPACES)) as pool:
+            written = dict(zip(WORKSPACES, pool.map(writes, WORKSPACES), strict=True))
+        for slug, answers in written.items():
+            assert [status for status, _ in answers] == [201] * WRITES_PER_AGENT, slug
+            assert len({mem_id for _, mem_id in answers}) == WRITES_PER_AGENT
+        # Each process finds what the other stored; a retried write is stored once, on either.
+        for slug in WORKSPACES:
+            for engine in web:
+                found = engine.call(
+                    "POST", "/api/v1/search", tokens[slug], {"query": f"{slug} lease", "limit": 50}
+                )
+                assert found.status == 200
+                assert {h["mem_id"] for h in found.body["results"]} == {
+                    mem_id for _, mem_id in written[slug]
+                }
+            retried = {"text": "x", "idempotency_key": f"{slug}-0"}
+            again = web[1].call("POST", "/api/v1/memories", tokens[slug], retried)
+            assert (again.status, again.body["mem_id"]) == (200, written[slug][0][1])
+
+        # Two workers; a run queued per workspace through either web process.
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "meaning_memory", "qcluster"],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            for _ in range(2)
+        ]
+        runs = {}
+        for i, slug in enumerate(WORKSPACES):
+            answer = web[i % 2].call("POST", "/api/v1/consolidate", tokens[slug], {})
+            assert answer.status == 202, answer.body
+            runs[slug] = answer.body["run_id"]
+        deadline = time.monotonic() + 600
+        states = {}
+        while time.monotonic() < deadline:
+            states = {
+                slug: web[0].call("GET", f"/api/v1/consolidate/{run_id}", tokens[slug]).body
+                for slug, run_id in runs.items()
+            }
+            if all(state["status"] in ("done", "failed") for state in states.values()):
+                break
+            time.sleep(2)
+        assert {slug: state["status"] for slug, state in states.items()} == dict.fromkeys(
+            WORKSPACES, "done"
+        ), states
+    finally:
+        for worker in workers:
+            os.killpg(worker.pid, 2)
+        for worker in workers:
+            try:
+                worker.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(worker.pid, 9)
+        for engine in web:
+            engine.stop()
+
+    # What the database says: each run executed by one worker once, every write there once.
+    with database.connect() as connection:
+        rows = connection.execute(
+            "SELECT func, args, success FROM django_q_task WHERE func LIKE %s",
+            ["consolidation.tasks.run_consolidation"],
+        ).fetchall()
+        assert len(rows) == len(WORKSPACES) and all(success for *_, success in rows), rows
+        counted = dict(
+            connection.execute(
+                "SELECT w.slug, count(*) FROM memories_memory m "
+                "JOIN memories_workspace w ON w.id = m.workspace_id GROUP BY w.slug"
+            ).fetchall()
+        )
+        assert counted == dict.fromkeys(WORKSPACES, WRITES_PER_AGENT)
+        duplicated = connection.execute(
+            "SELECT count(*) FROM (SELECT scope_id, idempotency_key FROM memories_memory "
+            "GROUP BY 1, 2 HAVING count(*) > 1) AS twice"
+        ).fetchone()[0]
+        assert duplicated == 0
+    assert all(state["counts"]["compile"]["agents"] == 1 for state in states.values())
