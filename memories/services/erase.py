@@ -154,7 +154,7 @@ def _erase(
     rows = list(
         chosen.select_for_update(of=("self",))
         .order_by("id")
-        .values_list("pk", "mem_id", "scope_id", "session", "text", "status")[: ERASE_MAX + 1]
+        .values_list("pk", "mem_id", "imported_from", "session", "text", "status")[: ERASE_MAX + 1]
     )
     if len(rows) > ERASE_MAX:
         raise ValidationFailed.single(
@@ -190,10 +190,16 @@ def _erase(
                 agent=agent,
                 user=user,
                 old={"status": status},
-                new={"erased": mem_id, "by": by, **({by: value} if value else {})},
+                # Its origin too (an id): an import never brings an erased memory back.
+                new={
+                    "erased": mem_id,
+                    "origin": origin or mem_id,
+                    "by": by,
+                    **({by: value} if value else {}),
+                },
                 reason=reason,
             )
-            for _, mem_id, _, _, _, status in rows
+            for _, mem_id, origin, _, _, status in rows
         ]
     )
     transaction.on_commit(lambda: _queue_purge(workspace_id))

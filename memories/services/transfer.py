@@ -129,6 +129,8 @@ class _Plan:
     memory_refs: set[str]  # origins named by references (follows, links, threads…)
     usernames: set[str]
     agents: set[str]
+    #: An entity's id -> the memories (origins) that name it (a mention, an attribution).
+    entity_refs: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
 
 def check_file(path: Path) -> _Plan:
@@ -216,11 +218,15 @@ def _learn(plan: _Plan, kind: str, record: dict[str, Any]) -> None:
     elif kind == "entity":
         plan.entity_ids[record["entity_id"]] = (record["kind"], normalize(record["name"]))
     elif kind == "memory":
+        if record["attributed_to"]:
+            plan.entity_refs[record["attributed_to"]].add(record["origin"])
         plan.origins.append(record["origin"])
         plan.mem_ids[record["mem_id"]] = record["origin"]
         plan.memory_refs.update(r for r in (record["follows"], record["superseded_by"]) if r)
     elif kind == "link":
         plan.memory_refs.update(r for r in (record["source"], record["target_memory"]) if r)
+        if record["target_entity"]:
+            plan.entity_refs[record["target_entity"]].add(record["source"])
     elif kind == "thread":
         plan.memory_refs.update(m["memory"] for m in record["members"])
     elif kind == "divergence":
@@ -240,6 +246,7 @@ class _Importer:
         self.ids: dict[str, str] = {}
         self.memory_pk: dict[str, int] = {}  # origin -> pk here
         self.new_memories: set[str] = set()  # origins that this import writes
+        self.erased: set[str] = set()  # origins erased here: never brought back
         self.entity_pk: dict[str, int] = {}  # the file's entity_id -> pk here
         self.scope_pk: dict[str, int] = {}
         self.agent_pk: dict[str, int] = {}
@@ -261,8 +268,15 @@ class _Importer:
                 key = mem_id if mem_id in keys else imported_from
                 self.memory_pk[key] = pk
                 self.ids[key] = mem_id
+        erased = set(
+            ProvenanceEvent.objects.filter(
+                workspace=self.workspace, action=ProvenanceEvent.Action.ERASE
+            ).values_list("new_values__origin", flat=True)
+        )
         for origin in self.plan.origins:
-            if origin not in self.memory_pk:
+            if origin in erased:
+                self.erased.add(origin)
+            elif origin not in self.memory_pk:
                 self.ids[origin] = new_mem_id()
                 self.new_memories.add(origin)
         for mem_id, origin in self.plan.mem_ids.items():
@@ -337,7 +351,18 @@ class _Importer:
             ).values_list("kind", "normalized", "pk", "entity_id")
         }
         made, events = [], []
+        merged_into = {r["merged_into"] for r in records if r["merged_into"]}
         for record in records:
+            named_by = self.plan.entity_refs.get(record["entity_id"], set())
+            if (
+                named_by
+                and named_by <= self.erased
+                and not record["declared"]
+                and record["entity_id"] not in merged_into
+            ):
+                # Only memories erased here named it: its name came from their words.
+                self.result.skipped["entity (named only by memories erased here)"] += 1
+                continue
             key = (record["kind"], normalize(record["name"]))
             if key in known:
                 self.entity_pk[record["entity_id"]], self.ids[record["entity_id"]] = known[key]
@@ -380,6 +405,9 @@ class _Importer:
         their histories in one."""
         fresh = []
         for record in records:
+            if record["origin"] in self.erased:
+                self.result.skipped["memory (erased here: an import never brings one back)"] += 1
+                continue
             if record["origin"] not in self.new_memories or record["origin"] in self.memory_pk:
                 self.result.already["memory"] += 1
                 continue

@@ -181,7 +181,11 @@ def test_an_erased_memory_is_nowhere_in_the_database_and_leaves_a_tombstone(alic
     # The tombstone: which, who, when, why, how chosen; never the content.
     tombstone = ProvenanceEvent.objects.get(action="erase")
     assert tombstone.memory is None and tombstone.agent == alice.agent
-    assert tombstone.new_values == {"erased": secret.mem_id, "by": "memory"}
+    assert tombstone.new_values == {
+        "erased": secret.mem_id,
+        "origin": secret.mem_id,
+        "by": "memory",
+    }
     assert tombstone.reason == "asked by the customer"
     # Erasing it again: there is nothing to erase.
     again = alice.client.post(

@@ -289,3 +289,27 @@ def test_since_exports_the_later_memories_and_an_import_adds_them(rich, tmp_path
         export("acme", tmp_path / "x.jsonl", "--since", "yesterday")
     with pytest.raises(CommandError, match="--workspace: no workspace 'nowhere'"):
         export("nowhere", tmp_path / "x.jsonl")
+
+
+def test_an_erased_memory_is_never_brought_back_by_an_import(rich, tmp_path):
+    from memories.services import memory_erase
+
+    export("acme", tmp_path / "acme.jsonl")
+    import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
+    copied = Memory.objects.get(workspace__slug="copy", text="The Acme invoice goes to Dana.")
+    agent = Agent.objects.get(workspace__slug="copy", name="alice")
+    memory_erase(agent=agent, mem_id=copied.mem_id, reason="personal data")
+    again = import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
+    assert sum(again.stored.values()) == 0
+    left_out = dict(again.skipped)
+    assert left_out["memory (erased here: an import never brings one back)"] == 1
+    assert left_out["entity (named only by memories erased here)"] == 1  # a name from its words
+    assert left_out["link (an end is neither in the file nor here)"] == 1  # its mention
+    assert not Memory.objects.filter(workspace__slug="copy", text=copied.text).exists()
+    # At home, erased there too: the copy's export does not bring it back either.
+    home = Memory.objects.get(workspace=rich, text=copied.text)
+    memory_erase(agent=Agent.objects.get(workspace=rich, name="alice"), mem_id=home.mem_id,
+                 reason="personal data")  # fmt: skip
+    export("copy", tmp_path / "copy.jsonl")
+    assert import_file(tmp_path / "copy.jsonl", workspace_slug="acme").stored["memory"] == 0
+    assert not Memory.objects.filter(workspace=rich, text=copied.text).exists()
