@@ -643,6 +643,8 @@ class _Importer:
     @transaction.atomic
     def divergences(self, records: list[dict[str, Any]]) -> None:
         made = []
+        wanted = [self.ids[r["link"]] for r in records if r["link"] and r["link"] in self.ids]
+        link_pk = dict(Link.objects.filter(link_id__in=wanted).values_list("link_id", "pk"))
         for record in records:
             ends = (self.memory_pk.get(record["first"]), self.memory_pk.get(record["second"]))
             if None in ends:
@@ -657,7 +659,7 @@ class _Importer:
                 workspace=self.workspace,
                 first_id=first,
                 second_id=second,
-                link=Link.objects.filter(link_id=link_id).first() if link_id else None,
+                link_id=link_pk.get(link_id),
                 score=record["score"],
                 detector=record["detector"],
                 evidence=self.translated(record["evidence"]),
