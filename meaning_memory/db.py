@@ -16,7 +16,7 @@ class DatabaseConfigError(ValueError):
     pass
 
 
-def parse_database_url(url: str) -> dict[str, object]:
+def parse_database_url(url: str, setting: str = "DATABASE_URL") -> dict[str, object]:
     """Django ``DATABASES['default']`` entries for a ``postgres://`` / ``postgresql://`` URL.
 
     ``?host=/path`` selects a Unix socket directory; other query parameters (``sslmode`` …) are
@@ -25,14 +25,12 @@ def parse_database_url(url: str) -> dict[str, object]:
     parts = urlsplit(url)
     if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
         raise DatabaseConfigError(
-            f"DATABASE_URL must start with postgresql:// (got scheme {parts.scheme!r}); "
+            f"{setting} must start with postgresql:// (got scheme {parts.scheme!r}); "
             "Meaning Memory runs on PostgreSQL with pgvector only"
         )
     name = unquote(parts.path.lstrip("/"))
     if not name:
-        raise DatabaseConfigError(
-            "DATABASE_URL must name a database, e.g. postgresql://u:p@host/db"
-        )
+        raise DatabaseConfigError(f"{setting} must name a database, e.g. postgresql://u:p@host/db")
     options = dict(parse_qsl(parts.query))
     host = options.pop("host", None) or (unquote(parts.hostname) if parts.hostname else "")
     return {

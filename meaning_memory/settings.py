@@ -416,3 +416,38 @@ _db_options["options"] = " ".join(
         ],
     )
 )
+
+# --- Reads on a streaming replica (memories.reading) -------------------------------------------
+#: A standby of the primary: search, the compiled file and the memories list read from it,
+#: except for an agent that has written what it has not replayed yet.
+DATABASE_REPLICA_URL = envstr("DATABASE_REPLICA_URL")
+#: An agent that wrote within this many seconds reads from the primary, whatever the replica
+#: has replayed.
+MM_READ_YOUR_WRITES_SECONDS = envfloat("MM_READ_YOUR_WRITES_SECONDS", 5.0, minimum=0)
+#: A replica further behind the primary than this reads for no one.
+MM_REPLICA_MAX_LAG_SECONDS = envfloat(
+    "MM_REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0, exclusive_minimum=True
+)
+#: Each process asks how far the replica has got at most this often (its cached answer only
+#: ever errs toward the primary).
+MM_REPLICA_CHECK_SECONDS = envfloat("MM_REPLICA_CHECK_SECONDS", 1.0, minimum=0)
+#: After the replica failed (or could not be reached), it is tried again after this long; a
+#: connection to it waits at most MM_REPLICA_CONNECT_TIMEOUT seconds.
+MM_REPLICA_RETRY_SECONDS = envfloat("MM_REPLICA_RETRY_SECONDS", 10.0, minimum=0)
+MM_REPLICA_CONNECT_TIMEOUT = envint("MM_REPLICA_CONNECT_TIMEOUT", 2, minimum=1)
+DATABASE_ROUTERS = ["memories.reading.ReadRouter"]
+if DATABASE_REPLICA_URL:
+    _replica = parse_database_url(DATABASE_REPLICA_URL, "DATABASE_REPLICA_URL")
+    _replica["OPTIONS"] = {
+        **_replica["OPTIONS"],
+        "connect_timeout": MM_REPLICA_CONNECT_TIMEOUT,
+        "options": " ".join(
+            filter(None, [_replica["OPTIONS"].get("options", ""), _db_options["options"]])
+        ),
+        "pool": {**_db_options["pool"], "timeout": MM_REPLICA_CONNECT_TIMEOUT},
+    }
+    _replica["CONN_MAX_AGE"] = 0
+    _replica["CONN_HEALTH_CHECKS"] = True
+    # The test database is the primary's; the replica's alias reads it too.
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES["replica"] = _replica

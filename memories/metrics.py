@@ -6,7 +6,7 @@ which ``serve`` sets)."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 #: Seconds: a search is tens of milliseconds; an embedding batch of a bulk write, seconds.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -25,4 +25,15 @@ EMBED_SECONDS = Histogram(
 EMBEDDED_TEXTS = Counter("mm_embedded_texts", "Texts embedded.", ["embedder"])
 MCP_TOOL_CALLS = Counter(
     "mm_mcp_tool_calls", "MCP tool calls, by tool and outcome (ok or error).", ["tool", "outcome"]
+)
+READS = Counter(
+    "mm_reads",
+    "Reads that may go to the replica (search, compile, list), by the database that answered "
+    "and why: caught_up (replica), own_writes, behind, unavailable, failed (primary).",
+    ["database", "reason"],
+)
+REPLICA_LAG = Gauge(
+    "mm_replica_lag_seconds",
+    "How far the replica's horizon was behind the primary's clock at the last probe.",
+    multiprocess_mode="mostrecent",
 )

@@ -123,6 +123,13 @@ class Agent(models.Model):
     )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    wrote_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the agent's latest write committed (kept with a read replica: "
+        "memories.reading).",
+    )
 
     class Meta:
         ordering = ["workspace", "name"]

@@ -35,6 +35,7 @@ from memories.presenters import (
     stored_link_to_dict,
     traversal_to_dict,
 )
+from memories.reading import read_as
 from memories.search import memory_search
 from memories.selectors import memory_get, visible_scope_ids
 from memories.selectors.divergences import divergence_get, divergences_visible
@@ -100,16 +101,20 @@ class MemoryCreateApi(APIView):
     def get(self, request: Request) -> Response:
         values = parse(MemoryListInput, request.query_params.dict(), from_text=True)
         agent = request.user
-        memories = memory_list(
-            workspace_id=agent.workspace_id,
-            scope_ids=visible_scope_ids(agent),
-            values=values,
-            now=timezone.now(),
-        )
         paginator = MemoryCursor()
-        page = paginator.paginate_queryset(memories, request, view=self)
-        attach_attributed(page)
-        return paginator.get_paginated_response([memory_to_dict(m) for m in page])
+
+        def listed() -> list[dict]:
+            memories = memory_list(
+                workspace_id=agent.workspace_id,
+                scope_ids=visible_scope_ids(agent),
+                values=values,
+                now=timezone.now(),
+            )
+            page = paginator.paginate_queryset(memories, request, view=self)
+            attach_attributed(page)
+            return [memory_to_dict(m) for m in page]
+
+        return paginator.get_paginated_response(read_as(agent, listed))
 
     @extend_schema(
         request=RememberInput,
@@ -258,8 +263,10 @@ class CompiledFileApi(APIView):
                 "format", f"{representation!r} is not one of: markdown, json."
             )
         agent = request.user
-        compiled = compiled_memory_file(
-            workspace=agent.workspace, agent=agent, **parse(CompileInput, params, from_text=True)
+        arguments = parse(CompileInput, params, from_text=True)
+        compiled = read_as(
+            agent,
+            lambda: compiled_memory_file(workspace=agent.workspace, agent=agent, **arguments),
         )
         if representation == "json":
             return Response(compiled_to_dict(compiled))
@@ -273,7 +280,9 @@ class SearchApi(APIView):
         summary="Search: ranked memories with explanations and a markdown table",
     )
     def post(self, request: Request) -> Response:
-        hits = memory_search(agent=request.user, arguments=request.data)
+        hits = read_as(
+            request.user, lambda: memory_search(agent=request.user, arguments=request.data)
+        )
         return Response(
             {
                 "results": hits_to_list(hits),

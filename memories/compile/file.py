@@ -9,7 +9,7 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memories.compile.options import CompileOptions, compile_options
@@ -23,6 +23,7 @@ from memories.compile.render import (
 )
 from memories.compile.selection import Candidates, candidates_of
 from memories.models import STARE_DIMENSIONS, Agent, Memory, Thread, Workspace
+from memories.reading import reader
 from memories.selectors import visible_scope_ids
 from memories.tokens import count_each, count_tokens
 
@@ -141,11 +142,11 @@ def _snapshot() -> Iterator[None]:
     """One view of the data for a compile's several statements (candidates, texts, names), so
     a memory forgotten or superseded meanwhile is neither rendered nor half-listed. Inside a
     caller's transaction, that transaction's view."""
-    if connection.in_atomic_block:
+    if reader.in_atomic_block:
         yield
         return
-    with transaction.atomic():
-        with connection.cursor() as cursor:
+    with transaction.atomic(using=reader.alias):
+        with reader.cursor() as cursor:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         yield
 
@@ -230,7 +231,7 @@ def _texts(candidates: Candidates) -> Iterator[tuple[int, list[tuple]]]:
     )
     for start in range(0, len(candidates), CHUNK):
         ids = candidates.ids[start : start + CHUNK].tolist()
-        with connection.cursor() as cursor:
+        with reader.cursor() as cursor:
             cursor.execute(
                 f"SELECT {columns} FROM {Memory._meta.db_table} WHERE id = ANY(%s)", [ids]
             )
@@ -297,7 +298,7 @@ def _compiled(
     listed = np.flatnonzero(~kept)[:CUT_LIST_MAX].tolist()
     names: dict[int, tuple[str, str]] = {}
     if listed:
-        with connection.cursor() as cursor:
+        with reader.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, mem_id, category FROM {Memory._meta.db_table} WHERE id = ANY(%s)",
                 [candidates.ids[listed].tolist()],

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db import connection
 
 from memories.decay import DecayPolicy
 from memories.models import Memory
+from memories.reading import reader
 from memories.validity import valid_at_sql
 
 PROTECTED_SIGNIFICANCE = 0.90
@@ -100,7 +100,7 @@ def candidates_of(
     if scope_ids is not None:
         sql += " AND scope_id = ANY(%(scopes)s)"
         params["scopes"] = scope_ids
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     count = len(rows)

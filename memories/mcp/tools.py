@@ -29,6 +29,7 @@ from memories.presenters import (
     stored_link_to_dict,
     traversal_to_dict,
 )
+from memories.reading import read_as
 from memories.rules import PAGE_SIZE_DEFAULT
 from memories.search import memory_search
 from memories.selectors import visible_scope_ids
@@ -195,7 +196,7 @@ def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 
 def search(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    hits = memory_search(agent=agent, arguments=arguments)
+    hits = read_as(agent, lambda: memory_search(agent=agent, arguments=arguments))
     return tool_result(results_table(hits), {"results": hits_to_list(hits)})
 
 
@@ -279,16 +280,19 @@ def list_memories(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     values = parse(MemoryPageInput, arguments)
     size = values.get("page_size", PAGE_SIZE_DEFAULT)
     number = values.get("page", 1)
-    memories = memory_list(
-        workspace_id=agent.workspace_id,
-        scope_ids=visible_scope_ids(agent),
-        values=values,
-        now=timezone.now(),
-    )
-    page = list(memories[(number - 1) * size : number * size + 1])
-    more, page = len(page) > size, page[:size]
-    attach_attributed(page)
-    found = [memory_to_dict(m) for m in page]
+
+    def listed() -> tuple[bool, list[dict[str, Any]]]:
+        memories = memory_list(
+            workspace_id=agent.workspace_id,
+            scope_ids=visible_scope_ids(agent),
+            values=values,
+            now=timezone.now(),
+        )
+        page = list(memories[(number - 1) * size : number * size + 1])
+        attach_attributed(page[:size])
+        return len(page) > size, [memory_to_dict(m) for m in page[:size]]
+
+    more, found = read_as(agent, listed)
     lines = [f"{m['mem_id']} ({m['category']}, {m['significance']:.2f}): {m['text'][:100]}"
              for m in found]  # fmt: skip
     data = {"page": number, "page_size": size, "more": more, "results": found}
@@ -296,8 +300,9 @@ def list_memories(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    compiled = compiled_memory_file(
-        workspace=agent.workspace, agent=agent, **parse(CompileInput, arguments)
+    values = parse(CompileInput, arguments)
+    compiled = read_as(
+        agent, lambda: compiled_memory_file(workspace=agent.workspace, agent=agent, **values)
     )
     return tool_result(compiled.markdown, compiled_to_dict(compiled))
 

@@ -29,8 +29,8 @@ from dataclasses import replace
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
 
+from memories.reading import reader
 from memories.search.hydration import SearchHit
 
 #: Entities and links named in a hit's explanation.
@@ -83,7 +83,7 @@ def _edges(
 ) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float, str]], dict[str, str]]:
     """The candidates' mentions (memory, entity, weight), the links between two candidates
     (source, target, weight, type) and the mentioned entities' public ids and names."""
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(
             """
             SELECT l.source_id, l.target_entity_id, l.target_memory_id, l.weight, l.kind,

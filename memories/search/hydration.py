@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import Field, Model
 from django.db.models.expressions import Col
 
 from memories.models import Memory, Scope
+from memories.reading import reader
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def hit_from_row(row: tuple) -> SearchHit:
     replacement_mem_id, *figures = row[scope_end:]
     if memory.superseded_by_id is not None:
         memory.superseded_by = Memory.from_db(
-            connection.alias, ["id", "mem_id"], [memory.superseded_by_id, replacement_mem_id]
+            reader.alias, ["id", "mem_id"], [memory.superseded_by_id, replacement_mem_id]
         )
     (similarity, keyword_rank, episode_similarity, *rest) = figures
     similarity_z, keyword_z, episode_z, fused, neighbour, relevance, *rest = rest
@@ -116,10 +116,8 @@ def _instance(model: type[Model], fields: tuple[Field, ...], values: tuple) -> M
     converted = list(values)
     for index, column, converters in _converters(model, fields):
         for converter in converters:
-            converted[index] = converter(converted[index], column, connection)
-    return model.from_db(
-        connection.alias, [model_field.attname for model_field in fields], converted
-    )
+            converted[index] = converter(converted[index], column, reader)
+    return model.from_db(reader.alias, [model_field.attname for model_field in fields], converted)
 
 
 @functools.cache
@@ -128,8 +126,8 @@ def _converters(model: type[Model], fields: tuple[Field, ...]) -> list[tuple[int
     found = []
     for index, model_field in enumerate(fields):
         column = model_field.get_col(model._meta.db_table)
-        converters = connection.ops.get_db_converters(column)
-        converters += column.get_db_converters(connection)
+        converters = reader.ops.get_db_converters(column)
+        converters += column.get_db_converters(reader)
         if converters:
             found.append((index, column, converters))
     return found

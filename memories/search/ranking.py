@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
@@ -18,6 +18,7 @@ from memories.embeddings import current_model_name, get_embedder
 from memories.metrics import SEARCH_SECONDS
 from memories.models import Agent, Workspace
 from memories.prepared import prepared_cursor
+from memories.reading import reader
 from memories.search.filters import SearchFilters
 from memories.search.graph import expanded
 from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
@@ -322,11 +323,11 @@ def ranked(
     # ``meaning_memory.db.search_options``): no transaction, no extra round trip, unless the
     # search wants more candidates than the index's search list holds.
     widen = count > settings.MM_HNSW_EF_SEARCH
-    with transaction.atomic() if widen else contextlib.nullcontext():
+    with transaction.atomic(using=reader.alias) if widen else contextlib.nullcontext():
         if widen:
-            with connection.cursor() as cursor:
+            with reader.cursor() as cursor:
                 cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(count)])
-        with prepared_cursor(connection) as cursor:
+        with prepared_cursor(reader) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     hits = [hit_from_row(row) for row in rows]

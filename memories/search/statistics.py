@@ -7,7 +7,8 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
+
+from memories.reading import reader
 
 #: How long a process keeps PostgreSQL's statistics before reading them again. They change only
 #: when the table is analyzed (autovacuum does it as the table grows), and a stale copy only
@@ -34,7 +35,7 @@ def read_statistics() -> Statistics:
         "WHERE s.schemaname = current_schema() AND s.tablename = 'memories_memory' "
         "AND s.attname = '{column}' AND u.value IS NOT NULL"
     )
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(
             "SELECT 'rows', NULL, reltuples::float8 FROM pg_class "
             "WHERE oid = 'memories_memory'::regclass "
@@ -81,9 +82,9 @@ def common_words(workspace_id: int) -> dict[str, float]:
     yet has no common words. The statistics are read once per ``STATISTICS_TTL_S`` per
     process, not per search.
     """
-    statistics = _statistics.get(connection.alias)
+    statistics = _statistics.get(reader.alias)
     if statistics is None or time.monotonic() - statistics.read_at > STATISTICS_TTL_S:
-        statistics = _statistics[connection.alias] = read_statistics()
+        statistics = _statistics[reader.alias] = read_statistics()
     limit = settings.MM_SEARCH_KEYWORD_SCAN_MAX
     common = statistics.common.get((workspace_id, limit))
     if common is None:

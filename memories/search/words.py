@@ -3,12 +3,11 @@ and the tsqueries keyword rank and keyword candidates use."""
 
 from __future__ import annotations
 
-from django.db import connection
-
 from memories import rules
 from memories.errors import Errors
 from memories.models import TEXT_SEARCH_CONFIG, Agent
 from memories.prepared import prepared_cursor
+from memories.reading import reader
 from memories.search.statistics import common_words
 from memories.selectors.visibility import (
     SHARED_SCOPE_IDS_SQL,
@@ -32,7 +31,7 @@ def scopes_and_words(
     words (stemmed, without stop words), in one round trip: every search needs both before
     its statement can be written."""
     scopes_sql = SHARED_SCOPE_IDS_SQL if agent is not None else WORKSPACE_SCOPE_IDS_SQL
-    with prepared_cursor(connection) as cursor:
+    with prepared_cursor(reader) as cursor:
         cursor.execute(
             f"SELECT ARRAY({scopes_sql}), ARRAY(SELECT DISTINCT lexeme "
             f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)) ORDER BY lexeme)",
@@ -60,7 +59,7 @@ def keyword_queries(query: str, agent: Agent) -> tuple[str | None, str | None]:
     """The two tsqueries a search for ``query`` by ``agent`` uses: the one keyword rank is
     computed with and the one keyword candidates must match (see ``keyword_lexemes``)."""
     _, words = scopes_and_words(agent, query, agent.workspace_id)
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(
             "SELECT %s::tsquery::text, %s::tsquery::text",
             [tsquery(lexemes) for lexemes in keyword_lexemes(words, agent.workspace_id)],

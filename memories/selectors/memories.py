@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
 from django.db.models import Exists, OuterRef, QuerySet
 
 from memories.errors import NotFound
@@ -20,6 +19,7 @@ from memories.models import (
     ProvenanceEvent,
     Workspace,
 )
+from memories.reading import reader
 from memories.selectors.relations import entities_named, entity_members
 from memories.selectors.visibility import visible_scope_ids
 from memories.validity import ended_by_q, valid_at_q
@@ -94,7 +94,7 @@ _CHAIN_SQL = f"""
 def supersession_chain(memory: Memory) -> tuple[list[Memory], list[Memory]]:
     """The memories that replaced this one (newest last) and those it replaced (oldest last),
     at most ``CHAIN_MAX`` each way, in one query for the chain and one for its memories."""
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(_CHAIN_SQL, {"id": memory.pk, "max": CHAIN_MAX})
         steps = dict(cursor.fetchall())
     loaded = Memory.objects.only("mem_id", "text", "superseded_by").in_bulk(list(steps))

@@ -16,13 +16,13 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from memories.errors import MissingReference, NotFound
 from memories.gazetteer import normalize
 from memories.models import Entity, Link, Memory
+from memories.reading import reader
 
 MEMORY = Memory._meta.db_table
 LINK = Link._meta.db_table
@@ -326,7 +326,7 @@ def related_memory_links(
         WHERE (cardinality(%(kinds)s::text[]) = 0 OR kind = ANY(%(kinds)s::text[]))
           AND (%(all)s OR m.scope_id = ANY(%(scopes)s::bigint[]))
     """
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(
             sql,
             {
@@ -374,7 +374,7 @@ def connection_counts(memory_pks: Sequence[int], scope_ids: Sequence[int]) -> di
     """``connections_sql`` for some memories, by primary key."""
     if not memory_pks:
         return {}
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(
             f"SELECT m.id, {connections_sql('m.id', '%(scopes)s::bigint[]')} "
             f"FROM {MEMORY} m WHERE m.id = ANY(%(ids)s::bigint[])",
@@ -386,7 +386,7 @@ def connection_counts(memory_pks: Sequence[int], scope_ids: Sequence[int]) -> di
 def hub_entities(workspace_id: int, share: float) -> list[int]:
     """The entities that at least ``share`` of the workspace's memories mention (a speaker's
     name in every turn of a conversation): they join nearly everything, so they say little."""
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(
             f"""
             SELECT COALESCE(e.merged_into_id, e.id) FROM {LINK} l
@@ -423,7 +423,7 @@ def joined_within_two_links(
         return True
     neighbours: dict[int, set[int]] = {pk: set() for pk in pks}
     entities: dict[int, set[int]] = {pk: set() for pk in pks}
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(
             f"""
             SELECT source_id, target_memory_id, kind FROM {LINK}

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 
 from memories.asymmetry import shrunk, workspace_prior
 from memories.errors import NotFound
 from memories.models import Entity, Link, Memory, ProvenanceEvent
+from memories.reading import reader
 from memories.selectors.relations import entity_members
 
 WRITER, ENTITY, TOPIC = "writer", "entity", "topic"
@@ -93,7 +93,7 @@ class Records:
 
 
 def _rows(sql: str, params: dict[str, Any]) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

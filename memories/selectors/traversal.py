@@ -25,10 +25,11 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 
 from memories.errors import Forbidden, NotFound, ValidationFailed
 from memories.models import Agent, Entity, Link, Memory
+from memories.reading import reader
 from memories.selectors.relations import link_made_by, visible_entities
 from memories.selectors.visibility import visible_scope_ids
 
@@ -186,15 +187,15 @@ def _walk(
         )
         params["end_kind"], params["end"] = _key(end)
     try:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
+        with transaction.atomic(using=reader.alias):
+            with reader.cursor() as cursor:
                 cursor.execute(
                     "SELECT set_config('statement_timeout', %s, true)",
                     [str(settings.MM_TRAVERSAL_TIMEOUT_MS)],
                 )
             # A cursor on the server, read in batches: the recursion runs only as far as the
             # rows read, so a walk stops once it has ``nodes`` distinct nodes.
-            with connection.chunked_cursor() as cursor:
+            with reader.chunked_cursor() as cursor:
                 cursor.execute(sql, params)
                 rows, seen = [], {(kind, pk)}
                 while batch := cursor.fetchmany(FETCH_ROWS):

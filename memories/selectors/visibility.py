@@ -3,9 +3,8 @@ whole workspace."""
 
 from __future__ import annotations
 
-from django.db import connection
-
 from memories.models import Agent, Scope
+from memories.reading import reader
 
 #: The shared scopes an agent belongs to (one parameter: the agent's id).
 SHARED_SCOPE_IDS_SQL = (
@@ -28,6 +27,6 @@ def visible_scope_ids(agent: Agent) -> list[int]:
     ORM's join through ``Scope`` costs more to build than to run. (Search asks it in the same
     round trip as the query's words: see ``memories.search``.)
     """
-    with connection.cursor() as cursor:
+    with reader.cursor() as cursor:
         cursor.execute(SHARED_SCOPE_IDS_SQL, [agent.pk])
         return with_private_scope(agent, [scope_id for (scope_id,) in cursor.fetchall()])

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from memories.models import Agent, Entity, Memory, ProvenanceEvent
+from memories.reading import note_writes
 
 Action = ProvenanceEvent.Action
 
@@ -47,11 +48,19 @@ def provenance_event(
 
 
 def record(memory: Memory | None, action: str, **fields: Any) -> ProvenanceEvent:
-    event = provenance_event(memory, action, **fields)
+    return record_event(provenance_event(memory, action, **fields))
+
+
+def record_event(event: ProvenanceEvent) -> ProvenanceEvent:
+    """Save an event made by ``provenance_event``; an agent's, it stamps the agent's last
+    write (``memories.reading``)."""
     event.save()
+    note_writes([event.agent_id])
     return event
 
 
 def record_many(events: list[ProvenanceEvent]) -> list[ProvenanceEvent]:
     """Save events made by ``provenance_event`` in one statement (bulk writes)."""
-    return ProvenanceEvent.objects.bulk_create(events, batch_size=500)
+    saved = ProvenanceEvent.objects.bulk_create(events, batch_size=500)
+    note_writes(event.agent_id for event in saved)
+    return saved

@@ -37,6 +37,7 @@ from memories.errors import Errors, NotFound, ValidationFailed
 from memories.extraction import MODEL_NAME, Span, extract
 from memories.gazetteer import Found, Gazetteer, best_match, normalize, tokens
 from memories.models import Agent, Entity, Link, Memory, Workspace
+from memories.reading import note_writes
 from memories.selectors.memories import memory_get
 from memories.selectors.relations import entity_get
 from memories.selectors.visibility import visible_scope_ids
@@ -647,6 +648,7 @@ def entities_declare(
     results = []
     with transaction.atomic():
         lock_entities(workspace_id)
+        note_writes([agent.pk if agent else None])
         for prefix, name, kind, aliases in checked:
             results.append(
                 _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors)

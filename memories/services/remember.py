@@ -33,7 +33,7 @@ from memories.selectors.relations import visible_entities
 from memories.selectors.visibility import visible_scope_ids
 from memories.services.asymmetry import asymmetry_fill
 from memories.services.episodes import Episode, episode_before
-from memories.services.provenance import Action, provenance_event
+from memories.services.provenance import Action, provenance_event, record_event
 from memories.services.relations import (
     EntityRef,
     LinkRef,
@@ -458,7 +458,7 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
         )
         resolve_attributions([(prepared, memory)], agent=agent)
         memory.save()
-        prepared.event(memory).save()
+        record_event(prepared.event(memory))
         store_relations([prepared.relations(memory, recognised)], agent=agent)
         asymmetry_fill([memory])
         if prepared.supersedes is not None:
