@@ -13,10 +13,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def setup_django(data_dir: Path) -> None:
+def setup_django(data_dir: Path, database_url: str | None = None) -> None:
     """Django on the benchmark's own embedded PostgreSQL in ``data_dir`` (never
-    ``DATABASE_URL`` or the developer's ``MM_DATA_DIR``), migrated, with the local embedder."""
+    ``DATABASE_URL`` or the developer's ``MM_DATA_DIR``), or on ``database_url`` when the
+    benchmark is given one explicitly, migrated, with the local embedder."""
     os.environ.pop("DATABASE_URL", None)
+    if database_url:
+        os.environ["DATABASE_URL"] = database_url
     os.environ["MM_DATA_DIR"] = str(data_dir.resolve())
     os.environ["MM_EMBEDDER"] = "local"
     os.environ["DJANGO_SETTINGS_MODULE"] = "meaning_memory.settings"

@@ -23,6 +23,11 @@ on that data and drives it over HTTP:
   ``MM_RATE_CONCURRENT`` searches in flight at all times, retrying at once when refused):
   tenant-b's p95 both ways, and what the flood got through.
 
+With ``--web-processes N`` it starts ``serve`` N times on the same database (each with its own
+worker), deals the agents out to them in turn, and reports how many requests each answered.
+With ``--database-url`` the database is that server's (a PostgreSQL the benchmark may fill and
+empty), not its own embedded one; PostgreSQL's CPU is then not measured.
+
 The per-minute rate limit is off in the served engine (``MM_RATE_PER_MINUTE=0``), so that
 capacity is measured, not the limit; every other limit is the engine's default.
 """
@@ -114,8 +119,12 @@ def serve(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
         "MM_DATA_DIR": str(args.data_dir.resolve()),
         "MM_RATE_PER_MINUTE": "0",
         "MM_LOG_LEVEL": "WARNING",
+        # Every process signs the dashboard's sessions alike (many processes, one database).
+        "MM_SECRET_KEY": "load-benchmark",
     }
     env.pop("DATABASE_URL", None)
+    if args.database_url:
+        env["DATABASE_URL"] = args.database_url
     process = subprocess.Popen(
         [
             sys.executable,
@@ -159,10 +168,12 @@ class Tally:
     error_samples: list[str] = field(default_factory=list)
     acknowledged: dict[str, str] = field(default_factory=dict)  # idempotency key -> mem_id
     measuring: bool = False
+    answered: dict[str, int] = field(default_factory=dict)  # web process's URL -> answers
 
-    def record(self, op: str, seconds: float) -> None:
+    def record(self, op: str, seconds: float, base: str = "") -> None:
         if self.measuring:
             self.latencies.setdefault(op, []).append(seconds)
+            self.answered[base] = self.answered.get(base, 0) + 1
 
     def error(self, op: str, what: str) -> None:
         self.errors[op] = self.errors.get(op, 0) + 1
@@ -212,7 +223,7 @@ class Agent:
         if response.status_code >= 300:
             tally.error(op, f"{response.status_code} {response.text[:200]}")
             return
-        tally.record(op, seconds)
+        tally.record(op, seconds, self.base)
         if op == "search":
             hits = response.json()["results"]
             self.seen = [hit["mem_id"] for hit in hits[:5]] or self.seen
@@ -242,14 +253,16 @@ class CpuMeter:
     """CPU seconds (user + system) spent by each part of the served engine, and by this
     driver, between two readings: where a request's cost goes on this machine."""
 
-    def __init__(self, serve_pid: int, data_dir: Path) -> None:
+    def __init__(self, serve_pids: list[int], data_dir: Path, embedded: bool = True) -> None:
         import psutil
 
         self.psutil = psutil
-        self.serve = psutil.Process(serve_pid)
-        self.pgdata = str((data_dir / "pg").resolve())
+        self.serves = [psutil.Process(pid) for pid in serve_pids]
+        self.pgdata = str((data_dir / "pg").resolve()) if embedded else None
 
     def _postgres(self) -> list:
+        if self.pgdata is None:  # another server's: not this machine's to measure
+            return []
         for process in self.psutil.process_iter(["name", "cmdline"]):
             cmdline = process.info["cmdline"] or []
             if process.info["name"] == "postgres" and self.pgdata in cmdline:
@@ -258,9 +271,10 @@ class CpuMeter:
 
     def _parts(self) -> dict[str, list]:
         parts: dict[str, list] = {"web": [], "worker": [], "postgres": self._postgres()}
-        for child in self.serve.children():
-            name = "web" if "uvicorn" in " ".join(child.cmdline()) else "worker"
-            parts[name] += [child, *child.children(recursive=True)]
+        for serve in self.serves:
+            for child in serve.children():
+                name = "web" if "uvicorn" in " ".join(child.cmdline()) else "worker"
+                parts[name] += [child, *child.children(recursive=True)]
         parts["driver"] = [self.psutil.Process()]
         return parts
 
@@ -290,7 +304,7 @@ CPU_PARTS = ("web", "postgres", "worker", "driver")
 
 
 async def run_mix(
-    base: str,
+    bases: list[str],
     tokens: list[str],
     words: list[str],
     args,
@@ -304,7 +318,14 @@ async def run_mix(
     limits = httpx.Limits(max_connections=n + 8, max_keepalive_connections=n + 8)
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
         agents = [
-            Agent(client, base, tokens[i], words, seed=n * 1000 + i, row=f"p{think:g}-")
+            Agent(
+                client,
+                bases[i % len(bases)],
+                tokens[i],
+                words,
+                seed=n * 1000 + i,
+                row=f"p{think:g}-",
+            )
             for i in range(n)
         ]
         ops, weights = zip(*MIX, strict=True)
@@ -335,6 +356,8 @@ async def run_mix(
         "errors": sum(tally.errors.values()),
         "throttled": tally.throttled,
         "error_samples": tally.error_samples,
+        # Requests each web process answered in the window, in the order they were started.
+        "by_process": [tally.answered.get(base, 0) for base in bases],
         # CPU ms per request answered, by part (requests in flight at either end of the
         # window make this a little high or low; 30 s of requests make it small).
         "cpu_ms_per_request": {
@@ -356,7 +379,7 @@ async def run_mix(
     return row, tally.acknowledged
 
 
-async def run_tenants(base: str, tokens: dict, words: list[str], args) -> dict:
+async def run_tenants(bases: list[str], tokens: dict, words: list[str], args) -> dict:
     import httpx
     from django.conf import settings
 
@@ -365,7 +388,7 @@ async def run_tenants(base: str, tokens: dict, words: list[str], args) -> dict:
     async def tenant_b(client) -> Tally:
         tally = Tally(measuring=True)
         agents = [
-            Agent(client, base, token, words, seed=90_000 + i)
+            Agent(client, bases[i % len(bases)], token, words, seed=90_000 + i)
             for i, token in enumerate(tokens["b"][: args.b_agents])
         ]
         deadline = time.perf_counter() + args.seconds
@@ -384,7 +407,7 @@ async def run_tenants(base: str, tokens: dict, words: list[str], args) -> dict:
         flood = Tally(measuring=True)
         stop = asyncio.Event()
         flooders = [
-            Agent(client, base, token, words, seed=50_000 + i)
+            Agent(client, bases[i % len(bases)], token, words, seed=50_000 + i)
             for i, token in enumerate(tokens["a"][: args.flood_agents])
         ]
 
@@ -516,12 +539,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--web-workers", type=int, default=1)
+    parser.add_argument(
+        "--web-processes", type=int, default=1, help="serve processes on the one database"
+    )
+    parser.add_argument(
+        "--database-url",
+        help="a PostgreSQL the benchmark may fill and empty (default: its own embedded one)",
+    )
     parser.add_argument("--b-agents", type=int, default=4)
     parser.add_argument("--b-pause", type=float, default=0.1)
     parser.add_argument("--flood-agents", type=int, default=32)
     parser.add_argument("--no-tenants", action="store_true", help="skip the two-tenant run")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "load-data")
+    parser.add_argument("--data-dir", type=Path, help="default benchmarks/out/load-data")
     parser.add_argument("--reuse", action="store_true", help="keep data of the same size")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     add_smoke_option(parser)
@@ -529,14 +559,17 @@ def main() -> None:
     if args.smoke:
         args.size, args.agents, args.seconds, args.warmup = 1_000, "1,4", 2.0, 1.0
         args.flood_agents, args.b_agents = 4, 2
-        args.data_dir = ROOT / "benchmarks" / "out" / "smoke-load"
+        args.data_dir = args.data_dir or ROOT / "benchmarks" / "out" / "smoke-load"
+    args.data_dir = args.data_dir or ROOT / "benchmarks" / "out" / "load-data"
     args.agents = [int(n) for n in args.agents.split(",")]
     args.think = [float(t) for t in args.think.split(",")]
     if min(args.agents) < 1 or args.size < 10 or args.seconds <= 0 or min(args.think) < 0:
         parser.error("--agents, --size and --seconds must be positive")
+    if args.web_processes < 1:
+        parser.error("--web-processes must be at least 1")
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
-    setup_django(args.data_dir)
+    setup_django(args.data_dir, args.database_url)
     from django.conf import settings
     from django.db import connections
     from search_latency import Corpus
@@ -544,16 +577,18 @@ def main() -> None:
     tokens = prepare(args)
     connections.close_all()
     words = Corpus(args.seed).vocabulary[:2000]
-    process, base = serve(args)
-    meter = CpuMeter(process.pid, args.data_dir)
+    served = [serve(args) for _ in range(args.web_processes)]
+    bases = [base for _, base in served]
+    meter = CpuMeter([p.pid for p, _ in served], args.data_dir, embedded=not args.database_url)
     results: dict[str, Any] = {"mix": []}
     acknowledged: dict[str, str] = {}
     try:
         # The web process loads its models on first use: not inside any row's window.
-        acknowledged |= asyncio.run(warm_up(base, tokens["a"][0], words))
+        for base in bases:
+            acknowledged |= asyncio.run(warm_up(base, tokens["a"][0], words))
         for think in args.think:
             for n in args.agents:
-                row, acked = asyncio.run(run_mix(base, tokens["a"], words, args, n, think, meter))
+                row, acked = asyncio.run(run_mix(bases, tokens["a"], words, args, n, think, meter))
                 acknowledged |= acked
                 results["mix"].append(row)
                 print(
@@ -561,10 +596,12 @@ def main() -> None:
                     file=sys.stderr,
                 )
         if not args.no_tenants:
-            results["tenants"] = asyncio.run(run_tenants(base, tokens, words, args))
+            results["tenants"] = asyncio.run(run_tenants(bases, tokens, words, args))
     finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(60)
+        for process, _ in served:
+            process.send_signal(signal.SIGINT)
+        for process, _ in served:
+            process.wait(60)
     results["writes"] = stored_writes(acknowledged)
     connections.close_all()
 
@@ -573,7 +610,10 @@ def main() -> None:
     print(f"\n`{command}`\n")
     print(describe(info))
     print(
-        f"Served: `meaning-memory serve --web-workers {args.web_workers}` on {args.size:,} "
+        f"Served: `meaning-memory serve --web-workers {args.web_workers}`"
+        + (f", {args.web_processes} of them on one database" if args.web_processes > 1 else "")
+        + (" (a PostgreSQL of its own, over TCP)" if args.database_url else "")
+        + f" on {args.size:,} "
         f"memories (tenant-a) and {args.size // 10:,} (tenant-b), MM_RATE_PER_MINUTE=0, "
         f"{args.seconds:g} s measured per row after {args.warmup:g} s of warm-up; "
         f"MM_FAIR_SLOTS={settings.MM_FAIR_SLOTS}, "
@@ -581,6 +621,15 @@ def main() -> None:
         f"MM_DB_POOL_SIZE={settings.MM_DB_POOL_SIZE}.\n"
     )
     print(mix_table(results["mix"]))
+    if args.web_processes > 1:
+        print(
+            "\nRequests answered by each web process: "
+            + "; ".join(
+                f"{row['agents']} agents (pause {row['think_s']:g} s): "
+                + " / ".join(f"{count:,}" for count in row["by_process"])
+                for row in results["mix"]
+            )
+        )
     print(
         "\nWhere the CPU went (user + system seconds of each part during the measured "
         f"window, per request answered; {len(os.sched_getaffinity(0))} CPUs):\n"

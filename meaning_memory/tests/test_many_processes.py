@@ -7,6 +7,7 @@ none twice at the same time, none fails."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -143,3 +144,42 @@ def test_two_web_processes_and_two_workers_share_one_database(tmp_path, database
         ).fetchone()[0]
         assert duplicated == 0
     assert all(state["counts"]["compile"]["agents"] == 1 for state in states.values())
+
+
+def test_the_load_benchmark_split_across_two_web_processes(tmp_path, database):
+    """``benchmarks/load.py`` (its smoke size) against two ``serve`` processes, each with its
+    worker, on the server of its own: no request fails, both processes answer, and every write
+    acknowledged is stored once under its key."""
+    with database.connect("postgres") as connection:
+        connection.execute("CREATE DATABASE load")
+    out = tmp_path / "load.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/load.py",
+            "--smoke",
+            "--web-processes",
+            "2",
+            "--database-url",
+            database.url("load"),
+            "--data-dir",
+            str(tmp_path / "load-data"),
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(out.read_text())
+    for row in figures["mix"]:
+        assert row["errors"] == 0, row["error_samples"]
+        if row["agents"] > 1:
+            assert len(row["by_process"]) == 2 and min(row["by_process"]) > 0, row
+    assert figures["tenants"]["b_errors"] == figures["tenants"]["flood_errors"] == 0
+    writes = figures["writes"]
+    assert writes["acknowledged"] > 0
+    assert writes["lost"] == writes["mismatched"] == 0, writes
