@@ -26,7 +26,7 @@ class ConsolidationRun(models.Model):
         DONE = "done"
         FAILED = "failed"
 
-    run_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
+    run_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     trigger = models.CharField(max_length=10, choices=Trigger.choices)
     phases = ArrayField(models.CharField(max_length=20))
@@ -50,12 +50,13 @@ class ConsolidationRun(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["workspace", "-created_at"], name="run_by_workspace")]
         constraints = [
+            models.UniqueConstraint(fields=["run_id", "workspace"], name="run_unique_run_id"),
             # One run at a time per workspace, whoever starts it.
             models.UniqueConstraint(
                 fields=["workspace"],
                 condition=Q(status__in=["queued", "running"]),
                 name="run_one_live_per_workspace",
-            )
+            ),
         ]
 
     def __str__(self) -> str:
@@ -99,12 +100,18 @@ class WordFrequency(models.Model):
     memories are read, so an incremental run never counts the whole scope again)."""
 
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
+    #: The scope's workspace (every key of a workspace's table carries it: docs/SCALING.md).
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     word = models.CharField(max_length=100)
     memories = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["scope", "word"], name="word_frequency_one_per_word")
+            models.UniqueConstraint(
+                fields=["scope", "word", "workspace"], name="word_frequency_one_per_word"
+            )
         ]
 
     def __str__(self) -> str:
@@ -121,7 +128,12 @@ class CompiledSnapshot(models.Model):
     tokens = models.PositiveIntegerField()
     as_of = models.DateTimeField()
     run = models.ForeignKey(
-        ConsolidationRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        ConsolidationRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
     )
 
     def __str__(self) -> str:
@@ -139,13 +151,17 @@ class SupersessionProposal(models.Model):
         ACCEPTED = "accepted"  # by a curator
         REJECTED = "rejected"
 
-    proposal_id = models.CharField(
-        max_length=16, unique=True, default=new_public_id, editable=False
-    )
+    proposal_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    older = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
-    newer = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
-    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    older = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
+    newer = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+    entity = models.ForeignKey(
+        Entity, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     attribute = models.CharField(max_length=40)
     old_values = ArrayField(models.CharField(max_length=200))
     new_values = ArrayField(models.CharField(max_length=200))
@@ -162,7 +178,12 @@ class SupersessionProposal(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["newer", "older"], name="proposal_one_per_pair"),
+            models.UniqueConstraint(
+                fields=["newer", "older", "workspace"], name="proposal_one_per_pair"
+            ),
+            models.UniqueConstraint(
+                fields=["proposal_id", "workspace"], name="proposal_unique_proposal_id"
+            ),
         ]
         indexes = [
             models.Index(fields=["workspace", "status", "-created_at"], name="proposal_list"),

@@ -672,13 +672,18 @@ def _vocabulary(
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""
-                INSERT INTO {table} (scope_id, word, memories)
-                SELECT %(scope)s, word, n FROM unnest(%(words)s::text[], %(counts)s::int[])
-                    AS t(word, n)
-                ON CONFLICT (scope_id, word)
+                INSERT INTO {table} (workspace_id, scope_id, word, memories)
+                SELECT %(workspace)s, %(scope)s, word, n
+                FROM unnest(%(words)s::text[], %(counts)s::int[]) AS t(word, n)
+                ON CONFLICT (scope_id, word, workspace_id)
                 DO UPDATE SET memories = {table}.memories + EXCLUDED.memories
                 """,
-                {"scope": scope_id, "words": list(own), "counts": list(own.values())},
+                {
+                    "workspace": context.workspace_id,
+                    "scope": scope_id,
+                    "words": list(own),
+                    "counts": list(own.values()),
+                },
             )
     needed = {word for weights in batch for word in weights} | thread_words
     frequency = dict(

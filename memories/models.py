@@ -183,7 +183,7 @@ class Memory(models.Model):
         INFERRED = "inferred"  # the agent concluded it
         HEARSAY = "hearsay"  # reported second-hand
 
-    mem_id = models.CharField(max_length=16, unique=True, default=new_mem_id, editable=False)
+    mem_id = models.CharField(max_length=16, default=new_mem_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memories")
     scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="memories")
     text = models.TextField()
@@ -209,7 +209,12 @@ class Memory(models.Model):
 
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
     superseded_by = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="supersedes",
+        db_constraint=False,
     )
 
     s_score = models.FloatField(null=True, blank=True)
@@ -242,6 +247,7 @@ class Memory(models.Model):
         related_name="attributed",
         db_index=False,  # memory_attributed_to, partial: most memories name no one
         help_text="Who made the claim.",
+        db_constraint=False,
     )
     source_kind = models.CharField(
         max_length=10, choices=SourceKind.choices, blank=True, default="", db_default=""
@@ -261,7 +267,12 @@ class Memory(models.Model):
     episode_text = models.TextField(blank=True, default="", db_default="")
     #: The memory just before this one in its session and scope, when it was written.
     follows = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
     )
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     #: The vector of the episode and the memory's own text together (``episode_text`` then
@@ -342,8 +353,9 @@ class Memory(models.Model):
             ),
         ]
         constraints = [
+            models.UniqueConstraint(fields=["mem_id", "workspace"], name="memory_unique_mem_id"),
             models.UniqueConstraint(
-                fields=["scope", "idempotency_key"],
+                fields=["scope", "idempotency_key", "workspace"],
                 condition=~Q(idempotency_key=""),
                 name="memory_unique_scope_idempotency_key",
             ),
@@ -406,7 +418,7 @@ class Entity(models.Model):
         EXTRACTION = "extraction"  # found by named-entity recognition
         MEMBER = "member"  # made by a team member on the dashboard
 
-    entity_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
+    entity_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="entities")
     kind = models.CharField(max_length=80, help_text="Its type: person, customer, custom:<name>…")
     name = models.CharField(max_length=200, help_text="Its canonical name.")
@@ -431,7 +443,12 @@ class Entity(models.Model):
     #: Set by a curator's merge: this entity is that one (undone by clearing it). Always an
     #: entity that is not merged itself.
     merged_into = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="merged"
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="merged",
+        db_constraint=False,
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -442,6 +459,9 @@ class Entity(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["workspace", "kind", "normalized"], name="entity_unique_name"
+            ),
+            models.UniqueConstraint(
+                fields=["entity_id", "workspace"], name="entity_unique_entity_id"
             ),
             models.CheckConstraint(
                 condition=~Q(merged_into=F("id")), name="entity_not_merged_into_itself"
@@ -470,10 +490,14 @@ class Link(models.Model):
         MEMBER = "member"  # a team member
         DIVERGENCE = "divergence"  # divergence detection (a ``contradicts`` link)
 
-    link_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
+    link_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     source = models.ForeignKey(
-        Memory, on_delete=models.CASCADE, related_name="links_out", db_index=False
+        Memory,
+        on_delete=models.CASCADE,
+        related_name="links_out",
+        db_index=False,
+        db_constraint=False,
     )
     target_memory = models.ForeignKey(
         Memory,
@@ -482,6 +506,7 @@ class Link(models.Model):
         blank=True,
         related_name="links_in",
         db_index=False,
+        db_constraint=False,
     )
     target_entity = models.ForeignKey(
         Entity,
@@ -490,6 +515,7 @@ class Link(models.Model):
         blank=True,
         related_name="links",
         db_index=False,
+        db_constraint=False,
     )
     kind = models.CharField(max_length=80, help_text="Its type: mentions, supports, custom:<name>…")
     weight = models.FloatField(default=1.0)
@@ -514,6 +540,7 @@ class Link(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
+            models.UniqueConstraint(fields=["link_id", "workspace"], name="link_unique_link_id"),
             models.CheckConstraint(
                 condition=Q(target_memory__isnull=True) ^ Q(target_entity__isnull=True),
                 name="link_one_target",
@@ -524,12 +551,12 @@ class Link(models.Model):
             ),
             # One active link of a type between two ends; these also read a memory's links out.
             models.UniqueConstraint(
-                fields=["source", "target_memory", "kind"],
+                fields=["source", "target_memory", "kind", "workspace"],
                 condition=Q(removed_at__isnull=True, target_memory__isnull=False),
                 name="link_unique_memory",
             ),
             models.UniqueConstraint(
-                fields=["source", "target_entity", "kind"],
+                fields=["source", "target_entity", "kind", "workspace"],
                 condition=Q(removed_at__isnull=True, target_entity__isnull=False),
                 name="link_unique_entity",
             ),
@@ -538,11 +565,13 @@ class Link(models.Model):
             # Links read the other way: into a memory, and to an entity (its memories).
             models.Index(
                 fields=["target_memory", "source"],
+                include=["workspace"],
                 name="link_in",
                 condition=Q(removed_at__isnull=True, target_memory__isnull=False),
             ),
             models.Index(
                 fields=["target_entity", "source"],
+                include=["workspace"],
                 name="link_entity",
                 condition=Q(removed_at__isnull=True, target_entity__isnull=False),
             ),
@@ -550,7 +579,7 @@ class Link(models.Model):
             # An entity's mentions by scope, with what shortlists them for a query.
             models.Index(
                 fields=["target_entity", "source_scope_id"],
-                include=["source", "source_code"],
+                include=["source", "source_code", "workspace"],
                 name="link_entity_code",
                 condition=Q(removed_at__isnull=True, target_entity__isnull=False),
             ),
@@ -569,7 +598,16 @@ class MemoryDegree(models.Model):
     search reads it first, cheaply, and counts exactly only what gets through."""
 
     memory = models.OneToOneField(
-        Memory, on_delete=models.CASCADE, primary_key=True, related_name="degree"
+        Memory,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="degree",
+        db_constraint=False,
+    )
+    #: The memory's workspace, kept by the same triggers (every key of a workspace's table
+    #: carries it: docs/SCALING.md).
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="+", db_index=False
     )
     links = models.IntegerField(default=0)
 
@@ -603,7 +641,12 @@ class ProvenanceEvent(models.Model):
 
     #: The memory changed; empty for an event about an agent (``subject_agent``).
     memory = models.ForeignKey(
-        Memory, on_delete=models.CASCADE, related_name="provenance", null=True, blank=True
+        Memory,
+        on_delete=models.CASCADE,
+        related_name="provenance",
+        null=True,
+        blank=True,
+        db_constraint=False,
     )
     #: The agent an event is about (its token revoked), when it is not about a memory.
     subject_agent = models.ForeignKey(
@@ -622,6 +665,7 @@ class ProvenanceEvent(models.Model):
         blank=True,
         related_name="events",
         db_index=False,
+        db_constraint=False,
     )
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=12, choices=Action.choices)
@@ -703,15 +747,22 @@ class Divergence(models.Model):
         RESOLVED = "resolved"
         DISMISSED = "dismissed"
 
-    divergence_id = models.CharField(
-        max_length=16, unique=True, default=new_public_id, editable=False
-    )
+    divergence_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     #: The older of the two (the lower id), then the newer.
-    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
-    second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
+    first = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
+    second = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
     link = models.ForeignKey(
-        Link, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        Link,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
     )
     score = models.FloatField()
     detector = models.CharField(max_length=10, help_text="rules, geometry or model")
@@ -727,7 +778,12 @@ class Divergence(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["second", "first"], name="divergence_one_per_pair"),
+            models.UniqueConstraint(
+                fields=["second", "first", "workspace"], name="divergence_one_per_pair"
+            ),
+            models.UniqueConstraint(
+                fields=["divergence_id", "workspace"], name="divergence_unique_divergence_id"
+            ),
             models.CheckConstraint(condition=Q(first__lt=F("second")), name="divergence_ordered"),
         ]
         indexes = [
@@ -764,7 +820,7 @@ class Thread(models.Model):
         OPEN = "open"
         RESOLVED = "resolved"
 
-    thread_id = models.CharField(max_length=16, unique=True, default=new_public_id, editable=False)
+    thread_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     scope = models.ForeignKey(Scope, on_delete=models.CASCADE, related_name="+")
     #: The writers' own thread name when the members carry one (``Memory.thread``).
@@ -786,6 +842,11 @@ class Thread(models.Model):
 
     class Meta:
         ordering = ["-last_seen", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["thread_id", "workspace"], name="thread_unique_thread_id"
+            )
+        ]
         indexes = [
             models.Index(fields=["workspace", "status", "-last_seen"], name="thread_list"),
             models.Index(fields=["scope", "label"], name="thread_label", condition=~Q(label="")),
@@ -799,8 +860,12 @@ class ThreadMember(models.Model):
     """A memory's place in a thread (one thread per memory), and why it joined."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="members")
-    memory = models.OneToOneField(Memory, on_delete=models.CASCADE, related_name="thread_member")
+    thread = models.ForeignKey(
+        Thread, on_delete=models.CASCADE, related_name="members", db_constraint=False
+    )
+    memory = models.OneToOneField(
+        Memory, on_delete=models.CASCADE, related_name="thread_member", db_constraint=False
+    )
     #: What joined it: {"by": "label" | "similarity" | "new", "similarity": …, "entities": […]}.
     evidence = models.JSONField(default=dict, blank=True)
     joined_at = models.DateTimeField(auto_now_add=True)

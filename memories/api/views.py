@@ -41,7 +41,7 @@ from memories.selectors import memory_get, visible_scope_ids
 from memories.selectors.divergences import divergence_get, divergences_visible
 from memories.selectors.memories import LIST_ORDERINGS, memory_list
 from memories.selectors.relations import (
-    attach_attributed,
+    attach_references,
     entity_get,
     entity_list,
     entity_memories,
@@ -111,7 +111,7 @@ class MemoryCreateApi(APIView):
                 now=timezone.now(),
             )
             page = paginator.paginate_queryset(memories, request, view=self)
-            attach_attributed(page)
+            attach_references(page)
             return [memory_to_dict(m) for m in page]
 
         return paginator.get_paginated_response(read_as(agent, listed))

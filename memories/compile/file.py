@@ -233,7 +233,9 @@ def _texts(candidates: Candidates) -> Iterator[tuple[int, list[tuple]]]:
         ids = candidates.ids[start : start + CHUNK].tolist()
         with reader.cursor() as cursor:
             cursor.execute(
-                f"SELECT {columns} FROM {Memory._meta.db_table} WHERE id = ANY(%s)", [ids]
+                f"SELECT {columns} FROM {Memory._meta.db_table}"
+                " WHERE id = ANY(%s) AND workspace_id = %s",
+                [ids, candidates.workspace_id],
             )
             found = {row[0]: row for row in cursor.fetchall()}
         yield (
@@ -300,8 +302,9 @@ def _compiled(
     if listed:
         with reader.cursor() as cursor:
             cursor.execute(
-                f"SELECT id, mem_id, category FROM {Memory._meta.db_table} WHERE id = ANY(%s)",
-                [candidates.ids[listed].tolist()],
+                f"SELECT id, mem_id, category FROM {Memory._meta.db_table}"
+                " WHERE id = ANY(%s) AND workspace_id = %s",
+                [candidates.ids[listed].tolist(), candidates.workspace_id],
             )
             names = {row[0]: row[1:] for row in cursor.fetchall()}
     cut = [

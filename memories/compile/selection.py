@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +27,8 @@ class Candidates:
     created: np.ndarray  # seconds since the epoch
     weight: np.ndarray
     protected: np.ndarray
+    #: Their workspace (every statement that reads them again names it).
+    workspace_id: int = 0
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -82,6 +85,7 @@ def _ordered(candidates: Candidates) -> Candidates:
         created=c.created[order],
         weight=c.weight[order],
         protected=c.protected[order],
+        workspace_id=c.workspace_id,
     )
 
 
@@ -111,16 +115,15 @@ def candidates_of(
         for category in Memory.Category.values:
             if math.isfinite(days := policy.half_life_days(category)):
                 half_life[table[:, 4] == category] = days
-    return _ordered(
-        _weighed(
-            table[:, 0].astype(np.int64),
-            table[:, 1].astype(float),
-            table[:, 2].astype(bool),
-            table[:, 3].astype(float),
-            half_life,
-            as_of,
-        )
+    weighed = _weighed(
+        table[:, 0].astype(np.int64),
+        table[:, 1].astype(float),
+        table[:, 2].astype(bool),
+        table[:, 3].astype(float),
+        half_life,
+        as_of,
     )
+    return _ordered(dataclasses.replace(weighed, workspace_id=workspace_id))
 
 
 def keys_of(memories: list[Memory], as_of: datetime, policy: DecayPolicy) -> list[tuple]:

@@ -35,7 +35,7 @@ from memories.search import memory_search
 from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergences_visible
 from memories.selectors.memories import memory_list
-from memories.selectors.relations import attach_attributed
+from memories.selectors.relations import attach_references
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
@@ -289,7 +289,7 @@ def list_memories(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
             now=timezone.now(),
         )
         page = list(memories[(number - 1) * size : number * size + 1])
-        attach_attributed(page[:size])
+        attach_references(page[:size])
         return len(page) > size, [memory_to_dict(m) for m in page[:size]]
 
     more, found = read_as(agent, listed)

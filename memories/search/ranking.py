@@ -24,7 +24,7 @@ from memories.search.graph import expanded
 from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
-from memories.selectors.relations import attach_attributed
+from memories.selectors.relations import attach_references
 from memories.serializers import SearchInput, parse
 
 #: How mature what this module implements is, read by the readiness registry.
@@ -252,7 +252,8 @@ def ranked(
                 CASE WHEN e.episode_embedding IS NOT NULL AND e.embedding_model = %(model)s
                     THEN 1 - (e.episode_embedding <=> %(vector)s::vector)
                     ELSE signals.similarity END AS episode_similarity
-            FROM signals JOIN memories_memory e ON e.id = signals.id
+            FROM signals JOIN memories_memory e
+                ON e.id = signals.id AND e.workspace_id = {int(workspace.pk)}
         ),
         -- Each signal standardized over the candidates (z-scores), fused; then a share of the
         -- best fused figure among the candidates next to it in its session; then mapped to
@@ -312,9 +313,10 @@ def ranked(
             ranked.age_days, ranked.age_factor, ranked.asymmetry_factor, ranked.score,
             ranked.passed_gate
         FROM ranked
-        JOIN memories_memory m ON m.id = ranked.id
+        JOIN memories_memory m ON m.id = ranked.id AND m.workspace_id = {int(workspace.pk)}
         JOIN memories_scope s ON s.id = m.scope_id
-        LEFT JOIN memories_memory r ON r.id = m.superseded_by_id
+        LEFT JOIN memories_memory r
+            ON r.id = m.superseded_by_id AND r.workspace_id = {int(workspace.pk)}
         WHERE ranked.position <= {shown_rows}{shown_condition}
         ORDER BY ranked.position
         LIMIT {int(limit)}
@@ -333,7 +335,7 @@ def ranked(
     hits = [hit_from_row(row) for row in rows]
     if expand == "graph":
         hits = expanded(hits, limit=shown_limit, workspace_id=workspace.pk)
-    attach_attributed([h.memory for h in hits])
+    attach_references([h.memory for h in hits])
     boundary = eligibility_boundary(agent, now, workspace=workspace)
     eligible = boundary.eligibility_of([h.memory for h in hits], now)
     relations = relational.explain([h.memory for h in hits], scope_ids)

@@ -60,6 +60,7 @@ SHORTLIST_FACTOR = 10
 
 @dataclass(frozen=True)
 class RelationalFilter:
+    workspace_id: int = 0
     related_to: str | None = None
     related: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
     entities: list[Entity] = field(default_factory=list)
@@ -101,6 +102,7 @@ class RelationalFilter:
             clauses.append(
                 f"EXISTS (SELECT 1 FROM {Link._meta.db_table} mention "
                 f"WHERE mention.source_id = {Memory._meta.db_table}.id "
+                f"AND mention.workspace_id = {Memory._meta.db_table}.workspace_id "
                 "AND mention.target_entity_id = ANY(%(entity_ids)s::bigint[]) "
                 "AND mention.removed_at IS NULL OFFSET 0)"
             )
@@ -113,6 +115,7 @@ class RelationalFilter:
             clauses.append(
                 f"EXISTS (SELECT 1 FROM {MemoryDegree._meta.db_table} degree "
                 f"WHERE degree.memory_id = {Memory._meta.db_table}.id "
+                f"AND degree.workspace_id = {Memory._meta.db_table}.workspace_id "
                 "AND degree.links >= %(min_r)s)"
             )
             params["min_r"] = self.min_r
@@ -132,7 +135,8 @@ class RelationalFilter:
         for the reader decides: ``min_r``'s exact count. Empty when there is none."""
         if self.min_r is None or self.min_r <= 0:
             return ""
-        return f"{connections_sql(memory, '%(scopes)s::bigint[]')} >= %(min_r)s"
+        counted = connections_sql(memory, "%(scopes)s::bigint[]", str(int(self.workspace_id)))
+        return f"{counted} >= %(min_r)s"
 
     def explain(self, memories: Sequence[Memory], scope_ids: Sequence[int]) -> list[dict]:
         """For each hit, what let it through: its links to ``related_to``, the entity it
@@ -140,7 +144,9 @@ class RelationalFilter:
         if not self.active:
             return [{} for _ in memories]
         counts = (
-            connection_counts([m.pk for m in memories], scope_ids) if self.min_r is not None else {}
+            connection_counts([m.pk for m in memories], scope_ids, workspace_id=self.workspace_id)
+            if self.min_r is not None
+            else {}
         )
         explained = []
         for memory in memories:
@@ -196,7 +202,7 @@ def relational_filter(
             raise MissingReference.single(
                 "related_to", f"no memory {related_to!r} is visible to this agent."
             )
-        related = related_memory_links(found, scope_ids, link_types)
+        related = related_memory_links(found, scope_ids, link_types, workspace_id=workspace_id)
     attributed_to = values.pop("attributed_to", None)
     entities = entities_named("entity", entity, workspace_id, scope_ids) if entity else []
     attributed = (
@@ -208,7 +214,7 @@ def relational_filter(
     entity_memory_ids = shortlist = None
     if entity_ids:
         mentions = Link.objects.filter(
-            target_entity_id__in=entity_ids, removed_at__isnull=True
+            workspace_id=workspace_id, target_entity_id__in=entity_ids, removed_at__isnull=True
         ).order_by()  # distinct memories, not (memory, the link's ordering columns)
         if scope_ids is not None:
             mentions = mentions.filter(source_scope_id__in=scope_ids)
@@ -218,6 +224,7 @@ def relational_filter(
         elif vector is not None:
             shortlist = entity_shortlist(mentions, vector, SHORTLIST_FACTOR * max(candidates, 1))
     return RelationalFilter(
+        workspace_id=workspace_id,
         related_to=related_to or None,
         related=related,
         entities=entities,

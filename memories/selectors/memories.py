@@ -161,7 +161,10 @@ def memory_list(
             queryset = queryset.filter(attributed_to__in=members)
         else:
             mentions = Link.objects.filter(
-                source=OuterRef("pk"), target_entity__in=members, removed_at__isnull=True
+                workspace_id=workspace_id,
+                source=OuterRef("pk"),
+                target_entity__in=members,
+                removed_at__isnull=True,
             )
             queryset = queryset.filter(Exists(mentions))
     ordering = values.pop("ordering", None) or "newest"
@@ -169,4 +172,6 @@ def memory_list(
         values.pop(paging, None)
     if values:
         raise TypeError(f"unknown list filters: {', '.join(sorted(values))}")
-    return queryset.select_related("scope", "superseded_by").order_by(*LIST_ORDERINGS[ordering])
+    # What superseded each (and who made its claim) is read for a page by ``attach_references``,
+    # within the workspace, not joined on the id alone.
+    return queryset.select_related("scope").order_by(*LIST_ORDERINGS[ordering])

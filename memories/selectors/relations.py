@@ -10,7 +10,7 @@ the whole workspace.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -132,25 +132,35 @@ def memory_links(memory: Memory, scope_ids: Sequence[int] | None) -> list[LinkVi
 def memory_entities(memory: Memory) -> list[Entity]:
     """The entities the memory mentions (merged ones as the entity they were merged into)."""
     ids = Link.objects.filter(
-        source=memory, target_entity__isnull=False, removed_at__isnull=True
+        workspace_id=memory.workspace_id,
+        source=memory,
+        target_entity__isnull=False,
+        target_entity__workspace_id=memory.workspace_id,
+        removed_at__isnull=True,
     ).values_list("target_entity__merged_into_id", "target_entity_id")
     wanted = {merged or pk for merged, pk in ids}
-    return list(Entity.objects.filter(pk__in=wanted).order_by("kind", "name"))
+    return list(
+        Entity.objects.filter(workspace_id=memory.workspace_id, pk__in=wanted).order_by(
+            "kind", "name"
+        )
+    )
 
 
-def _attributed_by_visible(scope_ids: Sequence[int]) -> Q:
+def _attributed_by_visible(workspace_id: int, scope_ids: Sequence[int]) -> Q:
     """An entity (or one merged into it) made the claim of a memory the reader sees (by the
     partial index ``memory_attributed_to``)."""
 
     def attributed(**where: Any) -> Exists:
-        return Exists(Memory.objects.filter(scope_id__in=scope_ids, **where))
+        return Exists(
+            Memory.objects.filter(workspace_id=workspace_id, scope_id__in=scope_ids, **where)
+        )
 
     return attributed(attributed_to=OuterRef("pk")) | attributed(
-        attributed_to__merged_into=OuterRef("pk")
+        attributed_to__merged_into=OuterRef("pk"), attributed_to__workspace_id=workspace_id
     )
 
 
-def _mentioned_by_visible(scope_ids: Sequence[int] | None) -> Q:
+def _mentioned_by_visible(workspace_id: int, scope_ids: Sequence[int] | None) -> Q:
     """An entity (or one merged into it) is mentioned by a memory the reader sees.
 
     Two probes, each by its own index, not one with an OR across the link and its entity
@@ -158,13 +168,13 @@ def _mentioned_by_visible(scope_ids: Sequence[int] | None) -> Q:
     scanned the links for 20-60 ms)."""
 
     def mentioned(**where: Any) -> Exists:
-        links = Link.objects.filter(removed_at__isnull=True, **where)
+        links = Link.objects.filter(workspace_id=workspace_id, removed_at__isnull=True, **where)
         if scope_ids is not None:  # the mention's copy of its memory's scope: no memory read
             links = links.filter(source_scope_id__in=scope_ids)
         return Exists(links)
 
     return mentioned(target_entity=OuterRef("pk")) | mentioned(
-        target_entity__merged_into=OuterRef("pk")
+        target_entity__merged_into=OuterRef("pk"), target_entity__workspace_id=workspace_id
     )
 
 
@@ -175,7 +185,9 @@ def visible_entities(workspace_id: int, scope_ids: Sequence[int] | None) -> Quer
     if scope_ids is None:
         return queryset
     return queryset.filter(
-        Q(declared=True) | _mentioned_by_visible(scope_ids) | _attributed_by_visible(scope_ids)
+        Q(declared=True)
+        | _mentioned_by_visible(workspace_id, scope_ids)
+        | _attributed_by_visible(workspace_id, scope_ids)
     )
 
 
@@ -200,9 +212,12 @@ def entity_list(
     # first (an OR across the link and its entity, which no index serves, ran for minutes at a
     # million mentions).
     members = Entity.objects.filter(
-        Q(pk=OuterRef(OuterRef("pk"))) | Q(merged_into=OuterRef(OuterRef("pk")))
+        Q(pk=OuterRef(OuterRef("pk"))) | Q(merged_into=OuterRef(OuterRef("pk"))),
+        workspace_id=workspace_id,
     ).values("pk")
-    mentions = Link.objects.filter(target_entity__in=Subquery(members), removed_at__isnull=True)
+    mentions = Link.objects.filter(
+        workspace_id=workspace_id, target_entity__in=Subquery(members), removed_at__isnull=True
+    )
     if scope_ids is not None:  # the mention's copy of its memory's scope: no memory read
         mentions = mentions.filter(source_scope_id__in=scope_ids)
     counted = (
@@ -221,14 +236,10 @@ def entity_get(*, workspace_id: int, entity_id: str, scope_ids: Sequence[int] | 
     """One entity the reader may know of; anything else is the same NotFound."""
     entity = None
     if isinstance(entity_id, str) and len(entity_id) == 16:
-        entity = (
-            visible_entities(workspace_id, scope_ids)
-            .select_related("merged_into")
-            .filter(entity_id=entity_id)
-            .first()
-        )
+        entity = visible_entities(workspace_id, scope_ids).filter(entity_id=entity_id).first()
     if entity is None:
         raise NotFound(f"no entity {entity_id!r}")
+    with_targets([entity])
     return entity
 
 
@@ -241,7 +252,7 @@ def entity_by_name(
         return []
     found = visible_entities(workspace_id, scope_ids).filter(keys__contains=[key])
     targets = {e.merged_into_id or e.pk for e in found}
-    return list(Entity.objects.filter(pk__in=targets))
+    return list(Entity.objects.filter(workspace_id=workspace_id, pk__in=targets))
 
 
 def entities_named(
@@ -249,11 +260,7 @@ def entities_named(
 ) -> list[Entity]:
     """The entities a filter (``name``) names by id, or by name or alias, merged ones as their
     target; ValidationFailed naming the filter when the reader knows of none."""
-    found = list(
-        visible_entities(workspace_id, scope_ids)
-        .filter(entity_id=reference)
-        .select_related("merged_into")
-    )
+    found = with_targets(visible_entities(workspace_id, scope_ids).filter(entity_id=reference))
     entities = [e.merged_into or e for e in found] or entity_by_name(
         workspace_id=workspace_id, name=reference, scope_ids=scope_ids
     )
@@ -264,29 +271,56 @@ def entities_named(
     return entities
 
 
-def attach_attributed(memories: Sequence[Memory]) -> None:
-    """Load the entities that made the memories' claims in one statement (each as the entity it
-    was merged into, if merged)."""
+def attach_references(memories: Sequence[Memory]) -> None:
+    """Load what the memories point at, within their workspaces, a statement each: the
+    entities that made their claims (each as the entity it was merged into, if merged) and the
+    memories that superseded them (unless already loaded)."""
+    workspaces = {m.workspace_id for m in memories}
     ids = {m.attributed_to_id for m in memories if m.attributed_to_id is not None}
-    if not ids:
-        return
-    found = {
-        e.pk: e.merged_into or e
-        for e in Entity.objects.filter(pk__in=ids).select_related("merged_into")
-    }
-    for memory in memories:
-        if memory.attributed_to_id is not None:
-            memory.attributed_to = found[memory.attributed_to_id]
+    if ids:
+        found = {
+            e.pk: e.merged_into or e
+            for e in with_targets(Entity.objects.filter(workspace_id__in=workspaces, pk__in=ids))
+        }
+        for memory in memories:
+            if memory.attributed_to_id is not None:
+                memory.attributed_to = found[memory.attributed_to_id]
+    field = Memory._meta.get_field("superseded_by")
+    waiting = [m for m in memories if m.superseded_by_id and not field.is_cached(m)]
+    if waiting:
+        newer = Memory.objects.filter(
+            workspace_id__in=workspaces, pk__in={m.superseded_by_id for m in waiting}
+        ).only("mem_id", "workspace_id")
+        found_newer = newer.in_bulk()
+        for memory in waiting:
+            memory.superseded_by = found_newer[memory.superseded_by_id]
+
+
+def with_targets(entities: Iterable[Entity]) -> list[Entity]:
+    """The entities, each merged one with the entity it was merged into (``merged_into``),
+    read in one more statement within their workspaces (not a join on the id alone)."""
+    entities = list(entities)
+    wanted = {e.merged_into_id for e in entities if e.merged_into_id is not None}
+    if wanted:
+        targets = Entity.objects.filter(
+            workspace_id__in={e.workspace_id for e in entities}, pk__in=wanted
+        ).in_bulk()
+        for entity in entities:
+            if entity.merged_into_id is not None:
+                entity.merged_into = targets[entity.merged_into_id]
+    return entities
 
 
 def entity_members(entity: Entity) -> list[int]:
     """The entity and those merged into it: the primary keys links to it may name."""
-    return [entity.pk, *Entity.objects.filter(merged_into=entity).values_list("pk", flat=True)]
+    merged = Entity.objects.filter(workspace_id=entity.workspace_id, merged_into=entity)
+    return [entity.pk, *merged.values_list("pk", flat=True)]
 
 
 def entity_memories(entity: Entity, scope_ids: Sequence[int] | None) -> QuerySet[Memory]:
     """The memories that mention the entity (or one merged into it), newest first."""
     mentions = Link.objects.filter(
+        workspace_id=entity.workspace_id,
         source=OuterRef("pk"),
         target_entity_id__in=entity_members(entity),
         removed_at__isnull=True,
@@ -299,7 +333,11 @@ def entity_memories(entity: Entity, scope_ids: Sequence[int] | None) -> QuerySet
 
 
 def related_memory_links(
-    memory_pk: int, scope_ids: Sequence[int] | None, kinds: Sequence[str] | None
+    memory_pk: int,
+    scope_ids: Sequence[int] | None,
+    kinds: Sequence[str] | None,
+    *,
+    workspace_id: int,
 ) -> dict[int, list[tuple[str, str]]]:
     """The memories directly connected to one memory, either way, that the reader sees (any
     status), each with its links as (type, direction seen from the given memory)."""
@@ -307,22 +345,25 @@ def related_memory_links(
     sql = f"""
         SELECT other, kind, direction FROM (
             SELECT target_memory_id AS other, kind, 'out' AS direction FROM {LINK}
-            WHERE source_id = %(pk)s AND target_memory_id IS NOT NULL AND removed_at IS NULL
+            WHERE source_id = %(pk)s AND workspace_id = %(ws)s AND target_memory_id IS NOT NULL
+                AND removed_at IS NULL
             UNION ALL
             SELECT source_id, kind, 'in' FROM {LINK}
-            WHERE target_memory_id = %(pk)s AND removed_at IS NULL
+            WHERE target_memory_id = %(pk)s AND workspace_id = %(ws)s AND removed_at IS NULL
             UNION ALL
-            SELECT id, 'supersedes', 'out' FROM {MEMORY} WHERE superseded_by_id = %(pk)s
+            SELECT id, 'supersedes', 'out' FROM {MEMORY}
+            WHERE superseded_by_id = %(pk)s AND workspace_id = %(ws)s
             UNION ALL
             SELECT superseded_by_id, 'supersedes', 'in' FROM {MEMORY}
-            WHERE id = %(pk)s AND superseded_by_id IS NOT NULL
+            WHERE id = %(pk)s AND workspace_id = %(ws)s AND superseded_by_id IS NOT NULL
             UNION ALL
             SELECT follows_id, 'follows', 'out' FROM {MEMORY}
-            WHERE id = %(pk)s AND follows_id IS NOT NULL
+            WHERE id = %(pk)s AND workspace_id = %(ws)s AND follows_id IS NOT NULL
             UNION ALL
-            SELECT id, 'follows', 'in' FROM {MEMORY} WHERE follows_id = %(pk)s
+            SELECT id, 'follows', 'in' FROM {MEMORY}
+            WHERE follows_id = %(pk)s AND workspace_id = %(ws)s
         ) AS edges
-        JOIN {MEMORY} m ON m.id = edges.other
+        JOIN {MEMORY} m ON m.id = edges.other AND m.workspace_id = %(ws)s
         WHERE (cardinality(%(kinds)s::text[]) = 0 OR kind = ANY(%(kinds)s::text[]))
           AND (%(all)s OR m.scope_id = ANY(%(scopes)s::bigint[]))
     """
@@ -331,6 +372,7 @@ def related_memory_links(
             sql,
             {
                 "pk": memory_pk,
+                "ws": workspace_id,
                 "kinds": kinds,
                 "all": scope_ids is None,
                 "scopes": list(scope_ids or []),
@@ -342,43 +384,48 @@ def related_memory_links(
     return found
 
 
-def connections_sql(memory: str, scopes: str) -> str:
-    """SQL for how many connections memory ``memory`` (a column) has that a reader of the
-    scopes ``scopes`` (a bigint[] expression) sees: distinct memories it links to or is linked
-    from (links of any type, the engine's supersedes and follows included) that are active, plus
-    distinct entities it mentions (a merged entity counts as the one it was merged into)."""
+def connections_sql(memory: str, scopes: str, workspace: str) -> str:
+    """SQL for how many connections memory ``memory`` (a column) of workspace ``workspace``
+    (its column) has that a reader of the scopes ``scopes`` (a bigint[] expression) sees:
+    distinct memories it links to or is linked from (links of any type, the engine's supersedes
+    and follows included) that are active, plus distinct entities it mentions (a merged entity
+    counts as the one it was merged into)."""
+    same = f"workspace_id = {workspace}"
     return f"""(
         (SELECT count(DISTINCT other.id) FROM (
             SELECT target_memory_id AS id FROM {LINK}
-            WHERE source_id = {memory} AND target_memory_id IS NOT NULL AND removed_at IS NULL
+            WHERE source_id = {memory} AND {same} AND target_memory_id IS NOT NULL
+                AND removed_at IS NULL
             UNION ALL
             SELECT source_id FROM {LINK}
-            WHERE target_memory_id = {memory} AND removed_at IS NULL
+            WHERE target_memory_id = {memory} AND {same} AND removed_at IS NULL
             UNION ALL
-            SELECT id FROM {MEMORY} WHERE superseded_by_id = {memory}
+            SELECT id FROM {MEMORY} WHERE superseded_by_id = {memory} AND {same}
             UNION ALL
-            SELECT superseded_by_id FROM {MEMORY} WHERE id = {memory}
+            SELECT superseded_by_id FROM {MEMORY} WHERE id = {memory} AND {same}
             UNION ALL
-            SELECT follows_id FROM {MEMORY} WHERE id = {memory}
+            SELECT follows_id FROM {MEMORY} WHERE id = {memory} AND {same}
             UNION ALL
-            SELECT id FROM {MEMORY} WHERE follows_id = {memory}
-        ) AS ends JOIN {MEMORY} other ON other.id = ends.id
+            SELECT id FROM {MEMORY} WHERE follows_id = {memory} AND {same}
+        ) AS ends JOIN {MEMORY} other ON other.id = ends.id AND other.{same}
         WHERE other.status = 'active' AND other.scope_id = ANY({scopes}))
         + (SELECT count(DISTINCT COALESCE(e.merged_into_id, e.id)) FROM {LINK} l
-           JOIN {Entity._meta.db_table} e ON e.id = l.target_entity_id
-           WHERE l.source_id = {memory} AND l.removed_at IS NULL)
+           JOIN {Entity._meta.db_table} e ON e.id = l.target_entity_id AND e.{same}
+           WHERE l.source_id = {memory} AND l.{same} AND l.removed_at IS NULL)
     )"""
 
 
-def connection_counts(memory_pks: Sequence[int], scope_ids: Sequence[int]) -> dict[int, int]:
-    """``connections_sql`` for some memories, by primary key."""
+def connection_counts(
+    memory_pks: Sequence[int], scope_ids: Sequence[int], *, workspace_id: int
+) -> dict[int, int]:
+    """``connections_sql`` for some memories of a workspace, by primary key."""
     if not memory_pks:
         return {}
     with reader.cursor() as cursor:
         cursor.execute(
-            f"SELECT m.id, {connections_sql('m.id', '%(scopes)s::bigint[]')} "
-            f"FROM {MEMORY} m WHERE m.id = ANY(%(ids)s::bigint[])",
-            {"ids": list(memory_pks), "scopes": list(scope_ids)},
+            f"SELECT m.id, {connections_sql('m.id', '%(scopes)s::bigint[]', 'm.workspace_id')} "
+            f"FROM {MEMORY} m WHERE m.id = ANY(%(ids)s::bigint[]) AND m.workspace_id = %(ws)s",
+            {"ids": list(memory_pks), "scopes": list(scope_ids), "ws": workspace_id},
         )
         return dict(cursor.fetchall())
 
@@ -390,7 +437,8 @@ def hub_entities(workspace_id: int, share: float) -> list[int]:
         cursor.execute(
             f"""
             SELECT COALESCE(e.merged_into_id, e.id) FROM {LINK} l
-            JOIN {Entity._meta.db_table} e ON e.id = l.target_entity_id
+            JOIN {Entity._meta.db_table} e
+                ON e.id = l.target_entity_id AND e.workspace_id = l.workspace_id
             WHERE l.workspace_id = %(ws)s AND l.removed_at IS NULL
             GROUP BY 1
             HAVING count(DISTINCT l.source_id) >= %(share)s * (

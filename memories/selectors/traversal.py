@@ -41,43 +41,52 @@ FETCH_ROWS = 200
 
 #: One step of a walk from the node ``w`` (kind, id): the nodes next to it, by which link
 #: (NULL for the engine's own), of which type, which way. ``%(out)s`` and ``%(in)s`` say which
-#: ways the walk goes.
+#: ways the walk goes. Every table it reads is restricted to the walk's workspace (one shard on
+#: Citus: docs/SCALING.md).
 STEPS = f"""
     SELECT CASE WHEN l.target_memory_id IS NULL THEN '{ENTITY}' ELSE '{MEMORY}' END AS kind,
         COALESCE(l.target_memory_id, e.merged_into_id, l.target_entity_id) AS node,
         l.id AS link, l.kind AS type, 'out' AS direction
     FROM {Link._meta.db_table} l
-    LEFT JOIN {Entity._meta.db_table} e ON e.id = l.target_entity_id
-    WHERE w.kind = '{MEMORY}' AND %(out)s AND l.source_id = w.node AND l.removed_at IS NULL
+    LEFT JOIN {Entity._meta.db_table} e
+        ON e.id = l.target_entity_id AND e.workspace_id = %(workspace)s
+    WHERE w.kind = '{MEMORY}' AND %(out)s AND l.source_id = w.node
+        AND l.workspace_id = %(workspace)s AND l.removed_at IS NULL
     UNION ALL
     SELECT '{MEMORY}', l.source_id, l.id, l.kind, 'in'
     FROM {Link._meta.db_table} l
     WHERE w.kind = '{MEMORY}' AND %(in)s AND l.target_memory_id = w.node
-        AND l.removed_at IS NULL
+        AND l.workspace_id = %(workspace)s AND l.removed_at IS NULL
     UNION ALL
     SELECT '{MEMORY}', l.source_id, l.id, l.kind, 'in'
     FROM {Link._meta.db_table} l
     WHERE w.kind = '{ENTITY}' AND %(in)s AND l.removed_at IS NULL
+        AND l.workspace_id = %(workspace)s
         AND l.target_entity_id IN (
-            SELECT id FROM {Entity._meta.db_table} WHERE id = w.node OR merged_into_id = w.node
+            SELECT id FROM {Entity._meta.db_table}
+            WHERE (id = w.node OR merged_into_id = w.node) AND workspace_id = %(workspace)s
         )
         AND (%(everyone)s OR l.source_scope_id = ANY(%(scopes)s::bigint[]))
     UNION ALL
     SELECT '{MEMORY}', m.follows_id, NULL, 'follows', 'out'
     FROM {Memory._meta.db_table} m
-    WHERE w.kind = '{MEMORY}' AND %(out)s AND m.id = w.node AND m.follows_id IS NOT NULL
+    WHERE w.kind = '{MEMORY}' AND %(out)s AND m.id = w.node AND m.workspace_id = %(workspace)s
+        AND m.follows_id IS NOT NULL
     UNION ALL
     SELECT '{MEMORY}', m.id, NULL, 'follows', 'in'
     FROM {Memory._meta.db_table} m
     WHERE w.kind = '{MEMORY}' AND %(in)s AND m.follows_id = w.node
+        AND m.workspace_id = %(workspace)s
     UNION ALL
     SELECT '{MEMORY}', m.id, NULL, 'supersedes', 'out'
     FROM {Memory._meta.db_table} m
     WHERE w.kind = '{MEMORY}' AND %(out)s AND m.superseded_by_id = w.node
+        AND m.workspace_id = %(workspace)s
     UNION ALL
     SELECT '{MEMORY}', m.superseded_by_id, NULL, 'supersedes', 'in'
     FROM {Memory._meta.db_table} m
-    WHERE w.kind = '{MEMORY}' AND %(in)s AND m.id = w.node AND m.superseded_by_id IS NOT NULL
+    WHERE w.kind = '{MEMORY}' AND %(in)s AND m.id = w.node AND m.workspace_id = %(workspace)s
+        AND m.superseded_by_id IS NOT NULL
 """
 
 WALK = f"""
@@ -228,15 +237,17 @@ def _hydrate(rows: list[tuple], start: Memory | Entity, limit: int) -> list[Reac
             (memory_ids if name[0] == MEMORY else entity_ids).add(int(name[1:]))
         link_ids.update(pk for pk in row[4] if pk is not None)
     nodes: dict[tuple[str, int], Memory | Entity] = {_key(start): start}
-    for memory in Memory.objects.filter(pk__in=memory_ids).only(
+    workspace_id = start.workspace_id
+    for memory in Memory.objects.filter(workspace_id=workspace_id, pk__in=memory_ids).only(
         "mem_id", "text", "created_at", "scope_id"
     ):
         nodes[(MEMORY, memory.pk)] = memory
-    for entity in Entity.objects.filter(pk__in=entity_ids).only("entity_id", "name", "kind"):
+    entities = Entity.objects.filter(workspace_id=workspace_id, pk__in=entity_ids)
+    for entity in entities.only("entity_id", "name", "kind"):
         nodes[(ENTITY, entity.pk)] = entity
     links = {
         link.pk: link
-        for link in Link.objects.filter(pk__in=link_ids)
+        for link in Link.objects.filter(workspace_id=workspace_id, pk__in=link_ids)
         .select_related("agent", "user")
         .only(
             "link_id",

@@ -546,7 +546,9 @@ def test_the_stored_degree_follows_every_write_and_bounds_the_count(alice, bob):
     assert dict(MemoryDegree.objects.values_list("memory_id", "links")) == stored
     for actor in (alice, bob):
         scope_ids = [actor.agent.private_scope_id, *actor.agent.scopes.values_list("pk", flat=True)]
-        counts = connection_counts([first.pk, second.pk, third.pk], scope_ids)
+        counts = connection_counts(
+            [first.pk, second.pk, third.pk], scope_ids, workspace_id=actor.agent.workspace_id
+        )
         for memory in (first, second, third):
             assert counts[memory.pk] <= stored.get(memory.pk, 0)
 

@@ -60,7 +60,11 @@ def test_the_links_check_fails_when_a_filter_lets_through_what_it_should_not(db,
     # A related_to that ignores link types and what the reader may see.
     original = relational.related_memory_links
     monkeypatch.setattr(
-        relational, "related_memory_links", lambda pk, scope_ids, kinds: original(pk, None, None)
+        relational,
+        "related_memory_links",
+        lambda pk, scope_ids, kinds, workspace_id: original(
+            pk, None, None, workspace_id=workspace_id
+        ),
     )
     value, detail = _sandboxed(links_filter_as_documented)
     assert value < 1.0 and detail["passed"] < detail["trials"]

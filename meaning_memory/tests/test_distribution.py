@@ -1,0 +1,258 @@
+"""Ready for Citus (issue 22): the schema and the hot statements hold to
+``meaning_memory.distribution``. Every table is classified once; every primary and unique key
+of a distributed table includes ``workspace_id``; a foreign key between two distributed
+tables is composite with it, and none points from a shared table into a distributed one; and
+every statement a search, a traversal, a path, a compile or a list runs restricts every
+distributed table it reads to one workspace (so that Citus routes it to one shard): checked
+on PostgreSQL's own plans of those statements, run on real data."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from meaning_memory.distribution import (
+    DISTRIBUTED,
+    DISTRIBUTION_COLUMN,
+    LOCAL,
+    REFERENCE,
+    distribution_statements,
+)
+from meaning_memory.testing import make_actor
+
+TEAM = "team:accounts"
+ZEPHYR = [{"name": "Zephyr Logistics", "type": "customer"}]
+
+
+def rows(sql: str, params=None) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+KEYS = """
+SELECT con.conrelid::regclass::text, con.conname, con.contype::text,
+       array(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY AS k(n, i)
+             JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i),
+       con.confrelid::regclass::text,
+       array(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY AS k(n, i)
+             JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.i)
+FROM pg_constraint con JOIN pg_namespace n ON n.oid = con.connamespace
+WHERE n.nspname = 'public' AND con.contype IN ('p', 'u', 'f')
+"""
+
+
+@pytest.mark.django_db
+def test_every_key_of_a_distributed_table_carries_the_workspace():
+    tables = {name for (name,) in rows(
+        "SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
+    )}  # fmt: skip
+    listed = [*DISTRIBUTED, *REFERENCE, *LOCAL]
+    assert len(listed) == len(set(listed)), "a table is listed twice"
+    assert tables == set(listed), {
+        "not classified": sorted(tables - set(listed)),
+        "listed but absent": sorted(set(listed) - tables),
+    }
+    violations = []
+    for table in DISTRIBUTED:
+        nullable = rows(
+            "SELECT is_nullable FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND table_name = %s AND column_name = %s",
+            [table, DISTRIBUTION_COLUMN],
+        )
+        if nullable != [("NO",)]:
+            violations.append(f"{table}: no NOT NULL {DISTRIBUTION_COLUMN} ({nullable})")
+    for table, name, kind, columns, target, target_columns in rows(KEYS):
+        if kind in ("p", "u") and table in DISTRIBUTED and DISTRIBUTION_COLUMN not in columns:
+            violations.append(f"{table}.{name}: key {columns} without {DISTRIBUTION_COLUMN}")
+        if kind != "f" or target not in DISTRIBUTED:
+            continue
+        if table not in DISTRIBUTED:
+            violations.append(f"{table}.{name}: a {table} row points into {target}")
+        elif (DISTRIBUTION_COLUMN, DISTRIBUTION_COLUMN) not in zip(
+            columns, target_columns, strict=True
+        ):
+            violations.append(f"{table}.{name}: {columns} → {target}{target_columns}")
+    # Unique indexes that no constraint declares (partial ones) count as keys too.
+    for table, index, definition in rows(
+        "SELECT t.relname, i.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x "
+        "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid "
+        "WHERE x.indisunique AND t.relname = ANY(%s)",
+        [list(DISTRIBUTED)],
+    ):
+        columns = definition.split(" USING ", 1)[1].split(")", 1)[0]
+        if DISTRIBUTION_COLUMN not in columns:
+            violations.append(f"{table}.{index}: unique on {columns}")
+    assert violations == []
+
+
+@pytest.mark.django_db
+def test_the_distribution_statements_follow_the_foreign_keys():
+    with connection.cursor() as cursor:
+        statements = distribution_statements(cursor)
+    reference = [s for s in statements if "create_reference_table" in s]
+    distributed = [s for s in statements if "create_distributed_table" in s]
+    assert len(reference) == len(REFERENCE) and len(distributed) == len(DISTRIBUTED)
+    assert statements == reference + distributed
+    order = [s.split("'")[1] for s in statements]
+    position = {table: i for i, table in enumerate(order)}
+    for table, _, kind, _, target, _ in rows(KEYS):
+        if kind == "f" and table in position and target in position and table != target:
+            assert position[target] < position[table], (table, target)
+    first = distributed[0].split("'")[1]
+    assert all(f"colocate_with => '{first}'" in s for s in distributed[1:])
+    # What `meaning-memory distribution` prints.
+    out = io.StringIO()
+    call_command("distribution", stdout=out)
+    assert out.getvalue().splitlines() == statements
+
+
+class Recorder:
+    """Every statement run on the connection (its text and parameters)."""
+
+    def __init__(self) -> None:
+        self.statements: list[tuple[str, object]] = []
+
+    def __call__(self, execute, sql, params, many, context):
+        self.statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+
+CONDITIONS = ("Index Cond", "Filter", "Recheck Cond", "TID Cond")
+
+
+def _conditions(node: dict) -> list[str]:
+    found = [node[key] for key in CONDITIONS if key in node]
+    if node.get("Index Name"):
+        predicate = rows(
+            "SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indexrelid = %s::regclass",
+            [node["Index Name"]],
+        )
+        if predicate and predicate[0][0]:
+            found.append(predicate[0][0])
+    for child in node.get("Plans", []):
+        if child["Node Type"] in ("Bitmap Index Scan", "BitmapAnd", "BitmapOr"):
+            found += _conditions(child)
+    return found
+
+
+def unrestricted(plan: dict) -> list[str]:
+    """The scans of distributed tables in a plan that no workspace condition restricts."""
+    missing = []
+    relation = plan.get("Relation Name")
+    if relation in DISTRIBUTED and not any(
+        DISTRIBUTION_COLUMN in condition for condition in _conditions(plan)
+    ):
+        missing.append(f"{plan['Node Type']} on {relation} ({plan.get('Alias')})")
+    for child in plan.get("Plans", []):
+        missing += unrestricted(child)
+    return missing
+
+
+@pytest.fixture
+def workspace_data(settings):
+    from memories.models import Entity
+    from memories.services import memory_remember
+
+    settings.MM_TRAVERSAL = True
+    settings.MM_OPEN_THREADS = True
+    alice = make_actor("acme", "alice", scopes=[TEAM])
+    make_actor("globex", "charlie")
+    start = timezone.now() - timedelta(days=30)
+
+    def remember(text, **fields):
+        return memory_remember(agent=alice.agent, text=text, **fields).memory
+
+    hub = remember("The Zephyr renewal is due in March.", scope=TEAM, entities=ZEPHYR)
+    support = remember(
+        "Finance approved the March renewal budget.",
+        scope=TEAM,
+        links=[{"to": hub.mem_id, "type": "supports"}],
+    )
+    remember(
+        "The budget line is under operations.",
+        scope=TEAM,
+        links=[{"to": support.mem_id, "type": "relates_to"}],
+    )
+    remember(
+        "Zephyr renews in June now.",
+        scope=TEAM,
+        entities=ZEPHYR,
+        supersedes=hub.mem_id,
+    )
+    for day in range(3):
+        remember(
+            f"Pottery class {day}: the bowl goes in the kiln.",
+            session=f"s{day}",
+            memory_type="episodic",
+            created_at=start + timedelta(days=7 * day),
+        )
+    entity = Entity.objects.get(workspace_id=alice.agent.workspace_id, name="Zephyr Logistics")
+    return alice, hub, support, entity
+
+
+SEARCHES = [
+    {"query": "Zephyr renewal"},
+    {"query": "renewal budget", "category": "fact", "min_s_score": 0.1, "source": "api"},
+    {"query": "renewal", "perspective": "self", "source_kind": "observed"},
+    {"query": "renewal", "entity": "Zephyr Logistics"},
+    {"query": "renewal", "min_r": 1},
+    {"query": "renewal", "expand": "graph"},
+    {"query": "renewal", "currently_valid": False},
+    {"query": "pottery kiln", "memory_type": "episodic"},
+]
+
+
+@pytest.mark.django_db
+def test_search_traversal_compile_and_list_read_one_workspace(workspace_data):
+    from memories.compile import compiled_memory_file
+    from memories.search import memory_search
+    from memories.selectors.memories import memory_list
+    from memories.selectors.traversal import path_between, traverse_from
+    from memories.selectors.visibility import visible_scope_ids
+
+    alice, hub, support, entity = workspace_data
+    agent = alice.agent
+    searches = [
+        *SEARCHES,
+        {"query": "renewal", "related_to": support.mem_id, "link_types": ["supports"]},
+        {"query": "renewal", "as_of": (timezone.now() - timedelta(days=1)).isoformat()},
+    ]
+    recorder = Recorder()
+    with connection.execute_wrapper(recorder):
+        for arguments in searches:
+            memory_search(agent=agent, arguments=arguments)
+        traverse_from(agent, start=support.mem_id, depth=3)
+        traverse_from(agent, start=entity.entity_id, depth=2)
+        path_between(agent, start=support.mem_id, end=entity.entity_id, depth=3)
+        compiled_memory_file(workspace=agent.workspace, agent=agent)
+        list(
+            memory_list(
+                workspace_id=agent.workspace_id,
+                scope_ids=visible_scope_ids(agent),
+                values={},
+                now=timezone.now(),
+            )[:20]
+        )
+    checked, violations = 0, {}
+    for sql, params in recorder.statements:
+        text = sql.lstrip().upper()
+        if not text.startswith(("SELECT", "WITH")) or not any(t in sql for t in DISTRIBUTED):
+            continue
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+            plan = cursor.fetchone()[0]
+        plan = json.loads(plan) if isinstance(plan, str) else plan
+        checked += 1
+        missing = unrestricted(plan[0]["Plan"])
+        if missing:
+            violations[" ".join(sql.split())[:300]] = missing
+    assert checked >= 20, checked  # the statements were seen
+    assert violations == {}
