@@ -46,7 +46,7 @@ def test_two_web_processes_and_two_workers_share_one_database(tmp_path, database
         slug: run(env, "createagent", "--workspace", slug, "--name", "agent", "-v0").strip()
         for slug in WORKSPACES
     }
-    workers = []
+    workers, logs = [], []
     try:
         for engine in web:
             engine.start(180, "--no-worker")
@@ -83,17 +83,19 @@ def test_two_web_processes_and_two_workers_share_one_database(tmp_path, database
             again = web[1].call("POST", "/api/v1/memories", tokens[slug], retried)
             assert (again.status, again.body["mem_id"]) == (200, written[slug][0][1])
 
-        # Two workers; a run queued per workspace through either web process.
+        # Two workers (each logs the tasks it takes); a run queued per workspace through
+        # either web process.
+        logs = [(tmp_path / f"worker{i}.log").open("w") for i in (1, 2)]
         workers = [
             subprocess.Popen(
                 [sys.executable, "-m", "meaning_memory", "qcluster"],
                 cwd=ROOT,
                 env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            for _ in range(2)
+            for log in logs
         ]
         runs = {}
         for i, slug in enumerate(WORKSPACES):
@@ -123,7 +125,18 @@ def test_two_web_processes_and_two_workers_share_one_database(tmp_path, database
                 os.killpg(worker.pid, 9)
         for engine in web:
             engine.stop()
+        for log in logs:
+            log.close()
 
+    # Each worker took runs: the queue spread them over both.
+    taken = [
+        sum(
+            "processing" in line and "run_consolidation" in line
+            for line in (tmp_path / f"worker{i}.log").read_text().splitlines()
+        )
+        for i in (1, 2)
+    ]
+    assert sum(taken) == len(WORKSPACES) and min(taken) >= 1, taken
     # What the database says: each run executed by one worker once, every write there once.
     with database.connect() as connection:
         rows = connection.execute(
