@@ -97,6 +97,14 @@ def test_two_web_processes_and_two_workers_share_one_database(tmp_path, database
             )
             for log in logs
         ]
+        # Both clusters up before anything is queued, so that either may take the first run.
+        deadline = time.monotonic() + 180
+        while not all(
+            "Q Cluster" in text and "running." in text
+            for text in ((tmp_path / f"worker{i}.log").read_text() for i in (1, 2))
+        ):
+            assert time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.5)
         runs = {}
         for i, slug in enumerate(WORKSPACES):
             answer = web[i % 2].call("POST", "/api/v1/consolidate", tokens[slug], {})
