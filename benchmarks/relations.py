@@ -218,7 +218,8 @@ def search_case(args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
         linked = [row[0] for row in cursor.fetchall()]
         cursor.execute(
             "SELECT e.name, count(l.id) FROM memories_entity e LEFT JOIN memories_link l "
-            "ON l.target_entity_id = e.id GROUP BY e.id ORDER BY e.id"
+            "ON l.target_entity_id = e.id AND l.workspace_id = e.workspace_id "
+            "GROUP BY e.id, e.name ORDER BY e.id"
         )
         mentioned = cursor.fetchall()
         names = [name for name, _ in mentioned]
