@@ -203,6 +203,7 @@ SEARCHES = [
     {"query": "renewal budget", "category": "fact", "min_s_score": 0.1, "source": "api"},
     {"query": "renewal", "perspective": "self", "source_kind": "observed"},
     {"query": "renewal", "entity": "Zephyr Logistics"},
+    {"query": "renewal", "attributed_to": "Zephyr Logistics"},
     {"query": "renewal", "min_r": 1},
     {"query": "renewal", "expand": "graph"},
     {"query": "renewal", "currently_valid": False},
