@@ -96,9 +96,8 @@ def replica_configured() -> bool:
 
 
 @contextlib.contextmanager
-def reading_from(alias: str) -> Iterator[None]:
-    """Reads inside the block go to ``alias`` (tests and benchmarks; the engine uses
-    ``read_as``)."""
+def _reading_from(alias: str) -> Iterator[None]:
+    """Reads inside the block go to ``alias``."""
     token = _alias.set(alias)
     try:
         yield
@@ -237,7 +236,7 @@ def read_as(agent: Agent, work: Callable[[], T]) -> T:
         READS.labels(database="primary", reason=reason).inc()
         return work()
     try:
-        with reading_from(REPLICA):
+        with _reading_from(REPLICA):
             result = work()
     except DatabaseError as error:
         if not _replica_failed(error):
@@ -259,10 +258,3 @@ def note_writes(agent_ids: Iterable[int | None]) -> None:
             lambda: Agent.objects.filter(pk__in=ids).update(wrote_at=Now()),
             using=DEFAULT_DB_ALIAS,
         )
-
-
-def forget_probe() -> None:
-    """Probe again on the next read (tests)."""
-    global _probe, _caught_up
-    _probe = _Probe(taken=float("-inf"), why="not probed yet")
-    _caught_up = None
