@@ -32,6 +32,7 @@ import numpy as np
 from common import ROOT, add_smoke_option, setup_django
 from locomo import read
 
+from readiness.locomo import turn_prints
 from readiness.metrics import auc
 
 LABELS = {
@@ -193,6 +194,9 @@ def main() -> None:
         "dataset": args.data.name,
         "dataset_sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
         "fit_on": names[: args.train],
+        # What the fit conversations say, turn by turn: the readiness checks measure the
+        # scorer on every conversation that is none of these, whatever its name or file.
+        "fit_on_turns": sorted({p for c in conversations[: args.train] for p in turn_prints(c)}),
         "held_out": names[args.train :],
         "calibrated_auc": scorer.CALIBRATED_AUC,
         "categories": CATEGORIES,

@@ -17,7 +17,6 @@ stopped (renaming waits for no one) and refuses while anything else is connected
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ import psycopg
 from psycopg import sql
 
 from meaning_memory.embedded import install_root
+from readiness.evidence import engine_version
 
 FORMAT = "meaning-memory-backup"
 FORMAT_VERSION = 1
@@ -100,13 +100,6 @@ def current_target() -> Target:
             if key == "sslmode"
         },
     )
-
-
-def engine_version() -> str:
-    try:
-        return importlib.metadata.version("meaning-memory")
-    except importlib.metadata.PackageNotFoundError:  # a clone that was never installed
-        return "unknown"
 
 
 def tool(name: str) -> Path:

@@ -67,6 +67,7 @@ LOCAL = (
     "django_q_schedule",
     "django_q_task",
     "memories_loginthrottle",
+    "readiness_evaluationrun",
     "readiness_evidence",
 )
 

@@ -6,6 +6,7 @@ back: nothing it wrote stays, only the evidence row (recorded after the rollback
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from collections.abc import Callable
@@ -37,11 +38,12 @@ from memories.services import (
 )
 from memories.services.asymmetry import asymmetry_refresh
 from memories.services.divergence import divergence_run
-from readiness.evidence import record
+from readiness.evidence import engine_version, record
 from readiness.liar import measure as measure_liar
 from readiness.liar import read as read_liar
-from readiness.locomo import memory_text, read
+from readiness.locomo import memory_text, read, turn_prints
 from readiness.metrics import auc
+from readiness.models import EvaluationRun
 from readiness.pairs import read as read_pairs
 from readiness.pairs import score
 from readiness.registry import Capability, Check, all_checks
@@ -325,10 +327,10 @@ def divergence_as_documented() -> Result:
 
 def pairs_checks(path: Path) -> dict[str, Result]:
     """The divergence detector's AUC on labelled statement pairs (ProSeCCo's shape)."""
-    scored = score(read_pairs(path))
+    scored = score(read_data(read_pairs, path, "pairs in ProSeCCo's shape"))
     labels = scored.labels
     if labels.all() or not labels.any():
-        raise ValueError(f"{path.name}: both labels are needed for an AUC")
+        raise NotMeasurable(f"{path.name}: an AUC needs pairs of both labels")
     return {
         "r.divergence.pairs_auc": (
             auc(scored.scores, labels),
@@ -539,7 +541,10 @@ def liar_checks(train: Path, measured: Path) -> dict[str, Result]:
 
     def run() -> Result:
         agent = _agent()
-        result = measure_liar(agent, read_liar(train), read_liar(measured))
+        shape = "LIAR-shaped"
+        result = measure_liar(
+            agent, read_data(read_liar, train, shape), read_data(read_liar, measured, shape)
+        )
         return result.auc, {
             "statements": result.statements,
             "positives": result.positives,
@@ -565,12 +570,35 @@ SYNTHETIC: dict[str, Callable[[], Result]] = {
 }
 
 
+#: A conversation whose turns are at least this share of the scorer's fit set's turns is one
+#: it was fitted on (a copy, cut or renamed); short common turns ("Thanks!") match far fewer.
+FITTED_SHARE = 0.5
+
+
+def fitted(conversation) -> bool:
+    """Whether the bundled scorer was fitted on this conversation: named in its calibration's
+    fit set, or saying what those say (a fitted conversation under another name, whole or in
+    part)."""
+    fit = calibration()
+    if conversation.sample_id in set(fit["fit_on"]):
+        return True
+    prints = turn_prints(conversation)
+    known = _fit_turns()
+    return bool(prints) and sum(p in known for p in prints) >= FITTED_SHARE * len(prints)
+
+
+@functools.cache
+def _fit_turns() -> frozenset[str]:
+    return frozenset(calibration().get("fit_on_turns", ()))
+
+
 def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
     """Load LoCoMo conversations (bulk, with sessions and dates), search every question, and
-    measure the scorer on the held-out conversations it has; all rolled back."""
+    measure the scorer on every conversation it was not fitted on; all rolled back. A check
+    the conversations give nothing to measure is left out, with why under ``_not_run``."""
 
     def run() -> dict[str, Result]:
-        chosen = read(path)[:conversations]
+        chosen = read_data(read, path, "LoCoMo-shaped")[:conversations]
         recalls: dict[int, list[float]] = {}
         graph_recalls: dict[int, list[float]] = {}  # the same searches with expand: graph
         # Each multi-hop question, joined: without the hub entities (the check's value); with
@@ -580,7 +608,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         # Per conversation: evidence pairs, those co-threaded, all pairs, those co-threaded.
         threaded: list[tuple[int, int, int, int]] = []
         sagas: list[tuple[float, float]] = []  # multi-hop: (saga recall@20, plain recall@20)
-        held_out = set(calibration()["held_out"])
+        measured: list[str] = []  # the conversations the scorer is measured on
         for conversation in chosen:
             agent = _agent()
             items = [
@@ -627,8 +655,9 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                     got = {dia[h.memory.pk] for h in hits}
                     recall = len(got & question.evidence) / len(question.evidence)
                     found.setdefault(question.category, []).append(recall)
-            if conversation.sample_id in held_out:
+            if not fitted(conversation):
                 _score(agent, conversation, scored, bundled_scorer())
+                measured.append(conversation.sample_id)
         results: dict[str, Result] = {}
         every = [r for rs in recalls.values() for r in rs]
         if every:
@@ -688,16 +717,57 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                     "plain_recall@20": round(plain_recall_mean, 4),
                 },
             )
+        skipped = [c.sample_id for c in chosen if c.sample_id not in measured]
         for dim, (scores, labels) in scored.items():
             if scores and any(labels) and not all(labels):
                 results[f"{dim}.scorer.locomo_auc"] = (
                     auc(np.array(scores), np.array(labels)),
-                    {"memories": len(scores), "positives": int(sum(labels))},
+                    {
+                        "memories": len(scores),
+                        "positives": int(sum(labels)),
+                        "measured_on": measured,
+                        "fitted_on_skipped": skipped,
+                    },
                 )
         results["_conversations"] = (len(chosen), {})
+        results["_not_run"] = (None, _locomo_not_run(results, measured, skipped, scored))
         return results
 
     return _sandboxed(run)
+
+
+def _locomo_not_run(
+    results: dict[str, Result],
+    measured: list[str],
+    skipped: list[str],
+    scored: dict[str, tuple[list[float], list[bool]]],
+) -> dict[str, str]:
+    """Why each LoCoMo check missing from ``results`` could not run on these conversations."""
+    reasons = {
+        "s.core.locomo_recall": "no question names evidence turns that exist",
+        "t.core.locomo_temporal_recall": "no temporal question (category 2) with evidence",
+        "r.traversal.locomo_graph_multihop": "no multi-hop question (category 1) with evidence",
+        "r.links.locomo_multihop_joined": "no multi-hop question (category 1) with evidence "
+        "in two or more turns",
+        "e.threads.locomo_cothreading": "no multi-hop question's evidence turns are told in "
+        "different sessions",
+        "e.saga.locomo_multihop_gain": "no multi-hop question (category 1) with evidence",
+    }
+    labels = {"s": "of any question", "t": "of a temporal question", "r": "of a multi-hop question"}
+    for dim in "str":
+        if not measured:
+            reasons[f"{dim}.scorer.locomo_auc"] = (
+                "the bundled scorer was fitted on every conversation given "
+                f"({', '.join(skipped)}); it is measured only on others"
+            )
+        else:
+            positives = sum(scored[dim][1])
+            reasons[f"{dim}.scorer.locomo_auc"] = (
+                f"an AUC needs turns that are evidence {labels[dim]} and turns that are not; "
+                f"the conversations it was not fitted on ({', '.join(measured)}) have "
+                f"{positives} of {len(scored[dim][1])}"
+            )
+    return {check_id: why for check_id, why in reasons.items() if check_id not in results}
 
 
 def _cothreading(agent, conversation) -> tuple[int, int, int, int]:
@@ -772,23 +842,51 @@ def _score(agent, conversation, scored, scorer) -> None:
         scored[dim][1].extend(dia in evidence[category] for _, _, dia in rows)
 
 
-def _not_run(exc: Exception, needs: str) -> dict[str, Result]:
+class NotMeasurable(ValueError):
+    """The data given cannot measure a check (a file of another shape, one label only): the
+    check is not run, which is not a failure of what it measures."""
+
+
+#: What each kind of outside data is and the options that give it.
+NEEDS = {
+    "locomo": "--locomo FILE (LoCoMo-shaped conversations)",
+    "pairs": "--pairs FILE (labelled contradiction pairs, ProSeCCo's shape)",
+    "liar": "--liar-train FILE --liar-eval FILE (LIAR-shaped fact-checked statements)",
+}
+
+
+def read_data(reader: Callable[[Path], Any], path: Path, shape: str) -> Any:
+    """``reader(path)``, or NotMeasurable naming the file and what is wrong with it."""
+    try:
+        return reader(path)
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        problem = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise NotMeasurable(f"{path.name} is not {shape}: {problem}") from exc
+
+
+def _failed(exc: Exception, needs: str) -> dict[str, Result]:
     """Every gated check on that data, failed to run with this error."""
     error = {"error": f"{type(exc).__name__}: {exc}"}
     return {c.id: (None, error) for _, c in all_checks() if c.needs == needs}
 
 
+def describe(path: Path) -> dict[str, Any]:
+    """A data file as its runs record it: name, sha256 and size in bytes."""
+    data = path.read_bytes()
+    return {"file": path.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
 def _record_gated(
-    path: Path,
+    data: dict[str, Any],
     results: dict[str, Result],
     say: Callable[[str], None],
     more: dict[str, Any],
     what: str,
+    run: EvaluationRun,
 ) -> list[Any]:
-    """Record each gated result with its dataset's name and sha256 (and ``more`` in its
-    detail)."""
+    """Record each gated result with its dataset's name, sha256 and size (and ``more`` in
+    its detail)."""
     by_id = {check.id: (c, check) for c, check in all_checks()}
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
     recorded = []
     for check_id, (value, detail) in results.items():
         capability, check = by_id[check_id]
@@ -797,9 +895,11 @@ def _record_gated(
                 capability,
                 check,
                 value,
-                dataset=path.name,
-                dataset_sha256=digest,
+                dataset=data["file"],
+                dataset_sha256=data["sha256"],
+                dataset_bytes=data["bytes"],
                 detail={**detail, **more},
+                run=run,
             )
         )
         shown = value if value is None else round(value, 3)
@@ -815,39 +915,58 @@ def run_checks(
     liar: tuple[Path, Path] | None = None,
 ) -> list[Any]:
     """Run every check that can run (synthetic always; gated ones with their data: ``locomo``,
-    ``pairs``, ``liar`` as training and measured statements) and record each result. Returns
-    the evidence rows."""
+    ``pairs``, ``liar`` as training and measured statements) and record each result under one
+    evaluation run, with the checks that could not run and why. Returns the evidence rows."""
+    run = EvaluationRun.objects.create(engine_version=engine_version())
     recorded = []
+    not_run: dict[str, str] = {}
     by_id: dict[str, tuple[Capability, Check]] = {check.id: (c, check) for c, check in all_checks()}
-    for check_id, run in SYNTHETIC.items():
+    for check_id, synthetic in SYNTHETIC.items():
         try:
-            value, detail = _sandboxed(run)
+            value, detail = _sandboxed(synthetic)
         except Exception as exc:  # a check that cannot run has failed: recorded as such
             value, detail = None, {"error": f"{type(exc).__name__}: {exc}"}
         capability, check = by_id[check_id]
-        recorded.append(record(capability, check, value, dataset="synthetic", detail=detail))
+        recorded.append(
+            record(capability, check, value, dataset="synthetic", detail=detail, run=run)
+        )
         shown = value if value is None else round(value, 3)
         say(f"{check_id}: {shown} (threshold {check.threshold})")
+    given: dict[str, tuple[dict[str, Any], Callable[[], dict[str, Result]], str]] = {}
     if locomo is not None:
-        try:
-            results = locomo_checks(locomo, conversations)
-        except Exception as exc:  # every gated check failed to run
-            results = _not_run(exc, "locomo") | {"_conversations": (0, {})}
-        count = results.pop("_conversations")[0]
-        recorded += _record_gated(
-            locomo, results, say, {"conversations": count}, f"{count} conversations"
+        given["locomo"] = (
+            describe(locomo),
+            lambda: locomo_checks(locomo, conversations),
+            "{conversations} conversations",
         )
     if pairs is not None:
-        try:
-            results = pairs_checks(pairs)
-        except Exception as exc:  # the check could not run: recorded as failed
-            results = _not_run(exc, "pairs")
-        recorded += _record_gated(pairs, results, say, {}, "pairs file")
+        given["pairs"] = (describe(pairs), lambda: pairs_checks(pairs), "pairs file")
     if liar is not None:
         train, measured = liar
+        given["liar"] = (
+            {**describe(measured), "train": describe(train)},
+            lambda: liar_checks(train, measured),
+            "statements file",
+        )
+    for needs, (data, measure, what) in given.items():
         try:
-            results = liar_checks(train, measured)
-        except Exception as exc:  # the check could not run: recorded as failed
-            results = _not_run(exc, "liar")
-        recorded += _record_gated(measured, results, say, {}, "statements file")
+            results = measure()
+        except NotMeasurable as exc:
+            results = {c.id: None for _, c in all_checks() if c.needs == needs}
+            results = {"_not_run": (None, dict.fromkeys(results, str(exc)))}
+        except Exception as exc:  # the checks failed to run: recorded as failed
+            results = _failed(exc, needs)
+        count = results.pop("_conversations", (0, {}))[0]
+        not_run |= results.pop("_not_run", (None, {}))[1]
+        more = {"conversations": count} if needs == "locomo" else {}
+        recorded += _record_gated(data, results, say, more, what.format(conversations=count), run)
+    for _, check in all_checks():
+        if check.kind == "gated-eval" and check.needs not in given:
+            not_run[check.id] = f"needs {NEEDS[check.needs]}"
+    for check_id, why in not_run.items():
+        say(f"{check_id}: not run: {why}")
+    run.datasets = {needs: data for needs, (data, _, _) in given.items()}
+    run.not_run = not_run
+    run.finished_at = timezone.now()
+    run.save(update_fields=["datasets", "not_run", "finished_at"])
     return recorded

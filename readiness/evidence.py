@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
-from readiness.models import Evidence
+from readiness.models import EvaluationRun, Evidence
 from readiness.registry import Capability, Check
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def engine_version() -> str:
+    """The installed package's version ("unknown" in a clone never installed)."""
+    try:
+        return importlib.metadata.version("meaning-memory")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def code_version(capability: Capability) -> str:
@@ -40,7 +49,9 @@ def record(
     *,
     dataset: str = "",
     dataset_sha256: str = "",
+    dataset_bytes: int | None = None,
     detail: dict[str, Any] | None = None,
+    run: EvaluationRun | None = None,
 ) -> Evidence:
     """Store one run. Whether it passed is decided here, from the value and the threshold."""
     return Evidence.objects.create(
@@ -53,6 +64,8 @@ def record(
         passed=meets(check, value),
         dataset=dataset,
         dataset_sha256=dataset_sha256,
+        dataset_bytes=dataset_bytes,
+        run=run,
         code_version=code_version(capability),
         config_version=config_version(capability),
         detail=detail or {},

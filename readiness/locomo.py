@@ -9,6 +9,7 @@ counted.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -98,3 +99,13 @@ def _numbers(dia_id: str) -> tuple[int, ...]:
 def memory_text(turn: Turn, speaker_in_text: bool) -> str:
     text = f"{turn.speaker}: {turn.text}" if speaker_in_text else turn.text
     return text + (f" [shares a photo: {turn.caption}]" if turn.caption else "")
+
+
+def turn_prints(conversation: Conversation) -> list[str]:
+    """A short sha256 of each turn's speaker, text and photo caption: what a conversation says,
+    whatever its ``sample_id``, its turns' ids or its file, so that a model's fit set is
+    recognised wherever it turns up, whole or in part."""
+    return [
+        hashlib.sha256(f"{turn.speaker}\0{turn.text}\0{turn.caption}".encode()).hexdigest()[:16]
+        for turn in conversation.turns
+    ]

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from readiness.evidence import record
-from readiness.models import Evidence
+from readiness.models import EvaluationRun, Evidence
 from readiness.registry import CAPABILITIES, capability
 from readiness.report import readiness_report, table
 
@@ -107,11 +107,16 @@ def test_stare_eval_with_pairs_records_the_detectors_auc(db, tmp_path):
     assert run.value == 1.0 and run.passed  # contradictions score above unrelated pairs
     assert run.detail["pairs"] == 4 and run.detail["positives"] == 2
     assert by_key()["R/divergence"].evidence == "gated-eval"
+    # A file of another shape measures nothing: said, kept with the run, and not recorded as
+    # the detector's failure.
     pairs.write_text(json.dumps({"proposition_1": "a", "label": "x"}))
-    call_command("stare-eval", "--pairs", str(pairs), stdout=StringIO())
-    failed = Evidence.objects.filter(check_id="r.divergence.pairs_auc").latest("id")
-    assert failed.value is None and "proposition_2" in failed.detail["error"]
-    assert by_key()["R/divergence"].verdict == "fail"
+    out = StringIO()
+    call_command("stare-eval", "--pairs", str(pairs), stdout=out)
+    why = "pairs.jsonl is not pairs in ProSeCCo's shape: pairs.jsonl:1: no proposition_2"
+    assert f"r.divergence.pairs_auc: not run: {why}" in out.getvalue()
+    assert Evidence.objects.filter(check_id="r.divergence.pairs_auc").count() == 1
+    assert EvaluationRun.objects.latest("id").not_run["r.divergence.pairs_auc"].startswith(why)
+    assert by_key()["R/divergence"].evidence == "gated-eval"
 
 
 @pytest.mark.skipif(not PROSECCO.exists(), reason="the shared ProSeCCo file is not here")
@@ -158,6 +163,97 @@ def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
     assert saga.value == pytest.approx(detail["saga_recall@20"] - detail["plain_recall@20"], 1e-3)
     assert reports["E/threads"].deployment == "pilot (off)"
     assert reports["E/saga"].deployment == "off"
+
+
+def _locomo_part(path, parts):
+    """A LoCoMo-shaped file of the first sessions of some conversations, each under a new name:
+    ``parts`` is [(sample_id, sessions, new name)]. Questions are kept when their evidence is in
+    those sessions."""
+    items = {item["sample_id"]: item for item in json.loads(LOCOMO.read_text())}
+    cut = []
+    for sample_id, sessions, name in parts:
+        item = items[sample_id]
+        kept = {f"session_{n}" for n in range(1, sessions + 1)}
+        conversation = {
+            key: value
+            for key, value in item["conversation"].items()
+            if key.startswith("speaker_") or key in kept or key.removesuffix("_date_time") in kept
+        }
+        known = {turn["dia_id"] for key in kept for turn in conversation[key]}
+        qa = [q for q in item["qa"] if q.get("evidence") and set(q["evidence"]) <= known]
+        cut.append({"sample_id": name, "conversation": conversation, "qa": qa})
+    path.write_text(json.dumps(cut))
+    return path
+
+
+def test_the_scorer_is_measured_on_any_conversation_it_was_not_fitted_on(db, tmp_path, monkeypatch):
+    """Conversations no calibration names: one the scorer never saw is measured, a fitted one
+    under another name is recognised by what it says and left out."""
+    import hashlib
+
+    from readiness import checks
+
+    monkeypatch.setattr(checks, "SYNTHETIC", {})  # the gated checks alone
+    path = _locomo_part(
+        tmp_path / "elsewhere.json", [("conv-43", 3, "elsewhere-1"), ("conv-26", 3, "elsewhere-2")]
+    )
+    out = StringIO()
+    call_command("stare-eval", "--locomo", str(path), stdout=out)
+
+    data = path.read_bytes()
+    reports = by_key()
+    for dim in "STR":
+        run = Evidence.objects.get(check_id=f"{dim.lower()}.scorer.locomo_auc")
+        assert run.kind == "gated-eval" and 0 <= run.value <= 1
+        assert run.detail["measured_on"] == ["elsewhere-1"]
+        assert run.detail["fitted_on_skipped"] == ["elsewhere-2"]
+        assert run.dataset == "elsewhere.json"
+        assert run.dataset_sha256 == hashlib.sha256(data).hexdigest()
+        assert run.dataset_bytes == len(data)
+        assert reports[f"{dim}/scorer"].verdict == ("pass" if run.passed else "fail")
+    evaluation = EvaluationRun.objects.get()
+    assert evaluation.datasets["locomo"] == {
+        "file": "elsewhere.json",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "bytes": len(data),
+    }
+    assert evaluation.finished_at is not None
+    assert set(evaluation.evidence.values_list("check_id", flat=True)) >= {"s.scorer.locomo_auc"}
+    # What it could not run, and why: data not given.
+    assert evaluation.not_run["r.divergence.pairs_auc"].startswith("needs --pairs FILE")
+    assert "a.encoding.liar_auc: not run: needs --liar-train FILE --liar-eval FILE" in (
+        out.getvalue()
+    )
+
+    # Only a fitted conversation: the scorer's checks cannot run, and say so.
+    only_fitted = _locomo_part(tmp_path / "fitted.json", [("conv-26", 2, "elsewhere-2")])
+    out = StringIO()
+    call_command("stare-eval", "--locomo", str(only_fitted), stdout=out)
+    said = (
+        "s.scorer.locomo_auc: not run: the bundled scorer was fitted on every conversation "
+        "given (elsewhere-2); it is measured only on others"
+    )
+    assert said in out.getvalue()
+    assert Evidence.objects.filter(check_id="s.scorer.locomo_auc").count() == 1
+    latest = EvaluationRun.objects.latest("id")
+    assert set(latest.not_run) >= {"s.scorer.locomo_auc", "t.scorer.locomo_auc"}
+    assert latest.evidence.filter(check_id="s.core.locomo_recall").exists()
+
+
+def test_a_file_of_another_shape_runs_no_check(db, tmp_path, monkeypatch):
+    from readiness import checks
+
+    monkeypatch.setattr(checks, "SYNTHETIC", {})
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps([{"sample_id": "x", "turns": []}]))
+    out = StringIO()
+    call_command("stare-eval", "--locomo", str(path), stdout=out)
+
+    assert not Evidence.objects.exists()
+    why = "other.json is not LoCoMo-shaped: no field 'conversation'"
+    assert f"s.core.locomo_recall: not run: {why}" in out.getvalue()
+    assert EvaluationRun.objects.get().not_run["e.saga.locomo_multihop_gain"] == why
+    assert "recorded 0 check runs" in out.getvalue()
 
 
 def test_a_failing_check_fails_the_verdict_and_caps_the_evidence(db):
@@ -329,10 +425,10 @@ def test_stare_eval_with_liar_records_the_a_scores_auc(db, tmp_path):
         call_command("stare-eval", "--liar-train", str(train))
     bad = tmp_path / "bad.tsv"
     bad.write_text("not\ta liar row\n")
-    from readiness.checks import liar_checks
+    from readiness.checks import NotMeasurable, liar_checks
 
-    with pytest.raises(ValueError, match="bad.tsv:1: not a LIAR row"):
-        liar_checks(bad, measured)  # run_checks records such a failure as the check's
+    with pytest.raises(NotMeasurable, match="bad.tsv:1: not a LIAR row"):
+        liar_checks(bad, measured)  # run_checks says the check could not run, and why
 
 
 def test_the_asymmetry_check_fails_when_feedback_does_not_move_the_records(db, monkeypatch):
