@@ -240,6 +240,10 @@ def _readiness(data: dict[str, Any]) -> Readiness:
     return Readiness(data["table"], data["capabilities"])
 
 
+def _capabilities(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return data["capabilities"]
+
+
 def _fields(**given: Any) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None}
 
@@ -312,6 +316,11 @@ class _Calls:
     @staticmethod
     def readiness() -> tuple:
         return "GET", "/api/v1/readiness", {}, "always", _readiness
+
+    @staticmethod
+    def readiness_history(capability: str | None, runs: int | None) -> tuple:
+        params = _fields(capability=capability, runs=runs)
+        return "GET", "/api/v1/readiness/history", {"params": params}, "always", _capabilities
 
 
 def _http_options(base_url: str, token: str, timeout: float, transport: Any) -> dict[str, Any]:
@@ -417,6 +426,12 @@ class MeaningMemory:
     def readiness(self) -> Readiness:
         return self._call(_Calls.readiness())
 
+    def readiness_history(
+        self, capability: str | None = None, runs: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Each capability's evidence over time (``GET /api/v1/readiness/history``)."""
+        return self._call(_Calls.readiness_history(capability, runs))
+
 
 class AsyncMeaningMemory:
     """The same client for asyncio: every method awaited."""
@@ -486,3 +501,8 @@ class AsyncMeaningMemory:
 
     async def readiness(self) -> Readiness:
         return await self._call(_Calls.readiness())
+
+    async def readiness_history(
+        self, capability: str | None = None, runs: int | None = None
+    ) -> list[dict[str, Any]]:
+        return await self._call(_Calls.readiness_history(capability, runs))

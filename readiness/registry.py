@@ -18,6 +18,14 @@ from django.conf import settings
 from memories.scorer import calibration, skipped_dimensions
 
 NOT_BUILT = "not built"
+#: The STARE dimensions by letter, as the report names them.
+DIMENSIONS = {
+    "S": "Significance",
+    "T": "Temporal",
+    "A": "Asymmetry",
+    "R": "Relational",
+    "E": "Episodic",
+}
 
 
 def declared(module: str, key: str) -> str:
@@ -53,6 +61,11 @@ class Capability:
     @property
     def key(self) -> str:
         return f"{self.dim}/{self.name}"
+
+    @property
+    def dimension(self) -> str:
+        """``S (Significance)``."""
+        return f"{self.dim} ({DIMENSIONS[self.dim]})"
 
 
 def _always() -> str:

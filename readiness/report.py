@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from readiness.evidence import code_version, config_version
-from readiness.models import Evidence
+from readiness.models import EvaluationRun, Evidence
 from readiness.registry import CAPABILITIES, NOT_BUILT, Capability, Check
 
 LEVELS = ("none", "synthetic", "gated-eval")
@@ -29,6 +29,7 @@ class CheckStatus:
     check: Check
     status: str  # pass, fail, stale, pending
     evidence: Evidence | None
+    not_run: str = ""  # why the latest evaluation run could not run it, when it could not
 
 
 @dataclass(frozen=True)
@@ -61,18 +62,27 @@ class CapabilityReport:
                     "dataset": s.evidence.dataset if s.evidence else None,
                     "recorded_at": s.evidence.created_at.isoformat() if s.evidence else None,
                     "blocks": s.check.blocks,
+                    "not_run": s.not_run or None,
                 }
                 for s in self.checks
             ],
         }
 
 
-def _status(capability: Capability, check: Check, latest: Evidence | None) -> str:
+def _status(
+    capability: Capability,
+    check: Check,
+    latest: Evidence | None,
+    versions: tuple[str, str] | None = None,
+) -> str:
+    """The check's status from its latest run; current means recorded for ``versions`` (code,
+    configuration), by default the capability's now."""
     if latest is None:
         return "pending"
+    code, config = versions or (code_version(capability), config_version(capability))
     current = (
-        latest.code_version == code_version(capability)
-        and latest.config_version == config_version(capability)
+        latest.code_version == code
+        and latest.config_version == config
         and latest.threshold == check.threshold
         and latest.kind == check.kind
     )
@@ -82,9 +92,22 @@ def _status(capability: Capability, check: Check, latest: Evidence | None) -> st
     return "pass" if passed else "fail"
 
 
-def capability_report(capability: Capability, latest: dict[str, Evidence]) -> CapabilityReport:
+def capability_report(
+    capability: Capability,
+    latest: dict[str, Evidence],
+    *,
+    versions: tuple[str, str] | None = None,
+    not_run: dict[str, str] | None = None,
+) -> CapabilityReport:
+    """The capability's row from its checks' latest runs (``versions``: judge them as current
+    for that code and configuration instead of today's, as the history does)."""
     statuses = [
-        CheckStatus(check, _status(capability, check, latest.get(check.id)), latest.get(check.id))
+        CheckStatus(
+            check,
+            _status(capability, check, latest.get(check.id), versions),
+            latest.get(check.id),
+            (not_run or {}).get(check.id, ""),
+        )
         for check in capability.checks
     ]
     kinds = {s.status: [] for s in statuses}
@@ -115,33 +138,48 @@ def readiness_report() -> list[CapabilityReport]:
     # The latest run is the last row written (ids grow; clocks can step back).
     for evidence in Evidence.objects.order_by("check_id", "-id").distinct("check_id"):
         latest[evidence.check_id] = evidence
-    return [capability_report(c, latest) for c in CAPABILITIES]
+    # The last finished run says what it could not run (backfilled runs of old rows say nothing).
+    last = (
+        EvaluationRun.objects.filter(finished_at__isnull=False)
+        .order_by("-started_at", "-id")
+        .first()
+    )
+    not_run = last.not_run if last is not None else {}
+    return [capability_report(c, latest, not_run=not_run) for c in CAPABILITIES]
+
+
+HEADER = (
+    "| Dim | Capability | implementation | deployment | evidence | verdict |\n"
+    "|---|---|---|---|---|---|\n"
+)
 
 
 def table(reports: list[CapabilityReport]) -> str:
-    lines = [
-        "| Dim | Capability | implementation | deployment | evidence | verdict |",
-        "|---|---|---|---|---|---|",
-    ]
+    """The report as a Markdown table: the dimension in bold with its name, every other cell
+    as code (what an agent pastes, and what the JSON gives as plain values)."""
+    rows = []
     for r in reports:
         c = r.capability
-        lines.append(
-            f"| {c.dim} | {c.name} | {c.implementation} | {r.deployment} | {r.evidence} "
-            f"| {r.verdict} |"
-        )
-    return "\n".join(lines) + "\n"
+        cells = (c.name, c.implementation, r.deployment, r.evidence, r.verdict)
+        rows.append(f"| **{c.dimension}** | " + " | ".join(f"`{v}`" for v in cells) + " |\n")
+    return HEADER + "".join(rows)
 
 
 def full_text(reports: list[CapabilityReport]) -> str:
-    """The table, then every check that does not pass, with what it blocks."""
+    """The table, then every check that does not pass, with what it blocks (and why the last
+    evaluation could not run it, when it could not)."""
     lines = [table(reports), "Open checks:", ""]
     open_checks = [(r, s) for r in reports for s in r.checks if s.status != "pass"]
     for r, s in open_checks:
         value = "" if s.evidence is None else f", last value {s.evidence.value}"
-        lines.append(
-            f"- {r.capability.key} `{s.check.id}` ({s.check.kind}, {s.status}{value}): "
-            f"{s.check.metric} ≥ {s.check.threshold}; blocks {s.check.blocks}"
+        line = (
+            f"- **{r.capability.dimension}** `{r.capability.name}`: `{s.check.id}` "
+            f"(`{s.check.kind}`, `{s.status}`{value}): {s.check.metric} ≥ {s.check.threshold}; "
+            f"blocks {s.check.blocks}"
         )
+        if s.not_run:
+            line += f"; the last evaluation could not run it: {s.not_run}"
+        lines.append(line)
     not_built = [r.capability.key for r in reports if r.capability.implementation == NOT_BUILT]
     if not_built:
         lines.append(f"- not built yet: {', '.join(not_built)}")

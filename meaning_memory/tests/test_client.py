@@ -60,6 +60,11 @@ def test_every_method_works_and_returns_typed_results(served, actors):
         assert RENEWAL in compiled.markdown and compiled.included == 2
         readiness = mm.readiness()
         assert "| Dim | Capability |" in readiness.table and readiness.capabilities
+        history = mm.readiness_history(capability="S/core", runs=5)
+        assert [h["key"] for h in history] == ["S/core"] and history[0]["runs"] == []
+        with pytest.raises(InvalidInput) as bad:
+            mm.readiness_history(runs=0)
+        assert bad.value.errors == {"runs": ["must be 1 to 500."]}
 
 
 def test_errors_are_exceptions_carrying_the_apis_messages(served, actors):

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from meaning_memory.testing import make_actor
 from readiness.evidence import record
 from readiness.models import EvaluationRun, Evidence
 from readiness.registry import CAPABILITIES, capability
@@ -29,7 +30,9 @@ def test_a_fresh_install_is_pending_everywhere(db):
 
     assert {r.verdict for r in reports} == {"pending"}
     assert {r.evidence for r in reports} == {"none"}
-    assert "| A | encoding | beta | off | none | pending |" in table(reports)
+    assert "| **A (Asymmetry)** | `encoding` | `beta` | `off` | `none` | `pending` |" in table(
+        reports
+    )
     assert len(reports) == len(CAPABILITIES)
 
 
@@ -338,6 +341,170 @@ def test_a_failing_synthetic_check_beside_a_passing_gated_one(db):
     assert report.verdict == "fail" and report.evidence == "none"
 
 
+def test_the_table_is_the_seeds_byte_for_byte(db):
+    """A fixed set of reports: the Dim column bold with its name, every other cell as code."""
+    from dataclasses import replace
+
+    from readiness.registry import NOT_BUILT
+    from readiness.report import CapabilityReport
+
+    def fixed(key, implementation, deployment, evidence, verdict):
+        cap = replace(capability(key), implementation=implementation)
+        return CapabilityReport(cap, deployment, evidence, verdict, [])
+
+    reports = [
+        fixed("S/core", "GA", "customer-default", "gated-eval", "pass"),
+        fixed("T/core", "GA", "customer-default", "synthetic", "stale"),
+        fixed("A/encoding", "beta", "opt-in (opted in)", "gated-eval", "pass"),
+        fixed("R/links", "GA", "customer-default (no NER)", "synthetic", "fail"),
+        fixed("E/threads", "beta", "pilot (off)", "none", "pending"),
+        fixed("E/saga", NOT_BUILT, "off", "none", "pending"),
+    ]
+
+    assert table(reports) == (
+        "| Dim | Capability | implementation | deployment | evidence | verdict |\n"
+        "|---|---|---|---|---|---|\n"
+        "| **S (Significance)** | `core` | `GA` | `customer-default` | `gated-eval` | `pass` |\n"
+        "| **T (Temporal)** | `core` | `GA` | `customer-default` | `synthetic` | `stale` |\n"
+        "| **A (Asymmetry)** | `encoding` | `beta` | `opt-in (opted in)` | `gated-eval` "
+        "| `pass` |\n"
+        "| **R (Relational)** | `links` | `GA` | `customer-default (no NER)` | `synthetic` "
+        "| `fail` |\n"
+        "| **E (Episodic)** | `threads` | `beta` | `pilot (off)` | `none` | `pending` |\n"
+        "| **E (Episodic)** | `saga` | `not built` | `off` | `none` | `pending` |\n"
+    )
+
+
+def test_every_interface_prints_the_same_table_and_json_keeps_plain_values(db, alice):
+    from readiness.mcp import stare_readiness
+
+    cap, synthetic = check("S/core", "s.core.significance_orders")
+    record(cap, synthetic, 1.0)
+    expected = table(readiness_report())
+    body = alice.client.get("/api/v1/readiness").json()
+    out = StringIO()
+    call_command("readiness", stdout=out)
+    tool = stare_readiness(alice.agent, {})
+
+    assert body["table"] == out.getvalue() == expected
+    assert tool.content[0].text.startswith(expected)
+    assert tool.structured_content["table"] == expected
+    seed_row = (
+        "| **S (Significance)** | `core` | `GA` | `customer-default` | `synthetic` | `pending` |"
+    )
+    assert seed_row + "\n" in expected
+    first = body["capabilities"][0]
+    assert (first["dim"], first["capability"], first["implementation"]) == ("S", "core", "GA")
+    assert (first["deployment"], first["evidence"]) == ("customer-default", "synthetic")
+    json_out = StringIO()
+    call_command("readiness", "--json", stdout=json_out)
+    assert json.loads(json_out.getvalue())[0]["verdict"] == "pending"
+
+
+def test_the_full_report_lists_each_open_check_with_what_it_blocks(db, monkeypatch):
+    from readiness import checks
+    from readiness.report import full_text
+
+    monkeypatch.setattr(checks, "SYNTHETIC", {})
+    checks.run_checks()
+    cap, synthetic = check("S/core", "s.core.significance_orders")
+    record(cap, synthetic, 1.0)
+
+    text = full_text(readiness_report())
+
+    assert text.startswith(table(readiness_report()) + "\nOpen checks:\n\n- ")
+    assert "`s.core.significance_orders`" not in text  # it passes
+    line = next(x for x in text.splitlines() if "`s.core.locomo_recall`" in x)
+    assert line.startswith("- **S (Significance)** `core`: `s.core.locomo_recall` (`gated-eval`")
+    assert "blocks S core as gated-eval" in line
+    assert line.endswith("the last evaluation could not run it: needs --locomo FILE "
+                         "(LoCoMo-shaped conversations)")  # fmt: skip
+    every_open = [k for c in CAPABILITIES for k in c.checks if k.id != synthetic.id]
+    for k in every_open:
+        assert f"`{k.id}`" in text and k.blocks in text
+
+
+def _runs(cap, checks_values):
+    """One evaluation run per item: {check: value} recorded for the capability."""
+    made = []
+    for values in checks_values:
+        run = EvaluationRun.objects.create(engine_version="0.1.0")
+        for chk, value in values.items():
+            record(cap, chk, value, dataset="locomo.json", dataset_sha256="ab" * 32, run=run)
+        made.append(run)
+    return made
+
+
+def test_the_history_gives_each_run_and_marks_a_changed_verdict(db, alice):
+    cap, synthetic = check("S/core", "s.core.significance_orders")
+    _, gated = check("S/core", "s.core.locomo_recall")
+    runs = _runs(
+        cap,
+        [
+            {synthetic: 1.0, gated: 0.8},
+            {synthetic: 1.0, gated: 0.5},
+            {synthetic: 1.0},
+            {gated: 0.75},
+        ],
+    )
+
+    body = alice.client.get("/api/v1/readiness/history?capability=S/core").json()
+
+    (history,) = body["capabilities"]
+    assert history["key"] == "S/core" and len(history["checks"]) == 2
+    points = history["runs"]
+    assert [p["run"] for p in points] == [r.pk for r in runs]
+    assert [p["verdict"] for p in points] == ["pass", "fail", "fail", "pass"]
+    assert [p["changed"] for p in points] == [False, True, False, True]
+    assert [p["previous_verdict"] for p in points] == [None, "pass", "fail", "fail"]
+    assert points[0]["checks"]["s.core.locomo_recall"] == {
+        "value": 0.8, "threshold": 0.7, "passed": True, "dataset": "locomo.json",
+        "dataset_sha256": "ab" * 32, "dataset_bytes": None,
+    }  # fmt: skip
+    assert set(points[2]["checks"]) == {"s.core.significance_orders"}
+    from readiness.evidence import code_version, config_version
+
+    assert points[-1]["code_version"] == code_version(cap)
+    assert points[-1]["config_version"] == config_version(cap)
+    assert points[-1]["engine_version"] == "0.1.0"
+    # The latest runs only; the first shown still knows the verdict before it.
+    short = alice.client.get("/api/v1/readiness/history?capability=S/core&runs=2").json()
+    assert [p["verdict"] for p in short["capabilities"][0]["runs"]] == ["fail", "pass"]
+    assert short["capabilities"][0]["runs"][0]["previous_verdict"] == "fail"
+    every = alice.client.get("/api/v1/readiness/history").json()["capabilities"]
+    assert [h["key"] for h in every] == [c.key for c in CAPABILITIES]
+    assert next(h for h in every if h["key"] == "T/core")["runs"] == []
+
+
+def test_the_history_judges_each_run_by_its_own_code(db, alice):
+    """Evidence for older code is stale after a run of newer code that did not measure it."""
+    cap, synthetic = check("S/core", "s.core.significance_orders")
+    _, gated = check("S/core", "s.core.locomo_recall")
+    (old,) = _runs(cap, [{synthetic: 1.0, gated: 0.9}])
+    Evidence.objects.filter(run=old).update(code_version="0" * 64)
+    _runs(cap, [{synthetic: 1.0}])
+
+    points = alice.client.get("/api/v1/readiness/history?capability=S/core").json()
+    verdicts = [p["verdict"] for p in points["capabilities"][0]["runs"]]
+
+    assert verdicts == ["pass", "stale"]  # the gated row was for the old code
+    assert points["capabilities"][0]["runs"][0]["code_version"] == "0" * 64
+
+
+def test_the_history_refuses_bad_arguments_naming_the_field(db, alice, client):
+    for query, field, says in [
+        ("runs=0", "runs", "must be 1 to 500."),
+        ("runs=501", "runs", "must be 1 to 500."),
+        ("runs=many", "runs", "must be an integer."),
+        ("capability=S/nothing", "capability", "must be one of S/core"),
+        ("dim=S", "dim", "is not a known field."),
+    ]:
+        answer = alice.client.get(f"/api/v1/readiness/history?{query}")
+        assert answer.status_code == 400, query
+        assert answer.json()[field][0].startswith(says), query
+    assert client.get("/api/v1/readiness/history").status_code == 401
+
+
 def test_the_api_and_the_command_show_the_report(db, alice):
     body = alice.client.get("/api/v1/readiness").json()
     out = StringIO()
@@ -360,6 +527,13 @@ def test_the_dashboard_page_shows_the_report(client, alice):
     page = client.get("/w/acme/readiness").content.decode()
 
     assert "pending" in page and "s.core.locomo_recall" in page and "a.encoding.liar_auc" in page
+    assert "<strong>S (Significance)</strong>" in page
+    assert "| **S (Significance)** | `core` |" in page  # the Markdown the copy button copies
+    assert "No run has measured it yet." in page
+    # Another workspace's page is a 404, like one that does not exist.
+    make_actor("globex", "charlie")
+    assert client.get("/w/globex/readiness").status_code == 404
+    assert client.get("/w/nowhere/readiness").status_code == 404
 
 
 def test_deployment_follows_the_running_settings(db, settings):

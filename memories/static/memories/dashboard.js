@@ -8,4 +8,20 @@ document.addEventListener("DOMContentLoaded", () => {
       window.location = "/w/" + encodeURIComponent(select.value) + "/";
     });
   }
+
+  // A copy button copies the text of the element it names (the readiness table as Markdown);
+  // shown only where a script runs (without one, the text is there to select).
+  document.querySelectorAll("button[data-copy]").forEach((button) => {
+    const source = document.getElementById(button.dataset.copy);
+    const status = button.parentElement.querySelector(".copied");
+    button.hidden = false;
+    button.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(source.textContent);
+        if (status) status.textContent = "Copied.";
+      } catch (error) {
+        if (status) status.textContent = "Could not copy: select the text above.";
+      }
+    });
+  });
 });
