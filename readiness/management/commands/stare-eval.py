@@ -10,7 +10,9 @@ class Command(BaseCommand):
         "Run the readiness checks that can run here and record their evidence: the synthetic "
         "ones always, the gated evaluations when --locomo (LoCoMo conversations), --pairs "
         "(labelled contradiction pairs, ProSeCCo's shape) or --liar-train with --liar-eval "
-        "(fact-checked statements, LIAR's shape) gives their data."
+        "(fact-checked statements, LIAR's shape) gives their data. Any file of the shape will "
+        "do; each run records the files' sha256 and size, and says which checks it could not "
+        "run and why."
     )
 
     def add_arguments(self, parser):
