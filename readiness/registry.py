@@ -546,7 +546,8 @@ CAPABILITIES: tuple[Capability, ...] = (
                 Check(
                     f"{dim}.scorer.locomo_auc",
                     "gated-eval",
-                    f"held-out AUC of the {dim.upper()} score on LoCoMo",
+                    f"AUC of the {dim.upper()} score on LoCoMo-shaped conversations it was not "
+                    "fitted on",
                     0.70,
                     f"filling {dim.upper()} scores by default",
                     needs="locomo",
