@@ -165,13 +165,17 @@ def table(reports: list[CapabilityReport]) -> str:
     return HEADER + "".join(rows)
 
 
+def _shown(value: float | None) -> str:
+    return "none" if value is None else f"{value:.4g}"
+
+
 def full_text(reports: list[CapabilityReport]) -> str:
     """The table, then every check that does not pass, with what it blocks (and why the last
     evaluation could not run it, when it could not)."""
     lines = [table(reports), "Open checks:", ""]
     open_checks = [(r, s) for r in reports for s in r.checks if s.status != "pass"]
     for r, s in open_checks:
-        value = "" if s.evidence is None else f", last value {s.evidence.value}"
+        value = "" if s.evidence is None else f", last value {_shown(s.evidence.value)}"
         line = (
             f"- **{r.capability.dimension}** `{r.capability.name}`: `{s.check.id}` "
             f"(`{s.check.kind}`, `{s.status}`{value}): {s.check.metric} ≥ {s.check.threshold}; "
