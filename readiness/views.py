@@ -13,13 +13,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.serializers import INTEGER_MESSAGES, Integer, StrictSerializer, Text, parse
+from memories.serializers import INTEGER_MESSAGES, Integer, StrictSerializer, parse
 from memories.views import page_context, page_membership
 from readiness.history import DEFAULT_RUNS, MAX_RUNS, CapabilityHistory, readiness_history
 from readiness.registry import CAPABILITIES
@@ -28,17 +28,13 @@ from readiness.report import readiness_report, table
 KEYS = [c.key for c in CAPABILITIES]
 
 
-def _known_capability(value: str) -> str:
-    if value not in KEYS:
-        raise serializers.ValidationError(f"must be one of {', '.join(KEYS)} (got {value!r}).")
-    return value
-
-
 class HistoryInput(StrictSerializer):
-    capability = Text(
+    capability = serializers.ChoiceField(
+        choices=KEYS,
         required=False,
-        validators=[_known_capability],
-        help_text="One capability, as DIM/name (S/core); default every one.",
+        allow_blank=True,
+        error_messages={"invalid_choice": '"{input}" is not one of: ' + ", ".join(KEYS) + "."},
+        help_text="One capability, as DIM/name (S/core); default (or blank) every one.",
     )
     runs = Integer(
         required=False,
@@ -160,15 +156,12 @@ class ReadinessApi(APIView):
 
 class ReadinessHistoryApi(APIView):
     @extend_schema(
-        parameters=[
-            OpenApiParameter("capability", str, description="One capability (S/core)."),
-            OpenApiParameter("runs", int, description=f"Latest runs, 1 to {MAX_RUNS}."),
-        ],
+        parameters=[HistoryInput],
         responses={200: OpenApiTypes.OBJECT},
         summary="Each capability's evidence over time: per evaluation run, its checks' values "
         "against their thresholds and the verdict after it, marked when it changed",
     )
     def get(self, request: Request) -> Response:
         values = parse(HistoryInput, request.query_params.dict(), from_text=True)
-        found = history(values.get("capability"), values.get("runs", DEFAULT_RUNS))
+        found = history(values.get("capability") or None, values.get("runs", DEFAULT_RUNS))
         return Response({"capabilities": [h.to_dict() for h in found]})

@@ -473,6 +473,8 @@ def test_the_history_gives_each_run_and_marks_a_changed_verdict(db, alice):
     assert short["capabilities"][0]["runs"][0]["previous_verdict"] == "fail"
     every = alice.client.get("/api/v1/readiness/history").json()["capabilities"]
     assert [h["key"] for h in every] == [c.key for c in CAPABILITIES]
+    blank = alice.client.get("/api/v1/readiness/history?capability=").json()["capabilities"]
+    assert len(blank) == len(CAPABILITIES)
     assert next(h for h in every if h["key"] == "T/core")["runs"] == []
 
 
@@ -496,7 +498,7 @@ def test_the_history_refuses_bad_arguments_naming_the_field(db, alice, client):
         ("runs=0", "runs", "must be 1 to 500."),
         ("runs=501", "runs", "must be 1 to 500."),
         ("runs=many", "runs", "must be an integer."),
-        ("capability=S/nothing", "capability", "must be one of S/core"),
+        ("capability=S/nothing", "capability", '"S/nothing" is not one of: S/core, T/core'),
         ("dim=S", "dim", "is not a known field."),
     ]:
         answer = alice.client.get(f"/api/v1/readiness/history?{query}")
