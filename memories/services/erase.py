@@ -317,6 +317,11 @@ def purge_storage(workspace_id: int | None = None, *, full: bool = False) -> dic
     from memories.indexing import existing_workspace_indexes
 
     vacuum_tables(PURGED_TABLES, full=full)
+    # The analyses just made replaced the tables' statistics; the rows they replaced, which
+    # may hold an erased value (a common value, a histogram bound), stay in pg_statistic's
+    # pages until it is vacuumed too. (A role that does not own the database is only warned.)
+    with connection.cursor() as cursor:
+        cursor.execute(f"VACUUM {'(FULL) ' if full else ''}pg_catalog.pg_statistic")
     indexes = [] if full else ["memory_search_vector_gin"]
     if not full:
         indexes += [
