@@ -95,23 +95,19 @@ def readiness_history(
     rows = list(Evidence.objects.filter(check_id__in=ids).select_related("run").order_by("id"))
     owner = {check.id: c for c in capabilities for check in c.checks}
     latest: dict[str, Evidence] = {}
-    points: dict[str, list[Point]] = {c.key: [] for c in capabilities}
+    points: dict[Capability, list[Point]] = {c: [] for c in capabilities}
     for group in _groups(rows):
+        touched: dict[Capability, list[Evidence]] = {}
         for row in group:
             latest[row.check_id] = row
-        touched: dict[str, list[Evidence]] = {}
-        for row in group:
-            touched.setdefault(owner[row.check_id].key, []).append(row)
-        for capability in capabilities:
-            measured = touched.get(capability.key)
-            if not measured:
-                continue
+            touched.setdefault(owner[row.check_id], []).append(row)
+        for capability, measured in touched.items():
             last = measured[-1]
             report = capability_report(
                 capability, latest, versions=(last.code_version, last.config_version)
             )
-            before = points[capability.key]
-            points[capability.key].append(
+            before = points[capability]
+            before.append(
                 Point(
                     run=last.run_id,
                     recorded_at=last.created_at.isoformat(),
@@ -134,4 +130,4 @@ def readiness_history(
                     },
                 )
             )
-    return [CapabilityHistory(c, points[c.key][-runs:]) for c in capabilities]
+    return [CapabilityHistory(c, points[c][-runs:]) for c in capabilities]

@@ -70,18 +70,20 @@ def _chart(check_id: str, threshold: float, points: list[Any]) -> dict[str, Any]
         low, high = low - 0.01, high + 0.01
     step = CHART_WIDTH / max(len(points) - 1, 1)
 
+    def x(index: int) -> float:  # one run alone sits in the middle
+        return round(CHART_LEFT + (index * step if len(points) > 1 else CHART_WIDTH / 2), 1)
+
     def y(value: float) -> float:
         return round(CHART_TOP + CHART_HEIGHT * (high - value) / (high - low), 1)
 
     dots, line = [], []
     for i, point in enumerate(points):
-        x = round(CHART_LEFT + (i * step if len(points) > 1 else CHART_WIDTH / 2), 1)
         run = point.checks.get(check_id)
         if run is None:
             continue
         value = run["value"]
         dot = {
-            "x": x,
+            "x": x(i),
             "y": y(value) if value is not None else CHART_TOP + CHART_HEIGHT,
             "state": "none" if value is None else ("pass" if run["passed"] else "fail"),
             "title": f"{point.when}: "
@@ -96,11 +98,7 @@ def _chart(check_id: str, threshold: float, points: list[Any]) -> dict[str, Any]
         "threshold_y": y(threshold),
         "high": round(high, 3),
         "low": round(low, 3),
-        "changes": [
-            round(CHART_LEFT + (i * step if len(points) > 1 else CHART_WIDTH / 2), 1)
-            for i, p in enumerate(points)
-            if p.changed
-        ],
+        "changes": [x(i) for i, p in enumerate(points) if p.changed],
         "left": CHART_LEFT,
         "right": CHART_LEFT + CHART_WIDTH,
         "top": CHART_TOP,
