@@ -169,8 +169,10 @@ class Tally:
     acknowledged: dict[str, str] = field(default_factory=dict)  # idempotency key -> mem_id
     measuring: bool = False
     answered: dict[str, int] = field(default_factory=dict)  # web process's URL -> answers
+    answered_all: dict[str, int] = field(default_factory=dict)  # the same, window or not
 
     def record(self, op: str, seconds: float, base: str = "") -> None:
+        self.answered_all[base] = self.answered_all.get(base, 0) + 1
         if self.measuring:
             self.latencies.setdefault(op, []).append(seconds)
             self.answered[base] = self.answered.get(base, 0) + 1
@@ -231,15 +233,29 @@ class Agent:
             tally.acknowledged[body["idempotency_key"]] = response.json()["mem_id"]
 
 
-async def warm_up(base: str, token: str, words: list[str]) -> dict[str, str]:
-    """One search and one write, unmeasured (what the write stored, to count it too)."""
+#: Requests of each kind that each of two agents sends to a web process before any row.
+WARM_UP_ROUNDS = 3
+
+
+async def warm_up(base: str, tokens: list[str], words: list[str], name: str) -> dict[str, str]:
+    """Every kind of request, unmeasured, from two agents at once (a process's first requests
+    of a kind, and its first concurrent ones, are slower than the rest); what the writes stored,
+    to count them too."""
     import httpx
 
     tally = Tally()
     async with httpx.AsyncClient(timeout=300) as client:
-        agent = Agent(client, base, token, words, seed=0)
-        for op in ("search", "remember"):
-            await agent.request(tally, op)
+        agents = [
+            Agent(client, base, token, words, seed=i, row=f"{name}-")
+            for i, token in enumerate(tokens)
+        ]
+
+        async def rounds(agent: Agent) -> None:
+            for _ in range(WARM_UP_ROUNDS):
+                for op, _ in MIX:
+                    await agent.request(tally, op)
+
+        await asyncio.gather(*(rounds(agent) for agent in agents))
     if tally.errors:
         raise SystemExit(f"the served engine failed its first requests: {tally.error_samples}")
     return tally.acknowledged
@@ -356,8 +372,11 @@ async def run_mix(
         "errors": sum(tally.errors.values()),
         "throttled": tally.throttled,
         "error_samples": tally.error_samples,
-        # Requests each web process answered in the window, in the order they were started.
+        # Requests each web process answered in the window, in the order they were started;
+        # and in the whole row (its warm-up and the requests in flight when it stopped too:
+        # each of a process's agents is answered at least once, however slow the machine).
         "by_process": [tally.answered.get(base, 0) for base in bases],
+        "by_process_in_row": [tally.answered_all.get(base, 0) for base in bases],
         # CPU ms per request answered, by part (requests in flight at either end of the
         # window make this a little high or low; 30 s of requests make it small).
         "cpu_ms_per_request": {
@@ -584,8 +603,8 @@ def main() -> None:
     acknowledged: dict[str, str] = {}
     try:
         # The web process loads its models on first use: not inside any row's window.
-        for base in bases:
-            acknowledged |= asyncio.run(warm_up(base, tokens["a"][0], words))
+        for index, base in enumerate(bases):
+            acknowledged |= asyncio.run(warm_up(base, tokens["a"][:2], words, f"warm{index}"))
         for think in args.think:
             for n in args.agents:
                 row, acked = asyncio.run(run_mix(bases, tokens["a"], words, args, n, think, meter))

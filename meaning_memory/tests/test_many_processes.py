@@ -199,7 +199,11 @@ def test_the_load_benchmark_split_across_two_web_processes(tmp_path, database):
     for row in figures["mix"]:
         assert row["errors"] == 0, row["error_samples"]
         if row["agents"] > 1:
-            assert len(row["by_process"]) == 2 and min(row["by_process"]) > 0, row
+            # Counted over the whole row, not its two-second window: every agent is answered
+            # at least once there, so a slow machine cannot make this fail; a process that
+            # answers nothing (or an agent dealt to no process) still does.
+            assert len(row["by_process_in_row"]) == 2, row
+            assert min(row["by_process_in_row"]) > 0, row
     assert figures["tenants"]["b_errors"] == figures["tenants"]["flood_errors"] == 0
     writes = figures["writes"]
     assert writes["acknowledged"] > 0
