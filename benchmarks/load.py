@@ -7,7 +7,9 @@ Builds its own embedded database (``--data-dir``, default ``benchmarks/out/load-
 ``--size`` memories in a scope all its agents share, and ``tenant-b`` with a tenth of that,
 loaded like ``search_latency.py`` (synthetic texts of pseudo-words and synthetic vectors, by
 binary COPY; the engine's indexes rebuilt afterwards). Then it starts ``meaning-memory serve``
-on that data and drives it over HTTP:
+on that data and drives it over HTTP. Before any row, two agents send each web process every
+kind of request a few times, unmeasured (its first requests of a kind, and its first ones at
+the same time, are slower than the rest). Then:
 
 * **Mix**, for each pause of ``--think`` and each N of ``--agents``: N agents of tenant-a,
   each sending one request after another with that pause between an answer and the next
