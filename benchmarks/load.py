@@ -468,6 +468,34 @@ async def run_tenants(bases: list[str], tokens: dict, words: list[str], args) ->
     }
 
 
+#: What PostgreSQL counts of the memories table (cumulative but for ``n_dead_tup``).
+ROW_COUNTS = ("n_tup_upd", "n_tup_hot_upd", "n_live_tup", "n_dead_tup")
+
+
+def memory_row_counts() -> dict[str, int]:
+    """PostgreSQL's counts of the memories table's rows: updated (HOT: without new index
+    entries), live and dead versions. An update that is not HOT adds an entry to every
+    index, the vector indexes too, and its old version stays in them until a vacuum: search
+    pays for those."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.pg_version >= 150000:  # this process's own counts, now
+            cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute(
+            f"SELECT {', '.join(ROW_COUNTS)} FROM pg_stat_user_tables "
+            "WHERE relname = 'memories_memory'"
+        )
+        return dict(zip(ROW_COUNTS, cursor.fetchone(), strict=True))
+
+
+def row_churn(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The run's updates of memory rows (the served processes' counts are flushed when they
+    exit), and the dead versions the table holds at its end."""
+    churn = {key: after[key] - before[key] for key in ("n_tup_upd", "n_tup_hot_upd")}
+    return {**churn, "dead_at_end": after["n_dead_tup"], "live_at_end": after["n_live_tup"]}
+
+
 def stored_writes(acknowledged: dict[str, str]) -> dict[str, Any]:
     """Every acknowledged write against the rows stored under its key."""
     from django.db import connection
@@ -597,6 +625,9 @@ def main() -> None:
 
     tokens = prepare(args)
     connections.close_all()
+    time.sleep(1)  # the loader's connections have ended: their counts are in the totals
+    rows_before = memory_row_counts()
+    connections.close_all()
     words = Corpus(args.seed).vocabulary[:2000]
     served = [serve(args) for _ in range(args.web_processes)]
     bases = [base for _, base in served]
@@ -624,6 +655,8 @@ def main() -> None:
         for process, _ in served:
             process.wait(60)
     results["writes"] = stored_writes(acknowledged)
+    time.sleep(1)  # the statistics of the stopped processes reach the cumulative counts
+    results["rows"] = row_churn(rows_before, memory_row_counts())
     connections.close_all()
 
     info = machine()
@@ -662,6 +695,13 @@ def main() -> None:
         f"their keys, {writes['lost']} lost, {writes['mismatched']} stored under another id, "
         f"{writes['unacknowledged_rows']} stored without an acknowledgement (a request cut "
         "at the end of a run).\n"
+    )
+    rows = results["rows"]
+    print(
+        f"Memory rows: {results['writes']['rows']:,} written and {rows['n_tup_upd']:,} updated in "
+        f"this run ({rows['n_tup_hot_upd']:,} of the updates HOT, without new index entries); "
+        f"at its end {rows['dead_at_end']:,} dead versions beside {rows['live_at_end']:,} live "
+        "ones, until a vacuum.\n"
     )
     if "tenants" in results:
         print(tenants_table(results["tenants"]))

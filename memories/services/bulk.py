@@ -215,6 +215,7 @@ def _built(agent: Agent, prepared: list[PreparedMemory]) -> list[Memory]:
             vector=own[i],
             episode_vector=episode_vector_of.get(i),
             model_name=embedder.model_name,
+            recognised=recognised[i],
         )
         memory._recognised = recognised[i]
         for dim, value in scores[i].items():

@@ -433,7 +433,13 @@ def store_relations(
         end = ("m", row.target_memory.pk) if row.target_memory else ("e", row.target_entity_id)
         unique.setdefault((row.source.pk, end, row.kind), row)
     Link.objects.bulk_create(list(unique.values()), ignore_conflicts=True, batch_size=1_000)
-    extracted = [item.memory.pk for item in items if item.recognised.extracted]
+    # A new memory is inserted with its version already (``PreparedMemory.build``); an older
+    # one, linked now, is marked here.
+    extracted = [
+        item.memory.pk
+        for item in items
+        if item.recognised.extracted and item.memory.relations_version != RELATIONS_VERSION
+    ]
     if extracted:
         Memory.objects.filter(pk__in=extracted).update(relations_version=RELATIONS_VERSION)
     return len(unique)
@@ -827,7 +833,9 @@ def link_backfill(
     while limit is None or done.memories < limit:
         size = batch if limit is None else min(batch, limit - done.memories)
         memories = list(
-            pending.filter(pk__gt=last_id).order_by("pk").only("pk", "text", "workspace_id")[:size]
+            pending.filter(pk__gt=last_id)
+            .order_by("pk")
+            .only("pk", "text", "workspace_id", "relations_version")[:size]
         )
         if not memories:
             break

@@ -35,6 +35,7 @@ from memories.services.asymmetry import asymmetry_fill
 from memories.services.episodes import Episode, episode_before
 from memories.services.provenance import Action, provenance_event, record_event
 from memories.services.relations import (
+    RELATIONS_VERSION,
     EntityRef,
     LinkRef,
     Recognised,
@@ -111,8 +112,18 @@ class PreparedMemory:
         return content_hash(scope_id=self.scope.pk, source=self.source, text=self.text)
 
     def build(
-        self, *, episode: Episode, vector: Any, episode_vector: Any, model_name: str
+        self,
+        *,
+        episode: Episode,
+        vector: Any,
+        episode_vector: Any,
+        model_name: str,
+        recognised: Recognised,
     ) -> Memory:
+        """The memory to insert, with every value it is stored with that is known before its
+        relations are (its extraction's version among them: ``store_relations`` runs in the
+        same transaction). Each later UPDATE of the new row would leave a dead version in
+        every index of the table, its vector index too."""
         memory = Memory(
             workspace_id=self.agent.workspace_id,
             scope=self.scope,
@@ -141,6 +152,7 @@ class PreparedMemory:
             sig_self=self.sig_self,
             sig_external=self.sig_external,
             attribution=self.attribution,
+            relations_version=RELATIONS_VERSION if recognised.extracted else None,
         )
         for key, value in self.scores.items():
             setattr(memory, f"{key}_score", value)
@@ -455,6 +467,7 @@ def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
             vector=vector,
             episode_vector=episode_vector,
             model_name=embedder.model_name,
+            recognised=recognised,
         )
         resolve_attributions([(prepared, memory)], agent=agent)
         memory.save()

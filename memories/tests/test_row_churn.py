@@ -1,0 +1,53 @@
+"""A write inserts its memory with what is known before its relations are stored: each later
+UPDATE of the new row that is not HOT leaves a dead version in every index of the table, the
+vector indexes too, until a vacuum, and search reads through them (``benchmarks/load.py``
+prints the run's updates and dead versions)."""
+
+from django.db import connection
+
+from memories.models import Link, Memory
+from memories.services import memory_remember, memory_remember_bulk
+from memories.services.relations import RELATIONS_VERSION
+
+TEXTS = [
+    "Caroline told Melanie that the Paris office moves to Lyon next spring.",
+    "Zephyr Logistics renews its support contract with Acme every March.",
+    "Melanie painted a sunrise over the lake last Tuesday.",
+]
+
+
+def memory_rows_written() -> tuple[int, int]:
+    """Rows of the memories table inserted and updated in this test's transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT n_tup_ins, n_tup_upd FROM pg_stat_xact_user_tables "
+            "WHERE relname = 'memories_memory'"
+        )
+        row = cursor.fetchone()
+    return (row[0], row[1]) if row else (0, 0)
+
+
+def test_a_remember_inserts_its_memory_already_marked_extracted(alice):
+    memory = memory_remember(agent=alice.agent, text=TEXTS[0]).memory
+
+    inserted, updated = memory_rows_written()
+    assert inserted == 1
+    # Its extraction's version came with the insert; the A score, which reads the mentions
+    # stored after it, is the one update left.
+    assert updated <= 1
+    stored = Memory.objects.get(pk=memory.pk)
+    assert stored.relations_version == RELATIONS_VERSION
+    assert stored.a_origin == "asymmetry" and stored.a_score is not None
+    assert Link.objects.filter(source=stored, kind="mentions").exists()
+
+
+def test_a_bulk_write_updates_each_new_row_once_at_most(alice):
+    results = memory_remember_bulk(agent=alice.agent, items=[{"text": t} for t in TEXTS])
+
+    inserted, updated = memory_rows_written()
+    assert inserted == len(TEXTS)
+    assert updated <= len(TEXTS)
+    for result in results:
+        stored = Memory.objects.get(pk=result.memory.pk)
+        assert stored.relations_version == RELATIONS_VERSION
+        assert stored.a_score is not None
