@@ -31,7 +31,10 @@ With ``--database-url`` the database is that server's (a PostgreSQL the benchmar
 empty), not its own embedded one; PostgreSQL's CPU is then not measured.
 
 The per-minute rate limit is off in the served engine (``MM_RATE_PER_MINUTE=0``), so that
-capacity is measured, not the limit; every other limit is the engine's default.
+capacity is measured, not the limit, and so is the scheduled consolidation
+(``MM_CONSOLIDATE_EVERY=0``: its first run on the loaded memories would link and score every
+one of them while the rows are measured; ``benchmarks/consolidation.py`` measures it); every
+other limit is the engine's default.
 """
 
 from __future__ import annotations
@@ -80,7 +83,11 @@ def prepare(args: argparse.Namespace) -> dict[str, Any]:
             and len(tokens["a"]) >= agents_needed
             and Memory.objects.filter(idempotency_key="").count() == args.size + args.size // 10
         ):
-            print("reusing the loaded data", file=sys.stderr)
+            from django.db import connection
+
+            with connection.cursor() as cursor:  # what earlier runs left dead is not measured
+                cursor.execute("VACUUM ANALYZE memories_memory")
+            print("reusing the loaded data (vacuumed)", file=sys.stderr)
             return tokens
     started = time.perf_counter()
     _, ddl = reset(0)
@@ -120,6 +127,9 @@ def serve(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
         **os.environ,
         "MM_DATA_DIR": str(args.data_dir.resolve()),
         "MM_RATE_PER_MINUTE": "0",
+        # No scheduled consolidation run among the requests (on the loaded memories its first
+        # one links and scores every one of them): benchmarks/consolidation.py measures it.
+        "MM_CONSOLIDATE_EVERY": "0",
         "MM_LOG_LEVEL": "WARNING",
         # Every process signs the dashboard's sessions alike (many processes, one database).
         "MM_SECRET_KEY": "load-benchmark",
@@ -601,7 +611,9 @@ def main() -> None:
     parser.add_argument("--no-tenants", action="store_true", help="skip the two-tenant run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, help="default benchmarks/out/load-data")
-    parser.add_argument("--reuse", action="store_true", help="keep data of the same size")
+    parser.add_argument(
+        "--reuse", action="store_true", help="keep data of the same size (vacuumed first)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     add_smoke_option(parser)
     args = parser.parse_args()
@@ -624,6 +636,13 @@ def main() -> None:
     from search_latency import Corpus
 
     tokens = prepare(args)
+    from django_q.models import OrmQ
+
+    # Jobs an earlier run left queued (a consolidation run, heartbeats) would run among the
+    # requests: this database is the benchmark's own.
+    left, _ = OrmQ.objects.all().delete()
+    if left:
+        print(f"removed {left} jobs an earlier run left queued", file=sys.stderr)
     connections.close_all()
     time.sleep(1)  # the loader's connections have ended: their counts are in the totals
     rows_before = memory_row_counts()
@@ -669,6 +688,7 @@ def main() -> None:
         + (" (a PostgreSQL of its own, over TCP)" if args.database_url else "")
         + f" on {args.size:,} "
         f"memories (tenant-a) and {args.size // 10:,} (tenant-b), MM_RATE_PER_MINUTE=0, "
+        "MM_CONSOLIDATE_EVERY=0, "
         f"{args.seconds:g} s measured per row after {args.warmup:g} s of warm-up; "
         f"MM_FAIR_SLOTS={settings.MM_FAIR_SLOTS}, "
         f"MM_RATE_CONCURRENT={settings.MM_RATE_CONCURRENT}, "
