@@ -17,7 +17,8 @@ TEXTS = [
 
 
 def memory_rows_written() -> tuple[int, int]:
-    """Rows of the memories table inserted and updated in this test's transaction."""
+    """Rows of the memories table inserted and updated so far in this transaction (the
+    test's, which fixtures and earlier statements may have written in too: compare two)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT n_tup_ins, n_tup_upd FROM pg_stat_xact_user_tables "
@@ -28,9 +29,10 @@ def memory_rows_written() -> tuple[int, int]:
 
 
 def test_a_remember_inserts_its_memory_already_marked_extracted(alice):
+    before = memory_rows_written()
     memory = memory_remember(agent=alice.agent, text=TEXTS[0]).memory
 
-    inserted, updated = memory_rows_written()
+    inserted, updated = (a - b for a, b in zip(memory_rows_written(), before, strict=True))
     assert inserted == 1
     # Its extraction's version came with the insert; the A score, which reads the mentions
     # stored after it, is the one update left.
@@ -42,9 +44,10 @@ def test_a_remember_inserts_its_memory_already_marked_extracted(alice):
 
 
 def test_a_bulk_write_updates_each_new_row_once_at_most(alice):
+    before = memory_rows_written()
     results = memory_remember_bulk(agent=alice.agent, items=[{"text": t} for t in TEXTS])
 
-    inserted, updated = memory_rows_written()
+    inserted, updated = (a - b for a, b in zip(memory_rows_written(), before, strict=True))
     assert inserted == len(TEXTS)
     assert updated <= len(TEXTS)
     for result in results:
