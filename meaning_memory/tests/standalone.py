@@ -111,7 +111,7 @@ class Standalone:
         _owned(directory.parent)
         env = {**os.environ, "PGPASSWORD": self.password}
         _run(_bin("pg_basebackup"), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER,
-             "-D", str(directory), "-R", "-X", "stream", env=env)  # fmt: skip
+             "-D", str(directory), "-R", "-X", "stream", "--checkpoint=fast", env=env)  # fmt: skip
         standby.start()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
