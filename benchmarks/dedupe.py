@@ -25,7 +25,7 @@ Before that, the thresholds: for each turn, its nearest other turn of the conver
 of the stored vectors) and its edited copy, each pair's similarity, word-shingle overlap and
 guards (``consolidation.duplicates``); printed as the share of edited copies and the number of
 distinct-turn pairs that each pair of thresholds would merge, the operating point marked.
-Timings are printed, never asserted. ``--smoke``: the first conversation's first 80 turns.
+Timings are printed, never asserted. ``--smoke``: the first conversation's first 40 turns.
 """
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ def main() -> None:
     conversations = read(args.data)
     if args.smoke:
         conversations = conversations[:1]
-        conversations[0].turns = conversations[0].turns[:80]
+        conversations[0].turns = conversations[0].turns[:40]
         args.data_dir = ROOT / "benchmarks/out/smoke-dedupe"
     setup_django(args.data_dir)
     from django.conf import settings
