@@ -116,7 +116,7 @@ def main() -> None:
     add_smoke_option(parser)
     args = parser.parse_args()
     if args.smoke and args.write:
-        parser.error("--smoke measures three conversations: it writes nothing")
+        parser.error("--smoke measures three conversations' first turns: it writes nothing")
     if args.smoke:
         args.train = 2
 
@@ -124,6 +124,9 @@ def main() -> None:
     from memories import scorer
 
     conversations = read(args.data)[: 3 if args.smoke else None]
+    if args.smoke:  # the first 200 turns of each: every step runs, on a tenth of the embedding
+        for conversation in conversations:
+            conversation.turns = conversation.turns[:200]
     texts, groups, labels = [], [], {dim: [] for dim in LABELS}
     for number, conversation in enumerate(conversations):
         evidence: dict[int | None, set[str]] = {None: set(), 1: set(), 2: set()}
