@@ -52,7 +52,14 @@ from common import (
     write_json,
 )
 
-from readiness.locomo import CATEGORIES, Conversation, Question, memory_text, read
+from readiness.locomo import (
+    CATEGORIES,
+    Conversation,
+    Question,
+    first_sessions,
+    memory_text,
+    read,
+)
 
 KS = (5, 10, 20)
 RRF_K = 60
@@ -233,8 +240,8 @@ def main() -> None:
     args = parser.parse_args()
     check_data(parser, args)
     conversations = read(args.data)
-    if args.smoke:  # one conversation, its first 20 questions
-        conversations = conversations[:1]
+    if args.smoke:  # one conversation's first 5 sessions, 20 of their questions
+        conversations = [first_sessions(conversations[0], 5)]
         conversations[0].questions = conversations[0].questions[:20]
         args.data_dir, args.reuse = ROOT / "benchmarks/out/smoke-locomo", False
 

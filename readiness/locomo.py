@@ -92,6 +92,15 @@ def read(path: Path) -> list[Conversation]:
     return conversations
 
 
+def first_sessions(conversation: Conversation, sessions: int) -> Conversation:
+    """The conversation's first ``sessions`` sessions, with the questions whose evidence is all
+    in them: a smaller conversation of the same shape (the benchmarks' smoke runs)."""
+    turns = [turn for turn in conversation.turns if turn.session <= sessions]
+    known = {turn.dia_id for turn in turns}
+    questions = [q for q in conversation.questions if q.evidence <= known]
+    return Conversation(conversation.sample_id, turns, questions, conversation.evidence_dropped)
+
+
 def _numbers(dia_id: str) -> tuple[int, ...]:
     return tuple(int(number) for number in re.findall(r"\d+", dia_id))
 
