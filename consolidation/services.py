@@ -17,6 +17,7 @@ from consolidation.phases import PHASES, PhaseContext
 from memories import rules
 from memories.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from memories.models import Agent, Workspace
+from memories.selectors.permissions import require_role
 from memories.services.supersede import supersede
 
 #: The advisory lock namespace of consolidation runs (the key is the workspace's id).
@@ -70,7 +71,9 @@ def consolidation_start(
     user: Any = None,
 ) -> ConsolidationRun:
     """Record a queued run (Conflict, naming it, while another run of the workspace is queued
-    or running)."""
+    or running). A team member (``user``) needs the role to consolidate (``require_role``)."""
+    if user is not None:
+        require_role(user, workspace, "consolidate")
     asked = check_phases(phases)
     busy = ConsolidationRun.objects.filter(
         workspace=workspace,
@@ -174,6 +177,7 @@ def proposal_decide(
     newer, both histories naming the curator and the reason) or rejects it (nothing changes but
     the proposal). A proposal decided already, a missing reason, or an older memory no longer
     active are errors, and nothing is written."""
+    require_role(user, proposal.workspace_id, "decide proposals")
     reason = (reason or "").strip()
     if message := rules.reason_given(reason, "say why the proposal is accepted or rejected."):
         raise ValidationFailed.single("reason", message)

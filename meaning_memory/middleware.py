@@ -1,6 +1,6 @@
 """What every answer gets whatever view made it: JSON errors under ``/api/`` (``ApiErrorsAsJson``;
-a database that cannot answer now is a 503 with Retry-After on every page) and the security
-headers (``SecurityHeaders``)."""
+a database that cannot answer now is a 503 with Retry-After on every page; a page's service
+that refuses is Django's 403 or 404 page) and the security headers (``SecurityHeaders``)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from collections.abc import Callable
 from http import HTTPStatus
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found, permission_denied
 
 from memories.database_errors import unavailable
+from memories.errors import MemoryEngineError
+from memories.presenters import error_status
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +63,14 @@ class ApiErrorsAsJson:
             return answer
         if is_api(request) and isinstance(exception, RequestDataTooBig):
             return JsonResponse({"detail": body_too_large()}, status=413)
+        if not is_api(request) and isinstance(exception, MemoryEngineError):
+            # A page's service refused (``require_role``: a role too low, a workspace or object
+            # the user does not see): Django's own 403 or 404 page, as the one table says.
+            status = error_status(exception)
+            if status == 403:
+                return permission_denied(request, PermissionDenied(exception.message))
+            if status == 404:
+                return page_not_found(request, Http404(exception.message))
         return None
 
 

@@ -66,7 +66,7 @@ if MM_HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "meaning_memory.admin_site.EngineAdminConfig",  # django.contrib.admin, guarded
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -36,3 +36,15 @@ def make_actor(workspace: str, name: str, scopes: list[str] | None = None) -> Ac
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     return Actor(agent=agent, token=token, client=client)
+
+
+def make_member(username: str, workspace, role: str = "curator", **flags):
+    """A team member: a user with ``role`` in ``workspace`` (or in none when it is None)."""
+    from django.contrib.auth import get_user_model
+
+    from memories.models import Membership
+
+    user = get_user_model().objects.create_user(username, password="pw", **flags)
+    if workspace is not None:
+        Membership.objects.create(user=user, workspace=workspace, role=role)
+    return user

@@ -66,6 +66,7 @@ class WorkspaceScoped:
     the admin's "does not exist" and an action never selects it. ``workspace_path`` leads from
     the model to its workspace."""
 
+    workspace_scoped = True  # the admin site leaves it to staff (meaning_memory.admin_site)
     workspace_path = "workspace"
     roles: tuple[str, ...] = CURATING_ROLES
 
@@ -352,14 +353,38 @@ class MembershipInlineFormSet(BaseInlineFormSet):
             )
 
 
-class MembershipInline(admin.TabularInline):
+class UsernameField(forms.ModelChoiceField):
+    """A user typed by username; a stored membership's user (its id) is shown by username."""
+
+    def prepare_value(self, value):
+        if isinstance(value, int):
+            value = self.queryset.filter(pk=value).first() or value
+        return super().prepare_value(value)
+
+
+class UserByName:
+    """A member is named by username, typed (no list or search of the engine's users: the
+    users' admin is for superusers only, see ``meaning_memory.admin_site``)."""
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            return UsernameField(
+                queryset=db_field.remote_field.model.objects.all(),
+                to_field_name=db_field.remote_field.model.USERNAME_FIELD,
+                widget=forms.TextInput,
+                label="Username",
+                error_messages={"invalid_choice": "No user has this username."},
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class MembershipInline(UserByName, admin.TabularInline):
     """A workspace's members, changed here only by its admins (and superusers), through the
     same service as the dashboard's members page (``services.membership_set`` / ``_remove``)."""
 
     model = Membership
     formset = MembershipInlineFormSet
     extra = 0
-    autocomplete_fields = ("user",)
 
     def _manages(self, request, obj) -> bool:
         return obj is not None and user_may_manage_members(request.user, obj)
@@ -512,7 +537,7 @@ class MembershipForm(forms.ModelForm):
 
 
 @admin.register(Membership)
-class MembershipAdmin(WorkspaceScoped, admin.ModelAdmin):
+class MembershipAdmin(UserByName, WorkspaceScoped, admin.ModelAdmin):
     """Members one by one, through the same services as the dashboard's members page: the
     last admin cannot be demoted or removed."""
 
@@ -521,7 +546,6 @@ class MembershipAdmin(WorkspaceScoped, admin.ModelAdmin):
     list_display = ("user", "workspace", "role", "created_at")
     list_filter = ("role", WORKSPACE_FILTER)
     list_select_related = ("user", "workspace")
-    autocomplete_fields = ("user",)
 
     def get_readonly_fields(self, request, obj=None):
         # A membership is a user in a workspace: another user or workspace is another row.

@@ -8,6 +8,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Lower
 from pgvector.django import BitField, HnswIndex, VectorField
 
 #: Dimension of the stored vectors (all-MiniLM-L6-v2; a remote embedder is asked for the same).
@@ -43,6 +44,10 @@ class Workspace(models.Model):
 
     class Meta:
         ordering = ["slug"]
+        constraints = [
+            # Two workspaces never differ only by case (``workspace_get_or_create``).
+            models.UniqueConstraint(Lower("slug"), name="workspace_slug_ci_unique"),
+        ]
 
     def __str__(self) -> str:
         return self.slug

@@ -53,8 +53,8 @@ from memories.selectors import (
     memberships_of,
     memory_history,
     memory_texts,
+    require_role,
     supersession_chain,
-    user_may_manage_members,
     workspace_agents,
     workspace_members,
     workspace_memory,
@@ -348,8 +348,6 @@ def _window(memory: Memory) -> dict[str, float]:
 @require_POST
 def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
     membership = page_membership(request, slug)
-    if not membership.can_curate:
-        raise PermissionDenied("Viewers cannot change memories.")
     memory = _memory(membership, mem_id)
     form = FeedbackForm(request.POST)
     back = request.POST.get("next", "")
@@ -407,8 +405,6 @@ def agents(request: HttpRequest, slug: str) -> HttpResponse:
     form = AgentForm(request.POST or None)
     token = None
     if request.method == "POST":
-        if not membership.can_curate:
-            raise PermissionDenied("Viewers cannot manage agents.")
         if "revoke" in request.POST:
             try:
                 agent = services.agent_revoke(
@@ -426,6 +422,7 @@ def agents(request: HttpRequest, slug: str) -> HttpResponse:
         if form.is_valid():
             try:
                 agent, token = services.agent_create(
+                    by=request.user,
                     workspace_slug=slug,
                     name=form.cleaned_data["name"],
                     shared_scopes=form.cleaned_data["scopes"],
@@ -449,8 +446,6 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     workspace = membership.workspace
     form = MemberForm(request.POST if "username" in request.POST else None)
     if request.method == "POST":
-        if not user_may_manage_members(request.user, workspace):
-            raise PermissionDenied("Only the workspace's admins manage its members.")
         try:
             if "remove" in request.POST:
                 removed = services.membership_remove(
@@ -495,8 +490,10 @@ def erase(request: HttpRequest, slug: str) -> HttpResponse:
     leaves a tombstone each. Other members: 403; another workspace: 404."""
     membership = page_membership(request, slug)
     workspace = membership.workspace
-    if not user_may_manage_members(request.user, workspace):
-        raise PermissionDenied("Only the workspace's admins erase memories.")
+    try:
+        require_role(request.user, workspace, "erase")  # the page, its preview too
+    except MemoryEngineError as exc:
+        raise _page_error(exc) from exc
     form = EraseForm(request.POST if request.method == "POST" else request.GET or None)
     preview = None
     if form.is_bound and form.is_valid():
@@ -563,22 +560,19 @@ def entities(request: HttpRequest, slug: str) -> HttpResponse:
     gazetteer here (a name, a type, aliases)."""
     membership = page_membership(request, slug)
     form = EntityForm(request.POST or None)
-    if request.method == "POST":
-        if not membership.can_curate:
-            raise PermissionDenied("Viewers cannot change the gazetteer.")
-        if form.is_valid():
-            try:
-                result = services.entity_declare(
-                    workspace_id=membership.workspace_id,
-                    user=request.user,
-                    **form.service_arguments(),
-                )
-            except ValidationFailed as exc:
-                _form_errors(form, exc, rename={"type": "kind"})
-            else:
-                verb = "Declared" if result.created else "Now declared"
-                messages.success(request, f"{verb}: {result.entity.name} ({result.entity.kind}).")
-                return redirect("dashboard:entity", slug=slug, entity_id=result.entity.entity_id)
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = services.entity_declare(
+                workspace_id=membership.workspace_id,
+                user=request.user,
+                **form.service_arguments(),
+            )
+        except ValidationFailed as exc:
+            _form_errors(form, exc, rename={"type": "kind"})
+        else:
+            verb = "Declared" if result.created else "Now declared"
+            messages.success(request, f"{verb}: {result.entity.name} ({result.entity.kind}).")
+            return redirect("dashboard:entity", slug=slug, entity_id=result.entity.entity_id)
     filters = EntityFilterForm(request.GET or None)
     values: dict[str, Any] = {}
     if filters.is_bound:
@@ -614,8 +608,6 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
     merge = MergeForm(request.POST if "into" in request.POST else None)
     unmerge = UnmergeForm(request.POST if "unmerge" in request.POST else None)
     if request.method == "POST":
-        if not membership.can_curate:
-            raise PermissionDenied("Viewers cannot merge entities.")
         form = merge if merge.is_bound else unmerge
         if form.is_valid():
             try:
@@ -656,8 +648,6 @@ def divergences(request: HttpRequest, slug: str) -> HttpResponse:
     membership = page_membership(request, slug)
     form = DivergenceCloseForm(request.POST or None)
     if request.method == "POST":
-        if not membership.can_curate:
-            raise PermissionDenied("Viewers cannot resolve divergences.")
         # A divergence of another workspace, or none, is a 404 like a missing one.
         divergence = _divergence(membership, request.POST.get("divergence", ""))
         if form.is_valid():

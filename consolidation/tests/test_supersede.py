@@ -6,6 +6,7 @@ import pytest
 
 from consolidation.models import SupersessionProposal
 from consolidation.services import consolidation_execute, consolidation_start, proposal_decide
+from meaning_memory.testing import make_member
 from memories.errors import ValidationFailed
 from memories.models import Memory, ProvenanceEvent
 from memories.services import memory_remember
@@ -51,7 +52,7 @@ def test_the_same_writer_restating_a_slot_supersedes_its_older_memory(alice):
 
 
 def test_another_writer_is_a_proposal_a_curator_decides_once(alice, bob, django_user_model):
-    curator = django_user_model.objects.create_user("carol", password="x")
+    curator = make_member("carol", alice.agent.workspace)
     old = remember(alice.agent, "Zephyr is on the gold plan.")
     new = remember(bob.agent, "Zephyr moved to the silver plan.")
     assert run(alice.agent.workspace)["proposed"] == 1
@@ -73,7 +74,7 @@ def test_another_writer_is_a_proposal_a_curator_decides_once(alice, bob, django_
 
 
 def test_a_rejected_proposal_changes_nothing_but_itself(alice, bob, django_user_model):
-    curator = django_user_model.objects.create_user("carol", password="x")
+    curator = make_member("carol", alice.agent.workspace)
     old = remember(alice.agent, "Zephyr is on the gold plan.")
     remember(bob.agent, "Zephyr moved to the silver plan.")
     run(alice.agent.workspace)

@@ -33,6 +33,7 @@ from memories.divergence import Assessment, assess
 from memories.embeddings import current_model_name
 from memories.errors import Errors, Forbidden, ValidationFailed
 from memories.models import Divergence, DivergenceScan, Link, Memory, Workspace
+from memories.selectors.permissions import require_role
 from memories.services.provenance import Action, record
 from memories.validity import valid_at_q, valid_at_sql
 
@@ -252,6 +253,7 @@ def divergence_close(
     an open divergence, with a reason kept on it and in both memories' histories. Resolving, the
     curator may say which memory was right (``right``: its mem_id): each memory's event then
     says ``outcome`` right or wrong, which its source's record counts (``memories.asymmetry``)."""
+    require_role(user, divergence.workspace_id, "close divergences")
     errors = Errors()
     closing = {Divergence.Status.RESOLVED.value, Divergence.Status.DISMISSED.value}
     if status not in closing:

@@ -37,7 +37,7 @@ from memories.embeddings import get_embedder
 from memories.errors import Errors, NotFound, ValidationFailed
 from memories.models import Agent, Entity, Link, Memory, ProvenanceEvent, SourceRecord, Workspace
 from memories.selectors.memories import memory_get
-from memories.selectors.permissions import user_may_manage_members
+from memories.selectors.permissions import require_role
 from memories.services.provenance import Action, provenance_event, record_many
 from memories.signals import erasing
 
@@ -108,10 +108,9 @@ def erase_selection(workspace: Workspace, by: str, value: str) -> Any:
 def memories_erase_by_user(
     *, user: Any, workspace: Workspace, by: str, value: str, reason: str, dry_run: bool = False
 ) -> Erasure:
-    """``memories_erase`` by a workspace admin (NotFound for anyone else, as for a workspace
-    that does not exist)."""
-    if not user_may_manage_members(user, workspace):
-        raise NotFound(f"no workspace {workspace.slug!r}")
+    """``memories_erase`` by a workspace admin (``require_role``: NotFound for a user who does
+    not see the workspace, Forbidden for one whose role is below admin)."""
+    require_role(user, workspace, "erase")
     return memories_erase(
         workspace=workspace, by=by, value=value, reason=reason, dry_run=dry_run, user=user
     )

@@ -9,7 +9,7 @@ from django.db import transaction
 from memories.errors import ConflictingInput, Errors, NotFound, ValidationFailed
 from memories.models import Agent, Memory
 from memories.selectors.memories import memory_get
-from memories.selectors.permissions import user_may_curate
+from memories.selectors.permissions import require_role, user_may
 from memories.services.provenance import Action, record
 
 #: The feedback actions, and exactly what each does (also in the README):
@@ -108,8 +108,9 @@ def memory_forget(*, agent: Agent, mem_id: str, reason: str) -> Memory:
 
 def _curated(user: Any, memory_pk: int) -> Memory:
     memory = Memory.objects.select_for_update(of=("self",)).filter(pk=memory_pk).first()
-    if memory is None or not user_may_curate(user, memory.workspace_id):
+    if memory is None or not user_may(user, memory.workspace_id, "read"):
         raise NotFound(f"no memory with id {memory_pk}")
+    require_role(user, memory.workspace_id, "curate")
     return memory
 
 

@@ -7,13 +7,12 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from memories.errors import Errors, Forbidden, NotFound
+from memories.errors import Errors, NotFound
 from memories.models import Membership, Workspace
 from memories.selectors.permissions import (
     last_admin_message,
     other_admins_exist,
-    user_may_manage_members,
-    user_workspace_role,
+    require_role,
 )
 
 
@@ -74,10 +73,7 @@ def _lock_members_as_admin(by: Any, workspace: Workspace) -> None:
     who does not see the workspace, Forbidden for one who only reads or curates it. Then
     the workspace row is locked: membership changes of one workspace go one at a time (the
     last-admin rule reads the other members' rows)."""
-    if user_workspace_role(by, workspace) is None:
-        raise NotFound(f"no workspace {workspace.slug!r}")
-    if not user_may_manage_members(by, workspace):
-        raise Forbidden("only the workspace's admins manage its members")
+    require_role(by, workspace, "manage members")
     Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
 
 

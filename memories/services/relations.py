@@ -39,6 +39,7 @@ from memories.gazetteer import Found, Gazetteer, best_match, normalize, tokens
 from memories.models import Agent, Entity, Link, Memory, Workspace
 from memories.reading import note_writes
 from memories.selectors.memories import memory_get
+from memories.selectors.permissions import require_role
 from memories.selectors.relations import entity_get
 from memories.selectors.visibility import visible_scope_ids
 from memories.services.provenance import Action, record
@@ -636,7 +637,9 @@ def entities_declare(
     prefix_items: bool = True,
 ) -> list[DeclareResult]:
     """Declare many entities (an imported file) at once: all checked first, then all stored
-    in one transaction, or none."""
+    in one transaction, or none. A team member needs the role for it (``require_role``)."""
+    if user is not None:
+        require_role(user, workspace_id, "declare entities")
     errors = Errors()
     checked = []
     for i, item in enumerate(items):
@@ -745,6 +748,7 @@ def entity_merge(*, user: Any, entity: Entity, into: Entity, reason: str) -> Ent
     """``entity`` is ``into``: its mentions count as ``into``'s from now on; the entities
     merged into it before are re-pointed to ``into`` (kept in the event, for an undo). Nothing
     moves: the links keep the entity they named, so ``entity_unmerge`` gives everything back."""
+    require_role(user, entity.workspace_id, "merge entities")
     reason = (reason or "").strip()
     errors = Errors()
     errors.check("reason", rules.reason_given(reason, "say why these are one entity."))
@@ -779,6 +783,7 @@ def entity_merge(*, user: Any, entity: Entity, into: Entity, reason: str) -> Ent
 def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
     """Undo ``entity``'s merge: it stands for itself again, and the entities its merge moved
     come back to it."""
+    require_role(user, entity.workspace_id, "merge entities")
     reason = (reason or "").strip()
     if message := rules.reason_given(reason, "say why they are two."):
         raise ValidationFailed.single("reason", message)

@@ -11,7 +11,7 @@ from django.db import transaction
 from memories import rules
 from memories.errors import Errors, NotFound, ValidationFailed
 from memories.models import Agent, Scope, Workspace
-from memories.selectors.permissions import user_may_curate
+from memories.selectors.permissions import require_role, user_may
 from memories.services.provenance import Action, record
 
 TOKEN_PREFIX = "mm_"
@@ -23,7 +23,17 @@ def hash_token(token: str) -> str:
 
 @transaction.atomic
 def workspace_get_or_create(*, slug: str, name: str = "") -> Workspace:
-    workspace, _ = Workspace.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+    """The workspace ``slug``, made if new. Two workspaces never differ only by case (a
+    unique index on the lower-cased slug holds that for concurrent writers too): a slug that
+    another's equals but for case is refused, naming the other."""
+    workspace = Workspace.objects.filter(slug__iexact=slug).first()
+    if workspace is None:
+        workspace, _ = Workspace.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+    if workspace.slug != slug:
+        raise ValidationFailed.single(
+            "workspace",
+            f"differs only by case from the workspace {workspace.slug!r}: use that name.",
+        )
     return workspace
 
 
@@ -39,9 +49,12 @@ def scope_get_or_create(*, workspace: Workspace, name: str) -> Scope:
 
 @transaction.atomic
 def agent_create(
-    *, workspace_slug: str, name: str, shared_scopes: list[str] | None = None
+    *, workspace_slug: str, name: str, shared_scopes: list[str] | None = None, by: Any = None
 ) -> tuple[Agent, str]:
-    """Create an agent (and its workspace if new). Returns the agent and its token.
+    """Create an agent (and, for an operator, its workspace if new). Returns the agent and its
+    token. ``by``, a team member, needs the role to manage the workspace's agents
+    (``require_role``) and the workspace must exist; without ``by`` the caller is the operator
+    (``createagent``, ``import``).
 
     The token is returned once; only its sha256 is stored.
     """
@@ -51,6 +64,11 @@ def agent_create(
     for scope_name in shared_scopes or []:
         errors.check("scopes", rules.scope_name(scope_name))
     errors.raise_if_any()
+    if by is not None:
+        existing = Workspace.objects.filter(slug=workspace_slug).first()
+        if existing is None:
+            raise NotFound(f"no workspace {workspace_slug!r}")
+        require_role(by, existing, "manage agents")
     workspace = workspace_get_or_create(slug=workspace_slug)
     if Agent.objects.filter(workspace=workspace, name=name).exists():
         raise ValidationFailed.single(
@@ -128,8 +146,9 @@ def _agent_to_change(user: Any, workspace: Workspace, agent_id: int) -> Agent:
         .select_related("workspace")
         .first()
     )
-    if agent is None or not user_may_curate(user, workspace.pk):
+    if agent is None or not user_may(user, workspace, "read"):
         raise NotFound(f"no agent {agent_id} in workspace {workspace.slug!r}")
+    require_role(user, workspace, "manage agents")
     return agent
 
 

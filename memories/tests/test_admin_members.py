@@ -34,7 +34,7 @@ def inline(workspace, rows):
         data |= {
             prefix + "id": str(membership.pk) if membership else "",
             prefix + "workspace": str(workspace.pk),
-            prefix + "user": str(user.pk),
+            prefix + "user": user.get_username(),
             prefix + "role": role,
         }
         if delete:
@@ -119,11 +119,11 @@ def test_a_member_added_in_the_members_page_goes_through_the_service(ada, alice)
 
     added = ada.post(
         "/admin/memories/membership/add/",
-        {"user": bea.pk, "workspace": workspace.pk, "role": "curator"},
+        {"user": "bea", "workspace": workspace.pk, "role": "curator"},
     )
     refused = ada.post(
         "/admin/memories/membership/add/",
-        {"user": gone.pk, "workspace": workspace.pk, "role": "curator"},
+        {"user": "gus", "workspace": workspace.pk, "role": "curator"},
     )
 
     assert added.status_code == 302

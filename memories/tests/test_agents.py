@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories.errors import NotFound, ValidationFailed
+from memories.errors import Forbidden, NotFound, ValidationFailed
 from memories.models import Membership, ProvenanceEvent
 from memories.selectors import supersession_chain
 from memories.services import agent_authenticate, agent_revoke, memory_remember
@@ -34,7 +34,7 @@ def test_revoking_stops_the_token_and_records_who_and_why(alice):
     assert event.reason == "leaked" and event.workspace_id == alice.agent.workspace_id
 
 
-def test_another_workspace_or_a_viewer_gets_not_found_and_nothing_changes(alice, charlie):
+def test_another_workspace_gets_not_found_a_viewer_forbidden_and_nothing_changes(alice, charlie):
     carol = user("carol", alice.agent.workspace, "curator")
     vic = user("vic", alice.agent.workspace, "viewer")
 
@@ -42,7 +42,7 @@ def test_another_workspace_or_a_viewer_gets_not_found_and_nothing_changes(alice,
         agent_revoke(user=carol, workspace=alice.agent.workspace, agent_id=charlie.agent.pk)
     with pytest.raises(NotFound):  # acme's agent, asked through globex by a non-member
         agent_revoke(user=carol, workspace=charlie.agent.workspace, agent_id=alice.agent.pk)
-    with pytest.raises(NotFound):
+    with pytest.raises(Forbidden):  # a viewer sees acme's agents; the role is too low
         agent_revoke(user=vic, workspace=alice.agent.workspace, agent_id=alice.agent.pk)
 
     assert agent_authenticate(alice.token) and agent_authenticate(charlie.token)

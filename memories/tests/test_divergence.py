@@ -12,6 +12,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from meaning_memory.testing import make_member
 from memories.divergence import assess, rules
 from memories.errors import Forbidden
 from memories.models import Divergence, DivergenceScan, Link, Memory, ProvenanceEvent
@@ -427,5 +428,10 @@ def test_closing_checks_its_arguments(alice, bob, detection):
     from memories.errors import ValidationFailed
 
     with pytest.raises(ValidationFailed) as caught:
-        divergence_close(divergence=divergence, user=None, status="open", reason=" ")
+        divergence_close(
+            divergence=divergence,
+            user=make_member("carol", alice.agent.workspace),
+            status="open",
+            reason=" ",
+        )
     assert set(caught.value.errors) == {"status", "reason"}

@@ -5,6 +5,7 @@ cannot see."""
 
 import pytest
 
+from meaning_memory.testing import make_member
 from memories.models import Entity, Link, Memory, ProvenanceEvent
 from memories.services import (
     entity_declare,
@@ -293,7 +294,7 @@ def test_declare_over_rest_and_an_alias_taken_by_another_entity(alice):
 
 
 def test_a_merge_joins_two_entities_and_its_undo_parts_them(alice, django_user_model):
-    curator = django_user_model.objects.create_user("curator")
+    curator = make_member("curator", alice.agent.workspace)
     one = remember(
         alice, "Spoke to ZL about invoices.", entities=[{"name": "ZL", "type": "customer"}]
     )
@@ -322,7 +323,7 @@ def test_a_merge_joins_two_entities_and_its_undo_parts_them(alice, django_user_m
 def test_the_entities_list_counts_what_the_reader_sees_merged_names_included(
     alice, bob, django_user_model
 ):
-    curator = django_user_model.objects.create_user("counter")
+    curator = make_member("counter", alice.agent.workspace)
     zephyr = [{"name": "Zephyr", "type": "customer"}]
     remember(alice, "Zephyr renewed.", scope="team:accounts", entities=zephyr)
     remember(alice, "Zephyr paid.", scope="team:accounts", entities=zephyr)
