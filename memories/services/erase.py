@@ -110,7 +110,7 @@ def memories_erase_by_user(
 ) -> Erasure:
     """``memories_erase`` by a workspace admin (``require_role``: NotFound for a user who does
     not see the workspace, Forbidden for one whose role is below admin)."""
-    require_role(user, workspace, "erase")
+    require_role(user, workspace, "erase")  # a user, never None (the operator's path)
     return memories_erase(
         workspace=workspace, by=by, value=value, reason=reason, dry_run=dry_run, user=user
     )
@@ -128,8 +128,10 @@ def memories_erase(
 ) -> Erasure:
     """Erase the memories of a source, an agent (those it wrote, and its private scope), a
     session or one memory (``erase_selection``); an operator's (``meaning-memory erase``) or,
-    through ``memories_erase_by_user``, an admin's. ``dry_run`` lists them and changes
-    nothing."""
+    through ``memories_erase_by_user``, an admin's (``user``: ``require_role``). ``dry_run``
+    lists them and changes nothing."""
+    if user is not None:
+        require_role(user, workspace, "erase")
     reason = reason if dry_run else _reason(reason)
     chosen = erase_selection(workspace, by, value)
     if by == "memory" and not chosen.exists():

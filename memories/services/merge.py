@@ -14,6 +14,7 @@ from django.utils import timezone
 from memories import rules
 from memories.errors import ValidationFailed
 from memories.models import Link, Memory
+from memories.selectors.permissions import require_role
 from memories.services.provenance import Action, record
 
 
@@ -84,7 +85,9 @@ def memory_restore(*, merged: Memory, reason: str, user: Any = None, agent: Any 
     """Undo a merge: ``merged`` is active again, its ``same_as`` link removed (its row kept),
     and the survivor gets back the significance and pin it had before, unless they changed
     since; both histories record it with ``reason`` (ValidationFailed when it is not merged or
-    no reason is given)."""
+    no reason is given). A team member (``user``) needs the role to curate (``require_role``)."""
+    if user is not None:
+        require_role(user, merged.workspace_id, "curate")
     reason = (reason or "").strip()
     if message := rules.reason_given(reason, "say why the merge is undone."):
         raise ValidationFailed.single("reason", message)

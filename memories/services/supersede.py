@@ -6,6 +6,7 @@ from typing import Any
 
 from memories.errors import ValidationFailed
 from memories.models import Agent, Memory
+from memories.selectors.permissions import require_role
 from memories.services.provenance import Action, iso, provenance_event, record_many
 
 
@@ -20,7 +21,9 @@ def supersede(
     """Close ``old``'s window where ``new``'s begins and mark it superseded by ``new``, inside
     the caller's transaction (ValidationFailed when another writer superseded it first). The
     writer, or the curator (``user``) or rule (``reason``) that decided it, is in both
-    histories."""
+    histories; a curator needs the role to curate the workspace (``require_role``)."""
+    if user is not None:
+        require_role(user, old.workspace_id, "curate")
     old = Memory.objects.select_for_update().get(pk=old.pk)
     if old.status != Memory.Status.ACTIVE:  # lost a race with another writer
         raise ValidationFailed.single(
