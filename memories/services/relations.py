@@ -178,7 +178,10 @@ def recognise(workspace_id: int, texts: Sequence[str]) -> list[Recognised]:
         finds = gazetteer.find(text)
         taken = [(f.start, f.end) for f in finds]
         kept = [
-            s for s in names if not any(s.start < end and start < s.end for start, end in taken)
+            s
+            for s in names
+            if not any(s.start < end and start < s.end for start, end in taken)
+            and len(s.text) <= rules.ENTITY_NAME_MAX  # a longer "name" is the model's mistake
         ]
         found.append(Recognised(finds, kept, extracted=settings.MM_ENTITY_EXTRACTION))
     return found
@@ -216,6 +219,14 @@ class _Request:
     any_kind: bool  # a model's guess: an exact match of any type will do
 
 
+def _fitted(name: str) -> str:
+    """``name`` cut to ``ENTITY_NAME_MAX`` characters, at the last space before if it has one."""
+    if len(name) <= rules.ENTITY_NAME_MAX:
+        return name
+    cut = name[: rules.ENTITY_NAME_MAX]
+    return cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut
+
+
 class EntityResolver:
     """Resolves names to a workspace's entities in a few statements for a whole batch."""
 
@@ -225,7 +236,10 @@ class EntityResolver:
         self.threshold = settings.MM_ENTITY_MATCH_SCORE
 
     def resolve(self, requests: Sequence[_Request]) -> list[Resolved]:
-        keys = [normalize(r.name) for r in requests]
+        # Names of any length come here (a model's span, a cued claimant, a casefolded name
+        # that grew): each is kept to what an entity row holds, cut at a word.
+        requests = [replace(r, name=_fitted(r.name)) for r in requests]
+        keys = [_fitted(normalize(r.name)) for r in requests]
         # A model's guess at a name a writer of the same batch typed: the writer's type.
         typed: dict[str, str] = {}
         for request, key in zip(requests, keys, strict=True):
@@ -308,7 +322,7 @@ class EntityResolver:
                 Entity(
                     workspace_id=self.workspace_id,
                     kind=kind,
-                    name=request.name[: rules.ENTITY_NAME_MAX],
+                    name=request.name,
                     normalized=key,
                     keys=[key],
                     tokens=tokens([key]),
@@ -667,8 +681,8 @@ def entities_declare(
 
 
 def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors):
-    key = normalize(name)
-    alias_keys = [normalize(a) for a in aliases]
+    key = _fitted(normalize(name))
+    alias_keys = [_fitted(normalize(a)) for a in aliases]
     entity = (
         Entity.objects.select_for_update()
         .filter(workspace_id=workspace_id, kind=kind, keys__contains=[key])

