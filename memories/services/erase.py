@@ -154,7 +154,7 @@ def _erase(
     rows = list(
         chosen.select_for_update(of=("self",))
         .order_by("id")
-        .values_list("pk", "mem_id", "imported_from", "session", "text", "status")[: ERASE_MAX + 1]
+        .values_list("pk", "mem_id", "imported_from", "source", "text", "status")[: ERASE_MAX + 1]
     )
     if len(rows) > ERASE_MAX:
         raise ValidationFailed.single(
@@ -181,6 +181,8 @@ def _erase(
     ).delete()
     Memory.objects.filter(pk__in=pks).delete()
     result.entities_removed = _remove_orphans(named)
+    _redact_history(workspace_id, result.mem_ids)
+    _remove_sources(workspace_id, {row[3] for row in rows})
     record_many(
         [
             provenance_event(
@@ -272,6 +274,47 @@ def _remove_orphans(entity_pks: set[int]) -> int:
     SourceRecord.objects.filter(Q(key__in=ids) | Q(topic__in=ids)).delete()
     deleted, _ = orphans.delete()
     return len(ids) if deleted else 0
+
+
+#: The reason of another memory's event that named an erased one, in place of its words.
+REDACTED_REASON = "(removed: it named a memory erased since)"
+
+
+def _redact_history(workspace_id: int, mem_ids: list[str]) -> int:
+    """The events of the memories and entities left that name an erased memory (its mem_id
+    is one of their values, at any depth: superseded by it, merged with it, diverging from it,
+    linked to it) keep their values, ids only, but lose their reason, which may quote it (a
+    supersession's rule names both values; a curator's words). Tombstones are left as they
+    are: their reason is the erasure's own."""
+    table = ProvenanceEvent._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {table} e SET reason = %(redacted)s
+            WHERE e.workspace_id = %(workspace)s AND e.action <> %(erase)s
+              AND e.reason NOT IN ('', %(redacted)s)
+              AND EXISTS (
+                SELECT 1 FROM jsonb_path_query(e.old_values || e.new_values, 'strict $.**') v
+                WHERE jsonb_typeof(v) = 'string' AND v #>> '{{}}' = ANY(%(ids)s)
+              )
+            """,
+            {
+                "redacted": REDACTED_REASON,
+                "workspace": workspace_id,
+                "erase": Action.ERASE,
+                "ids": mem_ids,
+            },
+        )
+        return cursor.rowcount
+
+
+def _remove_sources(workspace_id: int, sources: set[str]) -> None:
+    """The records of the writers (``Memory.source``) the erased memories had that no memory
+    left has (their names go with their last memory)."""
+    left = Memory.objects.filter(workspace_id=workspace_id, source__in=sources).values("source")
+    SourceRecord.objects.filter(
+        workspace_id=workspace_id, kind=SourceRecord.Kind.WRITER, key__in=sources
+    ).exclude(key__in=left).delete()
 
 
 def _queue_purge(workspace_id: int) -> None:

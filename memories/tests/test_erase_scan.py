@@ -70,21 +70,23 @@ def columns_with(needle: str) -> dict[str, int]:
     return found
 
 
-def data_files_with(*needles: bytes) -> list[str]:
+def data_files_with(*needles: bytes) -> list[str] | None:
     """The files of the database's data directory, the write-ahead log apart, that hold one
-    of ``needles``, after a checkpoint wrote every page out; skips when this process may not
+    of ``needles``, after a checkpoint wrote every page out; None when this process may not
     read the directory (the server runs as another user)."""
     with connection.cursor() as cursor:
         cursor.execute("CHECKPOINT")
         cursor.execute("SHOW data_directory")
         (directory,) = cursor.fetchone()
     if not os.access(directory, os.R_OK | os.X_OK):
-        pytest.skip(f"the data directory {directory} is not readable by this test's user")
+        return None
     hits = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = [d for d in dirs if os.path.join(root, d) != os.path.join(directory, "pg_wal")]
         for name in files:
             path = os.path.join(root, name)
+            if not os.path.isfile(path):  # the server's socket
+                continue
             try:
                 with open(path, "rb") as data:
                     content = data.read()
@@ -134,6 +136,8 @@ def test_an_erased_marker_is_in_no_column_no_kept_file_and_no_data_file(alice, b
     assert CompiledSnapshot.objects.filter(markdown__icontains=MARKER).count() == 2
     for actor in (alice, bob):
         assert MARKER.lower() in actor.client.get("/api/v1/compiled/kept").text.lower()
+    needles = {MARKER.encode(), MARKER.lower().encode(), MARKER.upper().encode()}
+    assert data_files_with(*needles) != []  # the file scan finds it (or cannot read: None)
     before = columns_with(MARKER)
     assert "memories_provenanceevent.reason" in before  # the older memory's supersession
     assert "memories_memory.episode_text" in before
@@ -158,5 +162,10 @@ def test_an_erased_marker_is_in_no_column_no_kept_file_and_no_data_file(alice, b
     out = StringIO()
     call_command("purge", "--full", stdout=out)
     assert "tables rewritten" in out.getvalue()
-    needles = {MARKER.encode(), MARKER.lower().encode(), MARKER.upper().encode()}
-    assert data_files_with(*needles) == []
+    left = data_files_with(*needles)
+    if left is None:
+        pytest.skip(
+            "the database's data directory is not readable by this test's user (the server "
+            "runs as another): its files were not scanned; every table's columns were"
+        )
+    assert left == []
