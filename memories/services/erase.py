@@ -7,12 +7,19 @@ What an erasure removes, in one transaction:
   its history, its divergences and supersession proposals, its place in a thread;
 - its words where other rows copied them: the episode of each memory that follows it in its
   session (the text taken out, the episode's vector made again), the entities only it named
-  (not declared ones), the admin's log lines about it; and, through ``signals.erasing``,
-  what consolidation keeps (a thread's words, title and cues made again from the members
-  left, the scope's word counts, the compiled files kept for agents);
+  (not declared ones) and the record of a writer source only it had, the reason of each
+  event of another memory that names it (a supersession's rule quotes its values), the
+  admin's log lines about it; and, through ``signals.erasing``, what consolidation keeps (a
+  thread's words, title and cues made again from the members left, the scope's word counts,
+  the compiled files kept for agents that list it);
 - and it leaves a tombstone: a provenance event that says which memory was erased, by whom,
   when, why and how it was chosen (one memory, a source, an agent, a session) — never what it
   said.
+
+Every copy is found by identity (the memory's pk and mem_id, its session, the entities its
+links name, its source), never by looking for its words: a copy may be cut, lower-cased or
+have its white space collapsed (``memories/tests/test_erase_scan.py`` looks for a marker in
+every column of every table afterwards).
 
 Rows deleted in PostgreSQL stay in the table's pages until a vacuum, and their words in a
 full-text index until it is rebuilt: after the commit the worker's
@@ -31,7 +38,7 @@ from typing import Any
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Min, Q
 
 from memories.embeddings import get_embedder
 from memories.errors import Errors, NotFound, ValidationFailed
@@ -210,13 +217,22 @@ def _erase(
 
 def _rewrite_episodes(workspace_id: int, pks: list[int], texts: dict[int, str]) -> int:
     """Take the erased texts out of the episodes of the memories that follow them, and embed
-    those episodes again (or drop their vector when nothing is left)."""
-    wanted = Q()
-    for text in texts.values():
-        wanted |= Q(episode_text__contains=text)
+    those episodes again (or drop their vector when nothing is left). The memories that may
+    hold one are chosen by what an episode is (``memories.services.episodes``), not by their
+    words: those of the same scope and session written at or after it; in each, the runs of
+    lines that are an erased text, as it was joined in, are taken out."""
+    sessions = (
+        Memory.objects.filter(pk__in=pks)
+        .exclude(session="")
+        .values("scope_id", "session")
+        .annotate(first=Min("created_at"))
+    )
+    after = Q(pk__in=[])
+    for row in sessions:
+        after |= Q(scope_id=row["scope_id"], session=row["session"], created_at__gte=row["first"])
     followers = list(
-        Memory.objects.filter(workspace_id=workspace_id)
-        .filter(wanted)
+        Memory.objects.filter(after, workspace_id=workspace_id)
+        .exclude(episode_text="")
         .exclude(pk__in=pks)
         .select_for_update(of=("self",))
     )
