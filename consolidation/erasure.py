@@ -20,7 +20,7 @@ from consolidation.models import PhaseWatermark, ThreadCorpus, WordFrequency
 from consolidation.phases import refresh_thread_status
 from consolidation.snapshots import snapshots_drop
 from memories.models import Memory, Thread, ThreadMember
-from memories.services.erase import vacuum_tables
+from memories.services.erase import forget_log_entries, vacuum_tables
 
 #: Consolidation's tables an erasure deletes from (memories' own are vacuumed by memories).
 PURGED_TABLES = (
@@ -44,6 +44,7 @@ def forget_erased(sender: Any, *, workspace_id: int, memory_pks: list[int], **kw
     ThreadMember.objects.filter(memory_id__in=memory_pks).delete()
     for thread_pk in thread_pks:
         _rebuild_thread(thread_pk)
+    forget_log_entries(Thread, thread_pks)  # a line names the thread by its title then
     snapshots_drop(workspace_id=workspace_id, memory_pks=memory_pks)
     transaction.on_commit(lambda: _queue_purge(workspace_id))
 

@@ -183,9 +183,7 @@ def _erase(
     )
     result.episodes_rewritten = _rewrite_episodes(workspace_id, pks, texts)
     erasing.send(sender=Memory, workspace_id=workspace_id, memory_pks=pks)
-    LogEntry.objects.filter(
-        content_type=ContentType.objects.get_for_model(Memory), object_id__in=[str(p) for p in pks]
-    ).delete()
+    forget_log_entries(Memory, pks)
     Memory.objects.filter(pk__in=pks).delete()
     result.entities_removed = _remove_orphans(named)
     _redact_history(workspace_id, result.mem_ids)
@@ -286,10 +284,20 @@ def _remove_orphans(entity_pks: set[int]) -> int:
     orphans = Entity.objects.filter(pk__in=entity_pks, declared=False).exclude(
         pk__in={*still, *attributed, *merged}
     )
-    ids = list(orphans.values_list("entity_id", flat=True))
+    found = list(orphans.values_list("pk", "entity_id"))
+    ids = [entity_id for _, entity_id in found]
     SourceRecord.objects.filter(Q(key__in=ids) | Q(topic__in=ids)).delete()
+    forget_log_entries(Entity, [pk for pk, _ in found])
     deleted, _ = orphans.delete()
     return len(ids) if deleted else 0
+
+
+def forget_log_entries(model: Any, pks: Any) -> None:
+    """The admin's log lines about these rows: each names its row as it read then (a memory's
+    words, an entity's name, a thread's title)."""
+    LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(model), object_id__in=[str(p) for p in pks]
+    ).delete()
 
 
 #: The reason of another memory's event that named an erased one, in place of its words.

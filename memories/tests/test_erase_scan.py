@@ -11,13 +11,14 @@ import os
 from io import StringIO
 
 import pytest
+from django.contrib.admin.models import CHANGE, LogEntry
 from django.core.management import call_command
 from django.db import connection
 
 from consolidation.models import CompiledSnapshot, SupersessionProposal
 from consolidation.services import consolidation_execute, consolidation_start
 from consolidation.tasks import purge_erased as purge_consolidation
-from memories.models import Divergence, Memory, ProvenanceEvent, Thread
+from memories.models import Divergence, Entity, Memory, ProvenanceEvent, Thread
 from memories.services import memory_feedback, memory_remember
 from memories.tasks import purge_erased
 
@@ -98,7 +99,9 @@ def data_files_with(*needles: bytes) -> list[str] | None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_erased_marker_is_in_no_column_no_kept_file_and_no_data_file(alice, bob, settings):
+def test_an_erased_marker_is_in_no_column_no_kept_file_and_no_data_file(
+    alice, bob, settings, django_user_model
+):
     settings.MM_OPEN_THREADS = True
     settings.MM_DIVERGENCE = True
     workspace = alice.agent.workspace
@@ -136,11 +139,19 @@ def test_an_erased_marker_is_in_no_column_no_kept_file_and_no_data_file(alice, b
     assert CompiledSnapshot.objects.filter(markdown__icontains=MARKER).count() == 2
     for actor in (alice, bob):
         assert MARKER.lower() in actor.client.get("/api/v1/compiled/kept").text.lower()
+    # The admin's log names what a curator changed as it read then.
+    admin = django_user_model.objects.create_user("curator")
+    for row in [
+        *Entity.objects.filter(name__icontains=MARKER),
+        Thread.objects.get(members__memory=alices),
+    ]:
+        LogEntry.objects.log_actions(admin.pk, [row], CHANGE, single_object=True)
     needles = {MARKER.encode(), MARKER.lower().encode(), MARKER.upper().encode()}
     assert data_files_with(*needles) != []  # the file scan finds it (or cannot read: None)
     before = columns_with(MARKER)
     assert "memories_provenanceevent.reason" in before  # the older memory's supersession
     assert "memories_memory.episode_text" in before
+    assert "django_admin_log.object_repr" in before
 
     for actor, memory in ((alice, alices), (bob, bobs)):
         answer = actor.client.post(
