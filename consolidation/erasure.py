@@ -2,9 +2,8 @@
 the erasure's transaction, while their rows still exist): it takes their words out of what it
 keeps. Their threads are made again from the members left (words, vector, title, cues, size,
 times) or removed when none is left; the scope's word counts no longer count them; the compiled
-files kept for the workspace's agents that may quote them are dropped (the next run's
-compile phase keeps new ones; until then ``/api/v1/compiled/kept`` answers 404 and the live
-file serves). After the commit the worker vacuums its tables (``purge_erased``)."""
+files kept for agents that name them, by id, are dropped (``consolidation.snapshots``). After
+the commit the worker vacuums its tables (``purge_erased``)."""
 
 from __future__ import annotations
 
@@ -14,13 +13,14 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 
 from consolidation import threads as open_threads
-from consolidation.models import CompiledSnapshot, PhaseWatermark, ThreadCorpus, WordFrequency
+from consolidation.models import PhaseWatermark, ThreadCorpus, WordFrequency
 from consolidation.phases import refresh_thread_status
+from consolidation.snapshots import snapshots_drop
 from memories.models import Memory, Thread, ThreadMember
-from memories.services.erase import vacuum_tables
+from memories.services.erase import forget_log_entries, vacuum_tables
 
 #: Consolidation's tables an erasure deletes from (memories' own are vacuumed by memories).
 PURGED_TABLES = (
@@ -44,22 +44,9 @@ def forget_erased(sender: Any, *, workspace_id: int, memory_pks: list[int], **kw
     ThreadMember.objects.filter(memory_id__in=memory_pks).delete()
     for thread_pk in thread_pks:
         _rebuild_thread(thread_pk)
-    _drop_snapshots(workspace_id, erased)
+    forget_log_entries(Thread, thread_pks)  # a line names the thread by its title then
+    snapshots_drop(workspace_id=workspace_id, memory_pks=memory_pks)
     transaction.on_commit(lambda: _queue_purge(workspace_id))
-
-
-#: How much of a memory's text a compiled file that lists it surely holds (a line may be cut).
-QUOTED_PREFIX = 40
-
-
-def _drop_snapshots(workspace_id: int, erased: list[dict]) -> None:
-    """The kept compiled files that may quote an erased memory (its mem_id, or the start of
-    its text) are dropped."""
-    quoted = Q()
-    for row in erased:
-        quoted |= Q(markdown__contains=row["mem_id"])
-        quoted |= Q(markdown__contains=row["text"].strip()[:QUOTED_PREFIX])
-    CompiledSnapshot.objects.filter(workspace_id=workspace_id).filter(quoted).delete()
 
 
 def _uncount_words(workspace_id: int, erased: list[dict]) -> None:

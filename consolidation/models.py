@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 
@@ -125,6 +126,10 @@ class CompiledSnapshot(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     agent = models.OneToOneField(Agent, on_delete=models.CASCADE, related_name="+")
     markdown = models.TextField()
+    #: The memories whose words it may hold (their pks): those it lists and the members of the
+    #: open threads it lists. An erasure drops every file that names an erased one. None for a
+    #: file kept before they were recorded (consolidation 0006): an erasure drops those all.
+    memory_ids = ArrayField(models.BigIntegerField(), null=True, blank=True)
     tokens = models.PositiveIntegerField()
     as_of = models.DateTimeField()
     run = models.ForeignKey(
@@ -135,6 +140,9 @@ class CompiledSnapshot(models.Model):
         related_name="+",
         db_constraint=False,
     )
+
+    class Meta:
+        indexes = [GinIndex(fields=["memory_ids"], name="snapshot_memory_ids_gin")]
 
     def __str__(self) -> str:
         return f"{self.agent_id} as of {self.as_of}"

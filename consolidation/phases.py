@@ -19,13 +19,13 @@ from psycopg.types.numeric import Int8
 from consolidation import duplicates, facts
 from consolidation import threads as open_threads
 from consolidation.models import (
-    CompiledSnapshot,
     ConsolidationRun,
     PhaseWatermark,
     SupersessionProposal,
     ThreadCorpus,
     WordFrequency,
 )
+from consolidation.snapshots import snapshot_keep
 from memories.compile import compiled_memory_file
 from memories.divergence import attributes
 from memories.embeddings import current_model_name, get_embedder
@@ -938,23 +938,15 @@ def asymmetry(context: PhaseContext) -> dict[str, int]:
 
 def compile_files(context: PhaseContext) -> dict[str, int]:
     """Each agent's compiled memory file (default options) compiled and kept
-    (``CompiledSnapshot``), for agents that load it at start."""
+    (``consolidation.snapshots``), for agents that load it at start; one that quotes a memory
+    erased meanwhile is not kept."""
     agents = list(Agent.objects.filter(workspace_id=context.workspace_id).order_by("id"))
     tokens = 0
     for number, agent in enumerate(agents, 1):
         compiled = compiled_memory_file(workspace=context.run.workspace, agent=agent)
         tokens += compiled.tokens
         if not context.run.dry_run:
-            CompiledSnapshot.objects.update_or_create(
-                agent=agent,
-                defaults={
-                    "workspace_id": context.workspace_id,
-                    "markdown": compiled.markdown,
-                    "tokens": compiled.tokens,
-                    "as_of": compiled.as_of,
-                    "run": context.run,
-                },
-            )
+            snapshot_keep(agent=agent, compiled=compiled, run=context.run)
         context.step("compile", number, len(agents))
     return {"agents": len(agents), "tokens": tokens}
 

@@ -22,7 +22,7 @@ from memories.compile.render import (
     section_heading,
 )
 from memories.compile.selection import Candidates, candidates_of
-from memories.models import STARE_DIMENSIONS, Agent, Memory, Thread, Workspace
+from memories.models import STARE_DIMENSIONS, Agent, Memory, Thread, ThreadMember, Workspace
 from memories.reading import reader
 from memories.selectors import visible_scope_ids
 from memories.tokens import count_each, count_tokens
@@ -57,6 +57,10 @@ class CompiledFile:
     cut_protected: int
     #: The open threads listed (``thread_id``), when Open Threads is on.
     threads: list[str] = field(default_factory=list)
+    #: The pks of the memories whose words the file may hold: those it lists and the members
+    #: of the threads it lists (a thread's title and cue come from them). What an erasure reads
+    #: to drop a kept file (``consolidation.snapshots``).
+    memory_pks: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -104,7 +108,21 @@ def compiled_memory_file(
             options=options,
         )
         compiled.threads.extend(threads)
+        compiled.memory_pks.extend(
+            [int(candidates.ids[line.index]) for line in lines]
+            + _thread_members(workspace.pk, threads)
+        )
         return compiled
+
+
+def _thread_members(workspace_id: int, thread_ids: list[str]) -> list[int]:
+    if not thread_ids:
+        return []
+    return list(
+        ThreadMember.objects.filter(workspace_id=workspace_id, thread__thread_id__in=thread_ids)
+        .order_by("memory_id")
+        .values_list("memory_id", flat=True)
+    )
 
 
 def open_threads_section(

@@ -7,12 +7,19 @@ What an erasure removes, in one transaction:
   its history, its divergences and supersession proposals, its place in a thread;
 - its words where other rows copied them: the episode of each memory that follows it in its
   session (the text taken out, the episode's vector made again), the entities only it named
-  (not declared ones), the admin's log lines about it; and, through ``signals.erasing``,
-  what consolidation keeps (a thread's words, title and cues made again from the members
-  left, the scope's word counts, the compiled files kept for agents);
+  (not declared ones) and the record of a writer source only it had, the reason of each
+  event of another memory that names it (a supersession's rule quotes its values), the
+  admin's log lines about it; and, through ``signals.erasing``, what consolidation keeps (a
+  thread's words, title and cues made again from the members left, the scope's word counts,
+  the compiled files kept for agents that list it);
 - and it leaves a tombstone: a provenance event that says which memory was erased, by whom,
   when, why and how it was chosen (one memory, a source, an agent, a session) — never what it
   said.
+
+Every copy is found by identity (the memory's pk and mem_id, its session, the entities its
+links name, its source), never by looking for its words: a copy may be cut, lower-cased or
+have its white space collapsed (``memories/tests/test_erase_scan.py`` looks for a marker in
+every column of every table afterwards).
 
 Rows deleted in PostgreSQL stay in the table's pages until a vacuum, and their words in a
 full-text index until it is rebuilt: after the commit the worker's
@@ -31,7 +38,7 @@ from typing import Any
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Min, Q
 
 from memories.embeddings import get_embedder
 from memories.errors import Errors, NotFound, ValidationFailed
@@ -155,7 +162,7 @@ def _erase(
     rows = list(
         chosen.select_for_update(of=("self",))
         .order_by("id")
-        .values_list("pk", "mem_id", "imported_from", "session", "text", "status")[: ERASE_MAX + 1]
+        .values_list("pk", "mem_id", "imported_from", "source", "text", "status")[: ERASE_MAX + 1]
     )
     if len(rows) > ERASE_MAX:
         raise ValidationFailed.single(
@@ -177,11 +184,11 @@ def _erase(
     )
     result.episodes_rewritten = _rewrite_episodes(workspace_id, pks, texts)
     erasing.send(sender=Memory, workspace_id=workspace_id, memory_pks=pks)
-    LogEntry.objects.filter(
-        content_type=ContentType.objects.get_for_model(Memory), object_id__in=[str(p) for p in pks]
-    ).delete()
+    forget_log_entries(Memory, pks)
     Memory.objects.filter(pk__in=pks).delete()
     result.entities_removed = _remove_orphans(named)
+    _redact_history(workspace_id, result.mem_ids)
+    _remove_sources(workspace_id, {row[3] for row in rows})
     record_many(
         [
             provenance_event(
@@ -209,13 +216,22 @@ def _erase(
 
 def _rewrite_episodes(workspace_id: int, pks: list[int], texts: dict[int, str]) -> int:
     """Take the erased texts out of the episodes of the memories that follow them, and embed
-    those episodes again (or drop their vector when nothing is left)."""
-    wanted = Q()
-    for text in texts.values():
-        wanted |= Q(episode_text__contains=text)
+    those episodes again (or drop their vector when nothing is left). The memories that may
+    hold one are chosen by what an episode is (``memories.services.episodes``), not by their
+    words: those of the same scope and session written at or after it; in each, the runs of
+    lines that are an erased text, as it was joined in, are taken out."""
+    sessions = (
+        Memory.objects.filter(pk__in=pks)
+        .exclude(session="")
+        .values("scope_id", "session")
+        .annotate(first=Min("created_at"))
+    )
+    after = Q(pk__in=[])
+    for row in sessions:
+        after |= Q(scope_id=row["scope_id"], session=row["session"], created_at__gte=row["first"])
     followers = list(
-        Memory.objects.filter(workspace_id=workspace_id)
-        .filter(wanted)
+        Memory.objects.filter(after, workspace_id=workspace_id)
+        .exclude(episode_text="")
         .exclude(pk__in=pks)
         .select_for_update(of=("self",))
     )
@@ -269,10 +285,61 @@ def _remove_orphans(entity_pks: set[int]) -> int:
     orphans = Entity.objects.filter(pk__in=entity_pks, declared=False).exclude(
         pk__in={*still, *attributed, *merged}
     )
-    ids = list(orphans.values_list("entity_id", flat=True))
+    found = list(orphans.values_list("pk", "entity_id"))
+    ids = [entity_id for _, entity_id in found]
     SourceRecord.objects.filter(Q(key__in=ids) | Q(topic__in=ids)).delete()
+    forget_log_entries(Entity, [pk for pk, _ in found])
     deleted, _ = orphans.delete()
     return len(ids) if deleted else 0
+
+
+def forget_log_entries(model: Any, pks: Any) -> None:
+    """The admin's log lines about these rows: each names its row as it read then (a memory's
+    words, an entity's name, a thread's title)."""
+    LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(model), object_id__in=[str(p) for p in pks]
+    ).delete()
+
+
+#: The reason of another memory's event that named an erased one, in place of its words.
+REDACTED_REASON = "(removed: it named a memory erased since)"
+
+
+def _redact_history(workspace_id: int, mem_ids: list[str]) -> int:
+    """The events of the memories and entities left that name an erased memory (its mem_id
+    is one of their values, at any depth: superseded by it, merged with it, diverging from it,
+    linked to it) keep their values, ids only, but lose their reason, which may quote it (a
+    supersession's rule names both values; a curator's words). Tombstones are left as they
+    are: their reason is the erasure's own."""
+    table = ProvenanceEvent._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {table} e SET reason = %(redacted)s
+            WHERE e.workspace_id = %(workspace)s AND e.action <> %(erase)s
+              AND e.reason NOT IN ('', %(redacted)s)
+              AND EXISTS (
+                SELECT 1 FROM jsonb_path_query(e.old_values || e.new_values, 'strict $.**') v
+                WHERE jsonb_typeof(v) = 'string' AND v #>> '{{}}' = ANY(%(ids)s)
+              )
+            """,
+            {
+                "redacted": REDACTED_REASON,
+                "workspace": workspace_id,
+                "erase": Action.ERASE,
+                "ids": mem_ids,
+            },
+        )
+        return cursor.rowcount
+
+
+def _remove_sources(workspace_id: int, sources: set[str]) -> None:
+    """The records of the writers (``Memory.source``) the erased memories had that no memory
+    left has (their names go with their last memory)."""
+    left = Memory.objects.filter(workspace_id=workspace_id, source__in=sources).values("source")
+    SourceRecord.objects.filter(
+        workspace_id=workspace_id, kind=SourceRecord.Kind.WRITER, key__in=sources
+    ).exclude(key__in=left).delete()
 
 
 def _queue_purge(workspace_id: int) -> None:
