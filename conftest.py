@@ -48,7 +48,13 @@ def served(transactional_db):
 
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(build_application(), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            build_application(),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            proxy_headers=False,  # as ``serve`` runs it (meaning_memory.proxies)
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

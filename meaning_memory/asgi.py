@@ -21,9 +21,11 @@ with web_process():
 def build_application():
     """The app: ``/mcp`` to a new MCP endpoint, and lifespan events to it too (it runs its
     session manager there, once per instance; Django has no lifespan); the rest to Django.
-    Everything behind fair use (``meaning_memory.fairuse``)."""
+    Everything behind fair use (``meaning_memory.fairuse``), whose callers' addresses are the
+    peers' or, from a trusted proxy only, the forwarded ones (``meaning_memory.proxies``)."""
     from meaning_memory.fairuse import FairUse
     from meaning_memory.mcp import engine_tools  # needs the apps loaded above
+    from meaning_memory.proxies import client_addresses
     from memories.mcp import http_app
 
     mcp_application = http_app(engine_tools())
@@ -35,7 +37,7 @@ def build_application():
         else:
             await django_application(scope, receive, send)
 
-    return FairUse(application)
+    return client_addresses(FairUse(application))
 
 
 application = build_application()

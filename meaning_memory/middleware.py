@@ -28,8 +28,9 @@ def is_api(request: HttpRequest) -> bool:
 
 class ApiErrorsAsJson:
     """Every answer under ``/api/`` is JSON, whatever the status and whoever made it (Django's
-    own 404, 400 and 500 pages, a body over the size limit), in the shape of the API's other
-    errors: ``{"detail": "..."}``."""
+    own 404, 400 and 500 pages, a host not allowed, a CSRF refusal, a body over the size
+    limit), in the shape of the API's other errors: ``{"detail": "..."}``. It sits outside the
+    middleware that can refuse a request (the host check, CSRF), and keeps the headers they set."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -42,9 +43,9 @@ class ApiErrorsAsJson:
             return response
         status = response.status_code
         answer = JsonResponse({"detail": _phrase(status)}, status=status)
-        for header in ("Allow", "Retry-After", "WWW-Authenticate"):
-            if header in response:
-                answer[header] = response[header]
+        for header, value in response.items():  # every header the middleware inside set
+            if header.lower() not in ("content-type", "content-length"):
+                answer[header] = value
         return answer
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:

@@ -64,6 +64,15 @@ SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = MM_HTTPS
 SESSION_COOKIE_HTTPONLY = True
 if MM_HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+#: The proxies whose X-Forwarded-For names the client (addresses or networks): none by default,
+#: so a client's address is the peer's and no header changes it (``meaning_memory.proxies``).
+MM_TRUSTED_PROXIES = envlist("MM_TRUSTED_PROXIES", [])
+#: Email for password resets: with no MM_EMAIL_HOST there are none (the pages are 404s).
+EMAIL_HOST = envstr("MM_EMAIL_HOST")
+EMAIL_PORT = envint("MM_EMAIL_PORT", 587, minimum=1)
+EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = envstr("MM_EMAIL_USER"), envstr("MM_EMAIL_PASSWORD")
+EMAIL_USE_TLS = envbool("MM_EMAIL_TLS", True)
+DEFAULT_FROM_EMAIL = envstr("MM_EMAIL_FROM", "meaning-memory@localhost")
 
 INSTALLED_APPS = [
     "meaning_memory.admin_site.EngineAdminConfig",  # django.contrib.admin, guarded
@@ -87,14 +96,15 @@ MIDDLEWARE = [
     "meaning_memory.metrics.RequestMetrics",
     "meaning_memory.middleware.SecurityHeaders",
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",  # on every answer, refusals too
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # Outside the host check and CSRF (their refusals are JSON under /api/ too); the JSON error
+    # it makes keeps the headers of the middleware inside and gets those of the middleware above.
+    "meaning_memory.middleware.ApiErrorsAsJson",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Innermost: the JSON error it makes still gets every header of the middleware above.
-    "meaning_memory.middleware.ApiErrorsAsJson",
 ]
 
 ROOT_URLCONF = "meaning_memory.urls"

@@ -1,10 +1,45 @@
+from django.conf import settings
 from django.contrib import admin
-from django.contrib.auth.views import LoginView
+from django.contrib.auth import views as auth
 from django.urls import include, path
 
 from meaning_memory.health import healthz, readyz
 from meaning_memory.metrics import metrics
-from memories.auth_forms import LoginForm
+from memories.auth_forms import LoginForm, ThrottledPasswordReset
+
+#: Signing in and out, and changing one's password; resetting a forgotten one only when the
+#: engine can send email (``MM_EMAIL_HOST``), and throttled like logins.
+accounts = [
+    path("login/", auth.LoginView.as_view(authentication_form=LoginForm), name="login"),
+    path("logout/", auth.LogoutView.as_view(), name="logout"),
+    path("password_change/", auth.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "password_change/done/",
+        auth.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+]
+if settings.EMAIL_HOST:
+    accounts += [
+        path(
+            "password_reset/",
+            auth.PasswordResetView.as_view(form_class=ThrottledPasswordReset),
+            name="password_reset",
+        ),
+        path(
+            "password_reset/done/",
+            auth.PasswordResetDoneView.as_view(),
+            name="password_reset_done",
+        ),
+        path(
+            "reset/<uidb64>/<token>/",
+            auth.PasswordResetConfirmView.as_view(),
+            name="password_reset_confirm",
+        ),
+        path(
+            "reset/done/", auth.PasswordResetCompleteView.as_view(), name="password_reset_complete"
+        ),
+    ]
 
 urlpatterns = [
     path("api/v1/", include("memories.api.urls")),
@@ -12,8 +47,7 @@ urlpatterns = [
     path("healthz", healthz, name="health"),
     path("readyz", readyz, name="ready"),
     path("metrics", metrics, name="metrics"),
-    path("accounts/login/", LoginView.as_view(authentication_form=LoginForm), name="login"),
-    path("accounts/", include("django.contrib.auth.urls")),
+    path("accounts/", include(accounts)),
     path("", include("consolidation.urls")),
     path("", include("readiness.urls")),
     path("", include("memories.urls")),

@@ -1,10 +1,11 @@
-"""The dashboard's and the admin's login forms, throttled (``memories.throttle``)."""
+"""The dashboard's and the admin's login forms, and the password reset's (only served when the
+engine has email), throttled (``memories.throttle``)."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 
 from memories import throttle
 
@@ -36,3 +37,17 @@ class LoginForm(ThrottledLogin, AuthenticationForm):
 
 class AdminLoginForm(ThrottledLogin, AdminAuthenticationForm):
     pass
+
+
+class ThrottledPasswordReset(PasswordResetForm):
+    """Every reset asked counts as a failed login of the address (and of ``reset:<email>``):
+    past the brake's limit no mail is sent, and the page says what it says for any address
+    (whether the email is known is never told)."""
+
+    def save(self, *args, request=None, **kwargs):
+        address = (request.META.get("REMOTE_ADDR", "") if request else "") or ""
+        name = "reset:" + self.cleaned_data["email"]
+        if throttle.locked_for(name, address):
+            return
+        throttle.failed(name, address)
+        super().save(*args, request=request, **kwargs)

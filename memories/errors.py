@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+#: The longest message (and field name) an error carries: one that quotes what a caller sent (an
+#: id, a name, a field) never echoes more than this of it.
+MESSAGE_MAX = 500
+
+
+def bounded(text: str, limit: int = MESSAGE_MAX) -> str:
+    """``text``, cut to ``limit`` characters with an ellipsis when it is longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class MemoryEngineError(Exception):
     code = "error"
 
     def __init__(self, message: str) -> None:
+        message = bounded(message)
         super().__init__(message)
         self.message = message
 
@@ -17,6 +27,10 @@ class ValidationFailed(MemoryEngineError):
     code = "invalid"
 
     def __init__(self, errors: dict[str, list[str]]) -> None:
+        errors = {
+            bounded(field, 100): [bounded(message) for message in messages]
+            for field, messages in errors.items()
+        }
         self.errors = errors
         super().__init__("; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in errors.items()))
 

@@ -11,6 +11,7 @@ and the dashboard's search and compile forms are generated from these classes
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -131,6 +132,15 @@ class Number(_Typed, serializers.FloatField):
 class Integer(_Typed, serializers.IntegerField):
     json_types = (int,)
     default_error_messages = {"invalid": "must be an integer."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        # From text, digits only: "2.0", "2e0" and " 2 " are not integers (DRF would take them).
+        if isinstance(data, str) and not INTEGER_TEXT.fullmatch(data):
+            self.fail("invalid", input=data)
+        return super().to_internal_value(data)
+
+
+INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
 class Flag(_Typed, serializers.BooleanField):
@@ -853,6 +863,17 @@ def parse_bulk(data: Any) -> list[dict[str, Any]]:
     if errors:
         raise ValidationFailed(errors)
     return parsed
+
+
+def query_values(query: Any) -> dict[str, str]:
+    """A query string's parameters, each given once (a list is comma-separated): a parameter
+    given twice is a 400 naming it, never one of its values chosen in silence."""
+    repeated = sorted(name for name, values in query.lists() if len(values) > 1)
+    if repeated:
+        raise ValidationFailed(
+            {name: ["is given more than once: give it once."] for name in repeated}
+        )
+    return query.dict()
 
 
 def parse(

@@ -19,7 +19,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.serializers import INTEGER_MESSAGES, Integer, StrictSerializer, parse
+from memories.serializers import (
+    INTEGER_MESSAGES,
+    Integer,
+    StrictSerializer,
+    parse,
+    query_values,
+)
 from memories.views import page_context, page_membership
 from readiness.history import DEFAULT_RUNS, MAX_RUNS, CapabilityHistory, readiness_history
 from readiness.registry import CAPABILITIES
@@ -160,6 +166,6 @@ class ReadinessHistoryApi(APIView):
         "against their thresholds and the verdict after it, marked when it changed",
     )
     def get(self, request: Request) -> Response:
-        values = parse(HistoryInput, request.query_params.dict(), from_text=True)
+        values = parse(HistoryInput, query_values(request.query_params), from_text=True)
         found = history(values.get("capability") or None, values.get("runs", DEFAULT_RUNS))
         return Response({"capabilities": [h.to_dict() for h in found]})

@@ -70,6 +70,7 @@ from memories.serializers import (
     TraverseInput,
     parse,
     parse_bulk,
+    query_values,
 )
 from memories.services.divergence import require_divergence
 from memories.signals import bulk_imported
@@ -99,7 +100,7 @@ class MemoryCreateApi(APIView):
         "currently_valid, the memories valid now.",
     )
     def get(self, request: Request) -> Response:
-        values = parse(MemoryListInput, request.query_params.dict(), from_text=True)
+        values = parse(MemoryListInput, query_values(request.query_params), from_text=True)
         agent = request.user
         paginator = MemoryCursor()
 
@@ -254,7 +255,7 @@ class CompiledFileApi(APIView):
         summary="The compiled memory file, built to a token budget",
     )
     def get(self, request: Request) -> HttpResponse:
-        params = request.query_params.dict()
+        params = query_values(request.query_params)
         representation = params.pop("format", None)
         if representation is None:
             representation = _preferred(request.headers.get("Accept", ""))
@@ -319,7 +320,7 @@ class DivergencesApi(APIView):
     )
     def get(self, request: Request) -> Response:
         require_divergence()
-        values = parse(DivergenceListInput, request.query_params.dict(), from_text=True)
+        values = parse(DivergenceListInput, query_values(request.query_params), from_text=True)
         rows, page = _page(
             divergences_visible(agent=request.user, status=values.get("status") or None), values
         )
@@ -414,7 +415,7 @@ class SourcesApi(APIView):
         "prior (``prior``). Most judged first.",
     )
     def get(self, request: Request) -> Response:
-        values = parse(SourceListInput, request.query_params.dict(), from_text=True)
+        values = parse(SourceListInput, query_values(request.query_params), from_text=True)
         agent = request.user
         records = source_records(agent.workspace_id, visible_scope_ids(agent))
         found, page = _page(
@@ -458,7 +459,7 @@ class EntitiesApi(APIView):
         summary="The workspace's entities you may know of, most mentioned first",
     )
     def get(self, request: Request) -> Response:
-        values = parse(EntityListInput, request.query_params.dict(), from_text=True)
+        values = parse(EntityListInput, query_values(request.query_params), from_text=True)
         agent = request.user
         entities, page = _page(
             entity_list(
@@ -494,7 +495,7 @@ class EntityDetailApi(APIView):
         summary="An entity and the memories that mention it, newest first",
     )
     def get(self, request: Request, entity_id: str) -> Response:
-        values = parse(PageInput, request.query_params.dict(), from_text=True)
+        values = parse(PageInput, query_values(request.query_params), from_text=True)
         agent = request.user
         scope_ids = visible_scope_ids(agent)
         entity = entity_get(

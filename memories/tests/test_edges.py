@@ -89,3 +89,90 @@ def test_a_long_claimant_over_mcp_is_stored_not_an_internal_error(served, transa
 
     assert not result.is_error, text_of(result)
     assert text_of(result).startswith("stored: ")
+
+
+# --- Answers under /api/ (finding 8) -----------------------------------------------------------
+
+
+def test_an_unknown_host_under_the_api_is_a_json_400(alice):
+    answer = alice.client.get("/api/v1/memories", HTTP_HOST="evil.example")
+
+    assert answer.status_code == 400
+    assert answer["Content-Type"].startswith("application/json")
+    assert answer.json() == {"detail": "Bad Request."}
+    assert answer["X-Frame-Options"] == "DENY"  # the headers still come with it
+
+
+def test_an_echo_is_bounded(alice):
+    long_id = "a" * 5_000
+
+    for answer in (
+        alice.client.get(f"/api/v1/memories/{long_id}"),
+        alice.client.post(
+            "/api/v1/memories", {"text": "x", "f" * 5_000: 1, "supersedes": long_id}, format="json"
+        ),
+        alice.client.get(f"/api/v1/entities/{long_id}"),
+    ):
+        assert 400 <= answer.status_code < 500
+        assert len(answer.content) < 2_000, answer.content[:200]
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("page=2.0", "page"),
+        ("page=2e0", "page"),
+        ("page=%202", "page"),
+        ("page=1&page=2", "page"),
+        ("type=customer&type=person", "type"),
+    ],
+)
+def test_query_parameters_are_strict(alice, query, field):
+    answer = alice.client.get(f"/api/v1/entities?{query}")
+
+    assert answer.status_code == 400, answer.content
+    assert field in answer.json()
+
+
+def test_a_plain_integer_page_still_works(alice):
+    assert alice.client.get("/api/v1/entities?page=1&page_size=5").status_code == 200
+
+
+# --- Password reset (finding 8) ----------------------------------------------------------------
+
+
+def test_without_email_there_is_no_password_reset(client, db):
+    assert client.get("/accounts/password_reset/").status_code == 404
+    assert client.post("/accounts/password_reset/", {"email": "a@example.com"}).status_code == 404
+
+
+@pytest.fixture
+def with_email(settings):
+    import importlib
+
+    from django.urls import clear_url_caches
+
+    import meaning_memory.urls
+
+    settings.EMAIL_HOST = "smtp.example.com"
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    importlib.reload(meaning_memory.urls)
+    clear_url_caches()
+    yield
+    settings.EMAIL_HOST = ""
+    importlib.reload(meaning_memory.urls)
+    clear_url_caches()
+
+
+def test_with_email_a_reset_is_throttled_like_a_login(client, db, with_email, settings):
+    from django.contrib.auth import get_user_model
+    from django.core import mail
+
+    get_user_model().objects.create_user("carol", email="carol@example.com", password="pw")
+    answers = [
+        client.post("/accounts/password_reset/", {"email": "carol@example.com"})
+        for _ in range(settings.MM_LOGIN_MAX_FAILURES + 3)
+    ]
+
+    assert {a.status_code for a in answers} == {302}  # the same answer, sent or not
+    assert len(mail.outbox) == settings.MM_LOGIN_MAX_FAILURES

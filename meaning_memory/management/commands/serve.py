@@ -34,6 +34,7 @@ from django.db import connections
 from consolidation.tasks import ensure_schedules as ensure_consolidation_schedules
 from meaning_memory.embedded import EmbeddedServer, configured_server, signals_in
 from meaning_memory.metrics import MULTIPROCESS_DIR
+from meaning_memory.proxies import SERVER_OPTIONS
 from memories.tasks import ensure_schedules
 
 #: How long the web server and the worker get to finish what they are doing.
@@ -101,6 +102,7 @@ class Command(BaseCommand):
                 "on",  # the MCP endpoint starts its session manager there
                 "--timeout-graceful-shutdown",
                 str(WEB_GRACEFUL_SECONDS),
+                *SERVER_OPTIONS,  # proxies are the app's to trust (meaning_memory.proxies)
             ],
         }
         if not options["no_worker"]:
