@@ -3,14 +3,26 @@ nothing new; a bad or cut file writes nothing; a stopped import goes on."""
 
 import json
 import re
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
+from django.apps import apps
 from django.core.management import CommandError, call_command
 
 from consolidation.services import consolidation_execute, consolidation_start
-from memories.models import Agent, Divergence, Entity, Link, Memory, ProvenanceEvent, Thread
+from memories.errors import ValidationFailed
+from memories.models import (
+    Agent,
+    Divergence,
+    Entity,
+    Link,
+    Memory,
+    ProvenanceEvent,
+    Thread,
+    Workspace,
+)
 from memories.services import agent_authenticate, memory_feedback, memory_forget, memory_remember
 from memories.services.divergence import divergence_run
 from memories.services.feedback import memory_feedback_by_user
@@ -314,3 +326,198 @@ def test_an_erased_memory_is_never_brought_back_by_an_import(rich, tmp_path):
     export("copy", tmp_path / "copy.jsonl")
     assert import_file(tmp_path / "copy.jsonl", workspace_slug="acme").stored["memory"] == 0
     assert not Memory.objects.filter(workspace=rich, text=copied.text).exists()
+
+
+# --- A refused file writes nothing: the rules of every entry point, the whole file first -------
+
+
+@pytest.fixture
+def small(alice, charlie, tmp_path):
+    """A workspace of three memories (one replaced, one after another in a session), exported:
+    its records. Charlie's workspace, globex, holds a memory of its own."""
+    first = memory_remember(
+        agent=alice.agent, text="The Acme invoice goes to Dana.", scope=SHARED, session="s1"
+    ).memory
+    memory_remember(
+        agent=alice.agent,
+        text="The Acme invoice goes to Ravi now.",
+        scope=SHARED,
+        supersedes=first.mem_id,
+        session="s1",
+    )
+    memory_remember(agent=alice.agent, text="Lunch is at noon.", session="s1")
+    memory_remember(agent=charlie.agent, text="Globex keeps its own books.")
+    return export("acme", tmp_path / "small.jsonl")
+
+
+def rows() -> dict[str, int]:
+    """How many rows every table holds."""
+    return {model._meta.label: model._base_manager.count() for model in apps.get_models()}
+
+
+def lines_of(records: list) -> str:
+    return "\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n"
+
+
+def refused(tmp_path, records: list, match: str) -> str:
+    """Import ``records`` (dicts, or lines as they are) into a new workspace: it must be
+    refused with a message holding ``match``, and not one row written anywhere."""
+    path = tmp_path / "refused.jsonl"
+    path.write_text(lines_of(records))
+    before = rows()
+    with pytest.raises(ValidationFailed) as failure:
+        import_file(path, workspace_slug="copy")
+    assert match in str(failure.value), str(failure.value)
+    assert rows() == before
+    return str(failure.value)
+
+
+def line_of(records: list[dict], kind: str, nth: int = 0) -> int:
+    return [i for i, r in enumerate(records) if r["type"] == kind][nth]
+
+
+def test_the_same_memory_twice_is_refused_and_not_one_row_is_written(small, tmp_path):
+    twice = line_of(small, "memory")
+    records = [*small[: twice + 1], small[twice], *small[twice + 1 :]]
+    refused(
+        tmp_path,
+        records,
+        f"line {twice + 2} (memory): origin: the same origin as line {twice + 1} (a memory is "
+        "in a file once).",
+    )
+    assert not Workspace.objects.filter(slug="copy").exists()
+    agent = line_of(small, "agent")
+    records = [*small[: agent + 1], small[agent], *small[agent + 1 :]]
+    refused(tmp_path, records, f"line {agent + 2} (agent): name: the same name as line")
+
+
+def test_a_line_nested_100000_deep_is_a_clean_error_naming_the_line(small, tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    refused(tmp_path, [*small[:2], deep, *small[2:]], "line 3: not valid JSON here: nested too")
+    memory = dict(small[line_of(small, "memory")], metadata={"a": json.loads("[" * 40 + "]" * 40)})
+    records = [memory if r["type"] == "memory" else r for r in small]
+    refused(tmp_path, records, "metadata: must not be nested more than 32 levels deep.")
+    with pytest.raises(CommandError, match="nested too deep"):
+        (tmp_path / "deep.jsonl").write_text(lines_of([*small[:2], deep, *small[2:]]))
+        call_command("import", str(tmp_path / "deep.jsonl"), "--workspace", "copy")
+
+
+def test_an_over_long_text_is_refused_naming_the_field_and_the_limit(small, tmp_path, settings):
+    at = line_of(small, "memory")
+    records = [dict(r) for r in small]
+    records[at]["text"] = "x" * (settings.MM_MAX_TEXT_CHARS + 1)
+    refused(
+        tmp_path,
+        records,
+        f"line {at + 1} (memory): text: must be at most {settings.MM_MAX_TEXT_CHARS} characters "
+        f"(got {settings.MM_MAX_TEXT_CHARS + 1}).",
+    )
+    records[at]["text"] = "An ordinary text."
+    records[at]["episode_text"] = "y" * (
+        3 * settings.MM_EPISODE_WINDOW * settings.MM_MAX_TEXT_CHARS
+    )
+    refused(tmp_path, records, f"line {at + 1} (memory): episode_text: must be at most")
+
+
+def test_a_line_longer_than_any_record_is_refused_without_being_read_whole(small, tmp_path):
+    from memories.exchange import LINE_MAX_BYTES
+
+    path = tmp_path / "huge.jsonl"
+    memory = line_of(small, "memory")
+    with path.open("w") as out:
+        out.write(lines_of(small[:memory]))
+        out.write('{"type": "memory", "text": "' + "x" * 60_000_000 + '"}\n')
+        out.write(lines_of(small[memory:]))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValidationFailed) as failure:
+            import_file(path, workspace_slug="copy")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f"line {memory + 1}: longer than {LINE_MAX_BYTES:,} bytes" in str(failure.value)
+    assert peak < 1.5 * LINE_MAX_BYTES  # never the 60 MB line
+    assert not Workspace.objects.filter(slug="copy").exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [
+        ("memory", "superseded_by"),
+        ("memory", "follows"),
+        ("link", "source"),
+        ("thread", "members"),
+        ("divergence", "first"),
+    ],
+)
+def test_a_memory_named_from_another_workspace_is_refused_before_any_write(
+    small, tmp_path, charlie, kind, field
+):
+    foreign = Memory.objects.get(workspace=charlie.agent.workspace).mem_id
+    records = [dict(r) for r in small]
+    end = records.pop()
+    at = len(records) - 1
+    if kind == "memory":
+        at = line_of(records, "memory")
+        records[at][field] = foreign
+        records[at]["status"] = "superseded"
+    else:
+        origin = records[line_of(records, "memory")]["origin"]
+        extra = {
+            "link": {**LINK, "source": foreign, "target_memory": origin},
+            "thread": {**THREAD, "members": [{"memory": foreign, "evidence": {}}]},
+            "divergence": {**DIVERGENCE, "first": foreign, "second": origin},
+        }[kind]
+        records.append(extra)
+        at = len(records) - 1
+        end = {**end, "counts": {**end["counts"], kind: end["counts"].get(kind, 0) + 1}}
+    message = refused(tmp_path, [*records, end], f"line {at + 1} ({kind}): {field}")
+    assert f"names no memory {foreign!r} in the file or in workspace 'copy'." in message
+    assert not Workspace.objects.filter(slug="copy").exists()
+    # Into the workspace that holds it, the same reference is right.
+    if kind == "memory":
+        path = tmp_path / "there.jsonl"
+        path.write_text(lines_of([*records, end]))
+        import_file(path, workspace_slug="globex")
+
+
+LINK = {
+    "type": "link",
+    "link_id": "00000000000000a1",
+    "target_entity": None,
+    "kind": "supports",
+    "weight": 1.0,
+    "origin": "writer",
+    "agent": None,
+    "user": None,
+    "evidence": {},
+    "created_at": "2026-03-02T09:00:00+00:00",
+    "removed_at": None,
+}
+THREAD = {
+    "type": "thread",
+    "thread_id": "00000000000000b1",
+    "scope": SHARED,
+    "label": "",
+    "title": "A thread",
+    "status": "resolved",
+    "first_seen": "2026-03-02T09:00:00+00:00",
+    "last_seen": "2026-03-02T09:00:00+00:00",
+    "size": 1,
+    "sessions": 1,
+    "cues": [],
+    "words": {},
+}
+DIVERGENCE = {
+    "type": "divergence",
+    "divergence_id": "00000000000000c1",
+    "link": None,
+    "score": 0.5,
+    "detector": "rules",
+    "evidence": {},
+    "status": "open",
+    "reason": "",
+    "closed_by": None,
+    "closed_at": None,
+    "created_at": "2026-03-02T09:00:00+00:00",
+}

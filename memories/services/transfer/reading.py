@@ -9,7 +9,7 @@ import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from memories.errors import ValidationFailed
 from memories.exchange import LINE_MAX_BYTES
@@ -18,8 +18,8 @@ TOO_LONG = (
     f"longer than {LINE_MAX_BYTES:,} bytes, the longest line an export file may have: refused "
     "without reading the rest of it."
 )
-#: Read at a time while skipping the rest of a line too long to keep.
-SKIP_CHUNK = 1024 * 1024
+#: Read at a time.
+CHUNK = 1024 * 1024
 
 
 class _NotJSON(ValueError):
@@ -37,7 +37,7 @@ def _float(text: str) -> float:
     return value
 
 
-def parse_line(data: bytes) -> tuple[dict[str, Any] | None, str]:
+def parse_line(data: bytes | bytearray) -> tuple[dict[str, Any] | None, str]:
     """One line's record, or None and what is wrong with it."""
     try:
         text = data.decode("utf-8")
@@ -69,14 +69,15 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str]]
         number = 0
         while True:
             try:
-                data = lines.readline(LINE_MAX_BYTES + 1)
+                data = _line(lines)
             except OSError as exc:
                 raise ValidationFailed.single("file", f"cannot be read ({exc.strerror}).") from exc
             if not data:
                 return
             number += 1
             if len(data) > LINE_MAX_BYTES:
-                _skip_line(lines, data)
+                while data and not data.endswith(b"\n"):  # the rest of it, kept nowhere
+                    data = lines.readline(CHUNK)
                 yield number, None, TOO_LONG
                 continue
             record, problem = parse_line(data)
@@ -84,9 +85,13 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str]]
                 yield number, record, problem
 
 
-def _skip_line(lines: Any, data: bytes) -> None:
-    """Read on to the end of a line, keeping nothing of it."""
-    while not data.endswith(b"\n"):
-        data = lines.readline(SKIP_CHUNK)
-        if not data:
-            return
+def _line(lines: BinaryIO) -> bytearray:
+    """The next line, read a chunk at a time and no further than one byte past
+    ``LINE_MAX_BYTES`` (held once: no chunk is copied twice)."""
+    data = bytearray()
+    while len(data) <= LINE_MAX_BYTES:
+        part = lines.readline(min(CHUNK, LINE_MAX_BYTES + 1 - len(data)))
+        data += part
+        if not part or part.endswith(b"\n"):
+            break
+    return data
