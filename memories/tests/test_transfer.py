@@ -10,6 +10,9 @@ from io import StringIO
 import pytest
 from django.apps import apps
 from django.core.management import CommandError, call_command
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import ValidationFailed
@@ -481,6 +484,26 @@ def test_a_memory_named_from_another_workspace_is_refused_before_any_write(
         import_file(path, workspace_slug="globex")
 
 
+def test_times_are_stored_as_the_check_read_them_and_those_no_column_holds_are_refused(
+    small, tmp_path
+):
+    at = line_of(small, "memory")
+    records = [dict(r) for r in small]
+    records[at]["observed_at"] = "0001-01-01T00:00:00+05:00"  # before the first UTC day
+    refused(tmp_path, records, f"line {at + 1} (memory): observed_at: '0001-01-01T00:00:00+05")
+    records[at]["observed_at"] = None
+    records[at]["created_at"] = "2026-W10-1T09:00Z"  # ISO 8601 that PostgreSQL does not read
+    records[at]["history"] = [
+        dict(e, created_at="2026-W10-1T09:00Z") for e in records[at]["history"]
+    ]
+    path = tmp_path / "weeks.jsonl"
+    path.write_text(lines_of(records))
+    assert import_file(path, workspace_slug="copy").stored["memory"] == 3
+    copy = Memory.objects.get(workspace__slug="copy", imported_from=records[at]["origin"])
+    assert copy.created_at == datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    assert {e.created_at for e in copy.provenance.all()} == {copy.created_at}
+
+
 LINK = {
     "type": "link",
     "link_id": "00000000000000a1",
@@ -521,3 +544,73 @@ DIVERGENCE = {
     "closed_at": None,
     "created_at": "2026-03-02T09:00:00+00:00",
 }
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from([10**30, 10**400, -1, 2**63])
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+RAW_LINES = st.sampled_from(
+    [
+        "[" * 50_000 + "]" * 50_000,
+        '{"type": "memory", "significance": 1e999}',
+        '{"type": "memory", "significance": NaN}',
+        "9" * 5_000,
+        '"\\ud800"',
+        "{",
+        "",
+        "null",
+    ]
+) | st.binary(max_size=40).map(lambda raw: raw.decode("latin-1"))
+
+
+@st.composite
+def malformed(draw, records: list[dict]) -> bytes:
+    """An export file made wrong in one or two ways: bytes, a cut line, a field of another
+    type, a line twice or missing, a raw line of JSON no record has."""
+    lines: list[dict | str] = list(records)
+    for _ in range(draw(st.integers(1, 2))):
+        at = draw(st.integers(0, len(lines) - 1))
+        how = draw(st.sampled_from(["bytes", "cut", "field", "twice", "drop", "raw"]))
+        if how == "bytes":
+            return draw(st.binary(max_size=200))
+        if how == "cut":
+            line = lines_of([lines[at]]).rstrip("\n")
+            lines[at] = line[: draw(st.integers(0, max(len(line) - 1, 0)))]
+        elif how == "field" and isinstance(lines[at], dict):
+            name = draw(st.sampled_from(sorted(lines[at])))
+            lines[at] = {**lines[at], name: draw(JSON_VALUES)}
+        elif how == "twice":
+            lines.insert(at, lines[at])
+        elif how == "drop" and len(lines) > 1:
+            del lines[at]
+        elif how == "raw":
+            lines.insert(at, draw(RAW_LINES))
+    return lines_of(lines).encode("utf-8", "surrogatepass")
+
+
+def test_any_malformed_file_is_imported_or_refused_with_nothing_written(small, tmp_path):
+    """Whatever the file holds, an import stores it or raises ValidationFailed having written
+    nothing: never another exception, never half a file."""
+    path = tmp_path / "malformed.jsonl"
+
+    @hypothesis_settings(max_examples=60, deadline=None, derandomize=True)
+    @given(data=malformed(small))
+    def imported_or_refused(data: bytes) -> None:
+        path.write_bytes(data)
+        before = rows()
+        try:
+            import_file(path, workspace_slug="copy")
+        except ValidationFailed as exc:
+            assert exc.errors
+            assert rows() == before
+
+    imported_or_refused()

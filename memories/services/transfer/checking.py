@@ -139,7 +139,7 @@ class _Checker:
 
     def itself(self, kind: str, record: dict[str, Any]) -> dict[str, str]:
         return {
-            other: f"must not name the {kind} itself."
+            other: f"must not be the same as {own} (a {kind} naming itself)."
             for own, other in NOT_ITSELF.get(kind, ())
             if record[other] is not None and record[other] == record[own]
         }

@@ -340,7 +340,8 @@ class Importer:
 
 def set_times(model: type, rows: list[tuple[int, dict[str, str]]]) -> None:
     """Give rows the times the file holds for fields the model sets itself on insert
-    (``auto_now_add``): one UPDATE per field."""
+    (``auto_now_add``): one UPDATE per field, each time parsed as the check parsed it (the
+    file's text may be ISO 8601 that PostgreSQL reads otherwise, or not at all)."""
     if not rows:
         return
     table = model._meta.db_table
@@ -353,5 +354,5 @@ def set_times(model: type, rows: list[tuple[int, dict[str, str]]]) -> None:
                 cursor.execute(
                     f"UPDATE {table} SET {column} = v.t FROM (VALUES {values}) AS v(id, t) "
                     f"WHERE {table}.id = v.id",
-                    [item for pk, times in chunk for item in (pk, times[name])],
+                    [item for pk, times in chunk for item in (pk, parse_time(times[name]))],
                 )
