@@ -40,7 +40,7 @@ class ImportResult:
     #: Per record type: how many were stored, and how many were already there.
     stored: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     already: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    #: Records left out, with why (an end that is neither in the file nor here, say).
+    #: Records left out, with why (a memory erased here, or a link with an end erased here).
     skipped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     agents_created: list[str] = field(default_factory=list)
     #: Usernames the file names that this install does not have (their changes are kept,
