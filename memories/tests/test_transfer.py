@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import ValidationFailed
+from memories.exchange import record_problems
 from memories.models import (
     Agent,
     Divergence,
@@ -502,6 +503,37 @@ def test_times_are_stored_as_the_check_read_them_and_those_no_column_holds_are_r
     copy = Memory.objects.get(workspace__slug="copy", imported_from=records[at]["origin"])
     assert copy.created_at == datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
     assert {e.created_at for e in copy.provenance.all()} == {copy.created_at}
+
+
+LATER = datetime(2999, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("text", None),  # one character more than MM_MAX_TEXT_CHARS
+        ("perspective", "boss"),
+        ("source_kind", "rumour"),
+        ("metadata", {"deep": json.loads("[" * 40 + "]" * 40)}),
+        ("idempotency_key", "k" * 201),
+        ("significance", 2),
+        ("sig_self", -0.5),
+        ("created_at", LATER),
+        ("valid_until", START),
+    ],
+)
+def test_a_memory_field_is_refused_by_import_as_remember_refuses_it(
+    small, alice, settings, field, value
+):
+    """The rules are remember's own: the same value, the same message."""
+    value = "x" * (settings.MM_MAX_TEXT_CHARS + 1) if value is None else value
+    window = {"valid_from": START + timedelta(days=1)} if field == "valid_until" else {}
+    with pytest.raises(ValidationFailed) as remembered:
+        memory_remember(agent=alice.agent, **{"text": "A note.", **window, field: value})
+    record = dict(small[line_of(small, "memory")])
+    for name, bad in {**window, field: value}.items():
+        record[name] = bad.isoformat() if isinstance(bad, datetime) else bad
+    assert record_problems(record)[field] == remembered.value.errors[field][0]
 
 
 LINK = {
