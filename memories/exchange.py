@@ -8,13 +8,15 @@ import base64
 import binascii
 import math
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+from django.db import connection
 from django.utils.dateparse import parse_datetime
 
 from memories import rules
+from memories.gazetteer import normalize
 from memories.models import (
     EMBEDDING_DIMENSIONS,
     STARE_DIMENSIONS,
@@ -25,6 +27,7 @@ from memories.models import (
     ProvenanceEvent,
     Scope,
     Thread,
+    Workspace,
 )
 
 FORMAT = "meaning-memory-export"
@@ -48,9 +51,41 @@ def parse_time(value: str | None) -> datetime | None:
     return None if value is None else parse_datetime(value)
 
 
+#: The longest line an import reads (in bytes, its newline included): far more than the longest
+#: record an export writes (a memory of ``MM_MAX_TEXT_CHARS`` with its episode, metadata,
+#: vectors and history), so that a line of any length is refused after reading this much.
+LINE_MAX_BYTES = 16 * 1024 * 1024
+
+
+def shown(value: Any) -> str:
+    """A value of a file as a message shows it: short, and a list or an object by its kind (a
+    value nested thousands deep has no repr)."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}… ({len(text):,} characters)"
+
+
 # --- The rules of each record ------------------------------------------------------------------
+#
+# A field the remember arguments also have is checked by the same rule (``memories.rules``), so
+# a file brings nothing that remember, bulk or the REST API would refuse. The rest are checked
+# against the columns they fill.
 
 Check = Callable[[Any], str | None]
+
+
+def _string(rule: Check | None = None) -> Check:
+    """A string, then ``rule`` (one of ``memories.rules``), or storable text without one."""
+
+    def check(value: Any) -> str | None:
+        if not isinstance(value, str):
+            return "must be a string."
+        return (rule or rules.storable_text)(value)
+
+    return check
 
 
 def _text(max_length: int | None = None, *, blank: bool = True) -> Check:
@@ -75,30 +110,45 @@ def _choice(choices: Any) -> Check:
     values = [str(value) for value in choices.values]
 
     def check(value: Any) -> str | None:
-        if value not in values:
-            return f"{value!r} is not one of: {', '.join(values)}."
+        if not isinstance(value, str) or value not in values:
+            return f"{shown(value)} is not one of: {', '.join(values)}."
         return None
 
     return check
 
 
-def _number(low: float | None = None, high: float | None = None) -> Check:
+def _number(rule: Callable[[float], str | None] | None = None) -> Check:
+    """A finite number (an integer too large for a float is not one), then ``rule``."""
+
     def check(value: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return "must be a number."
-        if not math.isfinite(value):
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
             return "must be a finite number."
-        if (low is not None and value < low) or (high is not None and value > high):
-            return f"must be between {low} and {high} (got {value})."
-        return None
+        return rule(value) if rule else None
 
     return check
 
 
-def _count(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return "must be a whole number, 0 or more."
-    return None
+_UNIT = _number(rules.unit_interval)
+
+
+def _count(model: type, name: str) -> Check:
+    """A whole number the model's integer column holds."""
+    field = model._meta.get_field(name)
+    low, high = connection.ops.integer_field_range(field.get_internal_type())
+    low = max(low or 0, 0)
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            return f"must be a whole number from {low} to {high}."
+        return None
+
+    return check
 
 
 def _bool(value: Any) -> str | None:
@@ -106,11 +156,24 @@ def _bool(value: Any) -> str | None:
 
 
 def _time(value: Any) -> str | None:
-    if not isinstance(value, str) or parse_time(value) is None:
-        return f"{value!r} is not an ISO 8601 date and time."
-    if parse_time(value).tzinfo is None:
-        return f"{value!r} has no time zone."
+    if not isinstance(value, str):
+        return f"{shown(value)} is not an ISO 8601 date and time."
+    try:
+        parsed = parse_time(value)
+        if parsed is not None and parsed.tzinfo is not None:
+            parsed.astimezone(UTC)  # stored in UTC: the first and last days may not fit
+    except (ValueError, OverflowError):
+        return f"{shown(value)} is not a valid date and time."
+    if parsed is None:
+        return f"{shown(value)} is not an ISO 8601 date and time."
+    if parsed.tzinfo is None:
+        return f"{shown(value)} has no time zone."
     return None
+
+
+def _written_at(value: Any) -> str | None:
+    """When a memory was written: a time, and not in the future (remember's ``created_at``)."""
+    return _time(value) or rules.not_in_future(parse_time(value))
 
 
 def _id(value: Any) -> str | None:
@@ -153,11 +216,25 @@ def _nullable(check: Check) -> Check:
     return lambda value: None if value is None else check(value)
 
 
+def _entity_name(value: Any) -> str | None:
+    """An entity's name or alias as remember and the entities API take it (one of
+    ``memories.rules``), and a key (``gazetteer.normalize``) its column holds."""
+    if message := _string(rules.entity_name)(value):
+        return message
+    key = normalize(value)
+    top = Entity._meta.get_field("normalized").max_length
+    if not key:
+        return "must hold a letter or a digit."
+    if len(key) > top:
+        return f"must be at most {top} characters once normalised (got {len(key)})."
+    return None
+
+
 def _scores(value: Any) -> str | None:
     if not isinstance(value, dict) or set(value) != set(STARE_DIMENSIONS):
         return f"must be an object with the keys {', '.join(STARE_DIMENSIONS)}."
     for dim, score in value.items():
-        if score is not None and (message := _number(0, 1)(score)):
+        if score is not None and (message := _UNIT(score)):
             return f"{dim}: {message}"
     return None
 
@@ -168,7 +245,18 @@ def _score_origins(value: Any) -> str | None:
     known = [str(v) for v in Memory.ScoreOrigin.values]
     for dim, origin in value.items():
         if origin not in ("", None, *known):
-            return f"{dim}: {origin!r} is not one of: {', '.join(known)}."
+            return f"{dim}: {shown(origin)} is not one of: {', '.join(known)}."
+    return None
+
+
+def _counts(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return "must be an object."
+    for kind, count in value.items():
+        if kind not in RECORD_TYPES:
+            return f"{shown(kind)} is not one of: {', '.join(RECORD_TYPES)}."
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            return f"{kind}: must be a whole number, 0 or more."
     return None
 
 
@@ -200,17 +288,26 @@ def _fields(spec: dict[str, Check]) -> Check:
 _HISTORY = _list_of(_fields(_EVENT))
 
 RECORDS: dict[str, dict[str, Check]] = {
+    "header": {
+        "workspace": _string(rules.workspace_slug),
+        "workspace_name": _max(Workspace, "name"),
+        "since": _nullable(_time),
+        "vectors": _bool,
+        "embedding_model": _max(Memory, "embedding_model"),
+    },
+    "end": {"counts": _counts},
+    # A private scope's name is checked with its kind (``record_problems``).
     "scope": {"name": _max(Scope, "name", blank=False), "kind": _choice(Scope.Kind)},
     "agent": {
-        "name": _text(rules.AGENT_NAME_MAX, blank=False),
+        "name": _string(rules.agent_name),
         "active": _bool,
-        "scopes": _list_of(_max(Scope, "name", blank=False)),
+        "scopes": _list_of(_string(rules.scope_name)),
     },
     "entity": {
         "entity_id": _id,
-        "kind": _max(Entity, "kind", blank=False),
-        "name": _max(Entity, "name", blank=False),
-        "aliases": _list_of(_text(rules.ENTITY_NAME_MAX, blank=False)),
+        "kind": _string(rules.entity_type),
+        "name": _entity_name,
+        "aliases": _list_of(_entity_name),
         "declared": _bool,
         "origin": _choice(Entity.Origin),
         "created_by_agent": _nullable(_text()),
@@ -222,26 +319,26 @@ RECORDS: dict[str, dict[str, Check]] = {
         "origin": _id,
         "mem_id": _id,
         "scope": _max(Scope, "name", blank=False),
-        "text": _text(blank=False),
+        "text": _string(rules.memory_text),
         "category": _choice(Memory.Category),
         "memory_type": _choice(Memory.MemoryType),
         "source": _max(Memory, "source"),
-        "significance": _number(0, 1),
+        "significance": _UNIT,
         "pinned": _bool,
         "status": _choice(Memory.Status),
         "session": _max(Memory, "session"),
         "thread": _max(Memory, "thread"),
-        "perspective": _max(Memory, "perspective", blank=False),
-        "source_kind": lambda v: None if v == "" else _choice(Memory.SourceKind)(v),
-        "sig_self": _nullable(_number(0, 1)),
-        "sig_external": _nullable(_number(0, 1)),
+        "perspective": _string(rules.perspective),
+        "source_kind": lambda v: None if v == "" else _string(rules.source_kind)(v),
+        "sig_self": _nullable(_UNIT),
+        "sig_external": _nullable(_UNIT),
         "attribution": _dict,
-        "episode_text": _text(),
+        "episode_text": _string(rules.episode_text),
         "embedding_model": _max(Memory, "embedding_model"),
         "metadata": lambda v: rules.metadata(v) if isinstance(v, dict) else "must be an object.",
-        "idempotency_key": _text(rules.IDEMPOTENCY_KEY_MAX),
-        "relations_version": _nullable(_count),
-        "created_at": _time,
+        "idempotency_key": _string(lambda v: rules.idempotency_key(v) or rules.storable_text(v)),
+        "relations_version": _nullable(_count(Memory, "relations_version")),
+        "created_at": _written_at,
         "observed_at": _nullable(_time),
         "valid_from": _nullable(_time),
         "valid_until": _nullable(_time),
@@ -257,8 +354,8 @@ RECORDS: dict[str, dict[str, Check]] = {
         "source": _id,
         "target_memory": _nullable(_id),
         "target_entity": _nullable(_id),
-        "kind": _max(Link, "kind", blank=False),
-        "weight": _number(0, 1),
+        "kind": _string(rules.link_type_filter),
+        "weight": _UNIT,
         "origin": _choice(Link.Origin),
         "agent": _nullable(_text()),
         "user": _nullable(_text()),
@@ -274,8 +371,8 @@ RECORDS: dict[str, dict[str, Check]] = {
         "status": _choice(Thread.Status),
         "first_seen": _time,
         "last_seen": _time,
-        "size": _count,
-        "sessions": _count,
+        "size": _count(Thread, "size"),
+        "sessions": _count(Thread, "sessions"),
         "cues": _list_of(_dict),
         "words": _dict,
         "members": _list_of(_fields({"memory": _id, "evidence": _dict})),
@@ -297,27 +394,44 @@ RECORDS: dict[str, dict[str, Check]] = {
 }
 
 
-def record_problems(record: dict[str, Any]) -> list[str]:
-    """What is wrong with one record of a known type (empty: nothing), field by field."""
-    problems = []
-    for name, rule in RECORDS[record["type"]].items():
-        if name not in record:
-            problems.append(f"{name}: is required.")
-        elif message := rule(record[name]):
-            problems.append(f"{name}: {message}")
+def record_problems(record: dict[str, Any]) -> dict[str, str]:
+    """What is wrong with one record of a known type, field by field (empty: nothing)."""
+    problems = {}
     kind = record["type"]
-    if kind == "memory" and not problems:
+    for name, rule in RECORDS[kind].items():
+        if name not in record:
+            problems[name] = "is required."
+        elif message := rule(record[name]):
+            problems[name] = message
+    if problems:
+        return problems
+    if kind == "header" and (
+        isinstance(record["version"], bool) or record["version"] != FORMAT_VERSION
+    ):
+        problems["version"] = (
+            f"format version {shown(record['version'])}: this engine reads version "
+            f"{FORMAT_VERSION}."
+        )
+    elif kind == "scope":
+        private = record["kind"] == Scope.Kind.PRIVATE
+        name = record["name"]
+        message = (
+            rules.agent_name(name.removeprefix("private:"))
+            if private and name.startswith("private:")
+            else "must be private:<agent> for a private scope."
+            if private
+            else rules.scope_name(name)
+        )
+        if message:
+            problems["name"] = message
+    elif kind == "memory":
         for name in ("embedding", "episode_embedding"):
             if record.get(name) is not None and (message := _vector(record[name])):
-                problems.append(f"{name}: {message}")
+                problems[name] = message
         if message := rules.window(
             parse_time(record["valid_from"]), parse_time(record["valid_until"])
         ):
-            problems.append(f"valid_until: {message}")
-    if (
-        kind == "link"
-        and not problems
-        and (record["target_memory"] is None) == (record["target_entity"] is None)
-    ):
-        problems.append("target_memory: exactly one of target_memory and target_entity.")
+            problems["valid_until"] = message
+    elif kind == "link" and (record["target_memory"] is None) == (record["target_entity"] is None):
+        problems["target_memory"] = "exactly one of target_memory and target_entity."
     return problems

@@ -42,6 +42,18 @@ def memory_text(value: str | None) -> str | None:
     return storable_text(text)
 
 
+def episode_text(value: str) -> str | None:
+    """A memory's episode (``services.episodes``): the texts of at most MM_EPISODE_WINDOW
+    memories before it, one a line, each at most MM_MAX_TEXT_CHARS."""
+    top = settings.MM_EPISODE_WINDOW * (settings.MM_MAX_TEXT_CHARS + 1)
+    if len(value) > top:
+        return (
+            f"must be at most {top} characters (got {len(value)}): MM_EPISODE_WINDOW texts of "
+            "at most MM_MAX_TEXT_CHARS."
+        )
+    return storable_text(value)
+
+
 def reason_given(value: str | None, why: str) -> str | None:
     """A curator's or agent's reason for a change: not blank (``why`` says what it should say)."""
     return None if (value or "").strip() else f"must not be empty: {why}"

@@ -3,14 +3,30 @@ nothing new; a bad or cut file writes nothing; a stopped import goes on."""
 
 import json
 import re
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
+from django.apps import apps
 from django.core.management import CommandError, call_command
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from consolidation.services import consolidation_execute, consolidation_start
-from memories.models import Agent, Divergence, Entity, Link, Memory, ProvenanceEvent, Thread
+from memories.errors import ValidationFailed
+from memories.exchange import record_problems
+from memories.models import (
+    Agent,
+    Divergence,
+    Entity,
+    Link,
+    Memory,
+    ProvenanceEvent,
+    Thread,
+    Workspace,
+)
 from memories.services import agent_authenticate, memory_feedback, memory_forget, memory_remember
 from memories.services.divergence import divergence_run
 from memories.services.feedback import memory_feedback_by_user
@@ -246,10 +262,11 @@ def test_a_bad_or_cut_file_is_refused_naming_the_line_and_nothing_is_written(ric
 
 def test_an_import_stopped_halfway_goes_on_where_it_stopped(rich, tmp_path, monkeypatch):
     from memories.services import transfer
+    from memories.services.transfer.writing import Importer
 
     export("acme", tmp_path / "acme.jsonl")
     monkeypatch.setattr(transfer, "BATCH", 4)
-    real = transfer._Importer.memories
+    real = Importer.memories
     calls = []
 
     def dies_on_the_third_batch(self, records):
@@ -258,11 +275,11 @@ def test_an_import_stopped_halfway_goes_on_where_it_stopped(rich, tmp_path, monk
             raise RuntimeError("killed")
         return real(self, records)
 
-    monkeypatch.setattr(transfer._Importer, "memories", dies_on_the_third_batch)
+    monkeypatch.setattr(Importer, "memories", dies_on_the_third_batch)
     with pytest.raises(RuntimeError):
         import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
     assert Memory.objects.filter(workspace__slug="copy").count() == 8
-    monkeypatch.setattr(transfer._Importer, "memories", real)
+    monkeypatch.setattr(Importer, "memories", real)
     result = import_file(tmp_path / "acme.jsonl", workspace_slug="copy")
     assert (result.already["memory"], result.stored["memory"]) == (8, 5)
     again = export("copy", tmp_path / "copy.jsonl")
@@ -304,7 +321,7 @@ def test_an_erased_memory_is_never_brought_back_by_an_import(rich, tmp_path):
     left_out = dict(again.skipped)
     assert left_out["memory (erased here: an import never brings one back)"] == 1
     assert left_out["entity (named only by memories erased here)"] == 1  # a name from its words
-    assert left_out["link (an end is neither in the file nor here)"] == 1  # its mention
+    assert left_out["link (an end erased here)"] == 1  # its mention
     assert not Memory.objects.filter(workspace__slug="copy", text=copied.text).exists()
     # At home, erased there too: the copy's export does not bring it back either.
     home = Memory.objects.get(workspace=rich, text=copied.text)
@@ -313,3 +330,319 @@ def test_an_erased_memory_is_never_brought_back_by_an_import(rich, tmp_path):
     export("copy", tmp_path / "copy.jsonl")
     assert import_file(tmp_path / "copy.jsonl", workspace_slug="acme").stored["memory"] == 0
     assert not Memory.objects.filter(workspace=rich, text=copied.text).exists()
+
+
+# --- A refused file writes nothing: the rules of every entry point, the whole file first -------
+
+
+@pytest.fixture
+def small(alice, charlie, tmp_path):
+    """A workspace of three memories (one replaced, one after another in a session), exported:
+    its records. Charlie's workspace, globex, holds a memory of its own."""
+    first = memory_remember(
+        agent=alice.agent, text="The Acme invoice goes to Dana.", scope=SHARED, session="s1"
+    ).memory
+    memory_remember(
+        agent=alice.agent,
+        text="The Acme invoice goes to Ravi now.",
+        scope=SHARED,
+        supersedes=first.mem_id,
+        session="s1",
+    )
+    memory_remember(agent=alice.agent, text="Lunch is at noon.", session="s1")
+    memory_remember(agent=charlie.agent, text="Globex keeps its own books.")
+    return export("acme", tmp_path / "small.jsonl")
+
+
+def rows() -> dict[str, int]:
+    """How many rows every table holds."""
+    return {model._meta.label: model._base_manager.count() for model in apps.get_models()}
+
+
+def lines_of(records: list) -> str:
+    return "\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n"
+
+
+def refused(tmp_path, records: list, match: str) -> str:
+    """Import ``records`` (dicts, or lines as they are) into a new workspace: it must be
+    refused with a message holding ``match``, and not one row written anywhere."""
+    path = tmp_path / "refused.jsonl"
+    path.write_text(lines_of(records))
+    before = rows()
+    with pytest.raises(ValidationFailed) as failure:
+        import_file(path, workspace_slug="copy")
+    assert match in str(failure.value), str(failure.value)
+    assert rows() == before
+    return str(failure.value)
+
+
+def line_of(records: list[dict], kind: str, nth: int = 0) -> int:
+    return [i for i, r in enumerate(records) if r["type"] == kind][nth]
+
+
+def test_the_same_memory_twice_is_refused_and_not_one_row_is_written(small, tmp_path):
+    twice = line_of(small, "memory")
+    records = [*small[: twice + 1], small[twice], *small[twice + 1 :]]
+    refused(
+        tmp_path,
+        records,
+        f"line {twice + 2} (memory): origin: the same origin as line {twice + 1} (a memory is "
+        "in a file once).",
+    )
+    assert not Workspace.objects.filter(slug="copy").exists()
+    agent = line_of(small, "agent")
+    records = [*small[: agent + 1], small[agent], *small[agent + 1 :]]
+    refused(tmp_path, records, f"line {agent + 2} (agent): name: the same name as line")
+
+
+def test_a_line_nested_100000_deep_is_a_clean_error_naming_the_line(small, tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    refused(tmp_path, [*small[:2], deep, *small[2:]], "line 3: not valid JSON here: nested too")
+    memory = dict(small[line_of(small, "memory")], metadata={"a": json.loads("[" * 40 + "]" * 40)})
+    records = [memory if r["type"] == "memory" else r for r in small]
+    refused(tmp_path, records, "metadata: must not be nested more than 32 levels deep.")
+    with pytest.raises(CommandError, match="nested too deep"):
+        (tmp_path / "deep.jsonl").write_text(lines_of([*small[:2], deep, *small[2:]]))
+        call_command("import", str(tmp_path / "deep.jsonl"), "--workspace", "copy")
+
+
+def test_an_over_long_text_is_refused_naming_the_field_and_the_limit(small, tmp_path, settings):
+    at = line_of(small, "memory")
+    records = [dict(r) for r in small]
+    records[at]["text"] = "x" * (settings.MM_MAX_TEXT_CHARS + 1)
+    refused(
+        tmp_path,
+        records,
+        f"line {at + 1} (memory): text: must be at most {settings.MM_MAX_TEXT_CHARS} characters "
+        f"(got {settings.MM_MAX_TEXT_CHARS + 1}).",
+    )
+    records[at]["text"] = "An ordinary text."
+    records[at]["episode_text"] = "y" * (
+        3 * settings.MM_EPISODE_WINDOW * settings.MM_MAX_TEXT_CHARS
+    )
+    refused(tmp_path, records, f"line {at + 1} (memory): episode_text: must be at most")
+
+
+def test_a_line_longer_than_any_record_is_refused_without_being_read_whole(small, tmp_path):
+    from memories.exchange import LINE_MAX_BYTES
+
+    path = tmp_path / "huge.jsonl"
+    memory = line_of(small, "memory")
+    with path.open("w") as out:
+        out.write(lines_of(small[:memory]))
+        out.write('{"type": "memory", "text": "' + "x" * 60_000_000 + '"}\n')
+        out.write(lines_of(small[memory:]))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValidationFailed) as failure:
+            import_file(path, workspace_slug="copy")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f"line {memory + 1}: longer than {LINE_MAX_BYTES:,} bytes" in str(failure.value)
+    assert peak < 1.5 * LINE_MAX_BYTES  # never the 60 MB line
+    assert not Workspace.objects.filter(slug="copy").exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [
+        ("memory", "superseded_by"),
+        ("memory", "follows"),
+        ("link", "source"),
+        ("thread", "members"),
+        ("divergence", "first"),
+    ],
+)
+def test_a_memory_named_from_another_workspace_is_refused_before_any_write(
+    small, tmp_path, charlie, kind, field
+):
+    foreign = Memory.objects.get(workspace=charlie.agent.workspace).mem_id
+    records = [dict(r) for r in small]
+    end = records.pop()
+    at = len(records) - 1
+    if kind == "memory":
+        at = line_of(records, "memory")
+        records[at][field] = foreign
+        records[at]["status"] = "superseded"
+    else:
+        origin = records[line_of(records, "memory")]["origin"]
+        extra = {
+            "link": {**LINK, "source": foreign, "target_memory": origin},
+            "thread": {**THREAD, "members": [{"memory": foreign, "evidence": {}}]},
+            "divergence": {**DIVERGENCE, "first": foreign, "second": origin},
+        }[kind]
+        records.append(extra)
+        at = len(records) - 1
+        end = {**end, "counts": {**end["counts"], kind: end["counts"].get(kind, 0) + 1}}
+    message = refused(tmp_path, [*records, end], f"line {at + 1} ({kind}): {field}")
+    assert f"names no memory {foreign!r} in the file or in workspace 'copy'." in message
+    assert not Workspace.objects.filter(slug="copy").exists()
+    # Into the workspace that holds it, the same reference is right.
+    if kind == "memory":
+        path = tmp_path / "there.jsonl"
+        path.write_text(lines_of([*records, end]))
+        import_file(path, workspace_slug="globex")
+
+
+def test_times_are_stored_as_the_check_read_them_and_those_no_column_holds_are_refused(
+    small, tmp_path
+):
+    at = line_of(small, "memory")
+    records = [dict(r) for r in small]
+    records[at]["observed_at"] = "0001-01-01T00:00:00+05:00"  # before the first UTC day
+    refused(tmp_path, records, f"line {at + 1} (memory): observed_at: '0001-01-01T00:00:00+05")
+    records[at]["observed_at"] = None
+    records[at]["created_at"] = "2026-W10-1T09:00Z"  # ISO 8601 that PostgreSQL does not read
+    records[at]["history"] = [
+        dict(e, created_at="2026-W10-1T09:00Z") for e in records[at]["history"]
+    ]
+    path = tmp_path / "weeks.jsonl"
+    path.write_text(lines_of(records))
+    assert import_file(path, workspace_slug="copy").stored["memory"] == 3
+    copy = Memory.objects.get(workspace__slug="copy", imported_from=records[at]["origin"])
+    assert copy.created_at == datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    assert {e.created_at for e in copy.provenance.all()} == {copy.created_at}
+
+
+LATER = datetime(2999, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("text", None),  # one character more than MM_MAX_TEXT_CHARS
+        ("perspective", "boss"),
+        ("source_kind", "rumour"),
+        ("metadata", {"deep": json.loads("[" * 40 + "]" * 40)}),
+        ("idempotency_key", "k" * 201),
+        ("significance", 2),
+        ("sig_self", -0.5),
+        ("created_at", LATER),
+        ("valid_until", START),
+    ],
+)
+def test_a_memory_field_is_refused_by_import_as_remember_refuses_it(
+    small, alice, settings, field, value
+):
+    """The rules are remember's own: the same value, the same message."""
+    value = "x" * (settings.MM_MAX_TEXT_CHARS + 1) if value is None else value
+    window = {"valid_from": START + timedelta(days=1)} if field == "valid_until" else {}
+    with pytest.raises(ValidationFailed) as remembered:
+        memory_remember(agent=alice.agent, **{"text": "A note.", **window, field: value})
+    record = dict(small[line_of(small, "memory")])
+    for name, bad in {**window, field: value}.items():
+        record[name] = bad.isoformat() if isinstance(bad, datetime) else bad
+    assert record_problems(record)[field] == remembered.value.errors[field][0]
+
+
+LINK = {
+    "type": "link",
+    "link_id": "00000000000000a1",
+    "target_entity": None,
+    "kind": "supports",
+    "weight": 1.0,
+    "origin": "writer",
+    "agent": None,
+    "user": None,
+    "evidence": {},
+    "created_at": "2026-03-02T09:00:00+00:00",
+    "removed_at": None,
+}
+THREAD = {
+    "type": "thread",
+    "thread_id": "00000000000000b1",
+    "scope": SHARED,
+    "label": "",
+    "title": "A thread",
+    "status": "resolved",
+    "first_seen": "2026-03-02T09:00:00+00:00",
+    "last_seen": "2026-03-02T09:00:00+00:00",
+    "size": 1,
+    "sessions": 1,
+    "cues": [],
+    "words": {},
+}
+DIVERGENCE = {
+    "type": "divergence",
+    "divergence_id": "00000000000000c1",
+    "link": None,
+    "score": 0.5,
+    "detector": "rules",
+    "evidence": {},
+    "status": "open",
+    "reason": "",
+    "closed_by": None,
+    "closed_at": None,
+    "created_at": "2026-03-02T09:00:00+00:00",
+}
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from([10**30, 10**400, -1, 2**63])
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+RAW_LINES = st.sampled_from(
+    [
+        "[" * 50_000 + "]" * 50_000,
+        '{"type": "memory", "significance": 1e999}',
+        '{"type": "memory", "significance": NaN}',
+        "9" * 5_000,
+        '"\\ud800"',
+        "{",
+        "",
+        "null",
+    ]
+) | st.binary(max_size=40).map(lambda raw: raw.decode("latin-1"))
+
+
+@st.composite
+def malformed(draw, records: list[dict]) -> bytes:
+    """An export file made wrong in one or two ways: bytes, a cut line, a field of another
+    type, a line twice or missing, a raw line of JSON no record has."""
+    lines: list[dict | str] = list(records)
+    for _ in range(draw(st.integers(1, 2))):
+        at = draw(st.integers(0, len(lines) - 1))
+        how = draw(st.sampled_from(["bytes", "cut", "field", "twice", "drop", "raw"]))
+        if how == "bytes":
+            return draw(st.binary(max_size=200))
+        if how == "cut":
+            line = lines_of([lines[at]]).rstrip("\n")
+            lines[at] = line[: draw(st.integers(0, max(len(line) - 1, 0)))]
+        elif how == "field" and isinstance(lines[at], dict):
+            name = draw(st.sampled_from(sorted(lines[at])))
+            lines[at] = {**lines[at], name: draw(JSON_VALUES)}
+        elif how == "twice":
+            lines.insert(at, lines[at])
+        elif how == "drop" and len(lines) > 1:
+            del lines[at]
+        elif how == "raw":
+            lines.insert(at, draw(RAW_LINES))
+    return lines_of(lines).encode("utf-8", "surrogatepass")
+
+
+def test_any_malformed_file_is_imported_or_refused_with_nothing_written(small, tmp_path):
+    """Whatever the file holds, an import stores it or raises ValidationFailed having written
+    nothing: never another exception, never half a file."""
+    path = tmp_path / "malformed.jsonl"
+
+    @hypothesis_settings(max_examples=60, deadline=None, derandomize=True)
+    @given(data=malformed(small))
+    def imported_or_refused(data: bytes) -> None:
+        path.write_bytes(data)
+        before = rows()
+        try:
+            import_file(path, workspace_slug="copy")
+        except ValidationFailed as exc:
+            assert exc.errors
+            assert rows() == before
+
+    imported_or_refused()

@@ -13,7 +13,9 @@ from memories.signals import bulk_imported
 class Command(BaseCommand):
     help = (
         "Import a file written by `meaning-memory export` into a workspace (default: the one "
-        "it was exported from; made if new). The whole file is checked first; memories already "
+        "it was exported from; made if new). The whole file is checked first (its fields by the "
+        "rules of remember, no record twice, every reference resolved) and a refused file "
+        "writes nothing; memories already "
         "there are left as they are, so importing twice stores nothing new, and an import "
         "stopped halfway goes on where it stopped when run again."
     )
