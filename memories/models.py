@@ -438,6 +438,9 @@ class Entity(models.Model):
     declared = models.BooleanField(
         default=False, help_text="In the workspace's gazetteer: found in texts by its aliases."
     )
+    declared_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was first declared (the gazetteer's)."
+    )
     origin = models.CharField(max_length=12, choices=Origin.choices)
     created_by_agent = models.ForeignKey(
         "Agent", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

@@ -10,6 +10,7 @@ from memories.errors import MemoryEngineError, ValidationFailed
 from memories.models import Agent, Divergence, Entity, Link, Memory, ProvenanceEvent
 from memories.search import SearchHit
 from memories.selectors import memory_history, visible_scope_ids
+from memories.selectors.first_seen import first_seen
 from memories.selectors.relations import LinkView, memory_entities, memory_links
 from memories.selectors.sources import Record
 from memories.selectors.traversal import Reached, made_by, step_time
@@ -105,15 +106,22 @@ def memory_detail(memory: Memory, agent: Agent | None) -> dict[str, Any]:
     (None: a team member, who sees the whole workspace)."""
     events = memory_history(memory)
     scope_ids = visible_scope_ids(agent) if agent is not None else None
+    entities = memory_entities(memory)
+    seen = first_seen(entities, scope_ids)
     return {
         **memory_to_dict(memory),
-        "entities": [entity_to_dict(e) for e in memory_entities(memory)],
+        "entities": [entity_to_dict(e, seen=seen) for e in entities],
         "links": [link_to_dict(link) for link in memory_links(memory, scope_ids)],
         "provenance": [provenance_to_dict(e) for e in events],
     }
 
 
-def entity_to_dict(entity: Entity, mentions: int | None = None) -> dict[str, Any]:
+def entity_to_dict(
+    entity: Entity, mentions: int | None = None, seen: dict[int, Any] | None = None
+) -> dict[str, Any]:
+    """An entity; ``seen`` (``selectors.first_seen``) gives its ``created_at`` as the reader
+    knows it, when the reader is an agent."""
+    created = seen.get(entity.pk) if seen is not None else entity.created_at
     data: dict[str, Any] = {
         "entity_id": entity.entity_id,
         "name": entity.name,
@@ -122,7 +130,7 @@ def entity_to_dict(entity: Entity, mentions: int | None = None) -> dict[str, Any
         "declared": entity.declared,
         "origin": entity.origin,
         "merged_into": entity.merged_into.entity_id if entity.merged_into_id else None,
-        "created_at": iso(entity.created_at),
+        "created_at": iso(created),
     }
     if mentions is not None:
         data["mentions"] = mentions

@@ -39,6 +39,7 @@ from memories.reading import read_as
 from memories.search import memory_search
 from memories.selectors import memory_get, visible_scope_ids
 from memories.selectors.divergences import divergence_get, divergences_visible
+from memories.selectors.first_seen import first_seen
 from memories.selectors.memories import LIST_ORDERINGS, memory_list
 from memories.selectors.relations import (
     attach_references,
@@ -470,7 +471,10 @@ class EntitiesApi(APIView):
             ),
             values,
         )
-        return Response({**page, "results": [entity_to_dict(e, e.mentions) for e in entities]})
+        seen = first_seen(entities, visible_scope_ids(agent))
+        return Response(
+            {**page, "results": [entity_to_dict(e, e.mentions, seen) for e in entities]}
+        )
 
     @extend_schema(
         request=EntityDeclareInput,
@@ -485,7 +489,8 @@ class EntitiesApi(APIView):
             workspace_id=agent.workspace_id, agent=agent, **parse(EntityDeclareInput, request.data)
         )
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(entity_to_dict(result.entity), status=code)
+        seen = first_seen([result.entity], visible_scope_ids(agent))
+        return Response(entity_to_dict(result.entity, seen=seen), status=code)
 
 
 class EntityDetailApi(APIView):
@@ -504,7 +509,7 @@ class EntityDetailApi(APIView):
         memories, page = _page(entity_memories(entity, scope_ids), values)
         return Response(
             {
-                "entity": entity_to_dict(entity),
+                "entity": entity_to_dict(entity, seen=first_seen([entity], scope_ids)),
                 **page,
                 "memories": [memory_to_dict(m) for m in memories],
             }

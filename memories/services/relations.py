@@ -40,7 +40,7 @@ from memories.models import Agent, Entity, Link, Memory, Workspace
 from memories.reading import note_writes
 from memories.selectors.memories import memory_get
 from memories.selectors.permissions import require_role
-from memories.selectors.relations import entity_get
+from memories.selectors.relations import entity_get, visible_entities
 from memories.selectors.visibility import visible_scope_ids
 from memories.services.provenance import Action, record
 
@@ -234,6 +234,16 @@ class EntityResolver:
         self.workspace_id = workspace_id
         self.agent, self.user = agent, user
         self.threshold = settings.MM_ENTITY_MATCH_SCORE
+        # An agent's names resolve to the entities it may know of (declared ones, and those a
+        # memory it sees mentions or is attributed to): what it is told (the evidence's
+        # "resolved") never says that a name was written where it cannot read. A name whose
+        # only entity it may not know of is a new entity to it (the row, one per type and
+        # name in a workspace, is shared: see docs/SECURITY.md).
+        self.entities = (
+            visible_entities(workspace_id, visible_scope_ids(agent))
+            if agent is not None
+            else Entity.objects.filter(workspace_id=workspace_id)
+        )
 
     def resolve(self, requests: Sequence[_Request]) -> list[Resolved]:
         # Names of any length come here (a model's span, a cued claimant, a casefolded name
@@ -249,7 +259,7 @@ class EntityResolver:
             replace(r, kind=typed[key]) if r.any_kind and key in typed else r
             for r, key in zip(requests, keys, strict=True)
         ]
-        by_key = self._known(Entity.objects.filter(keys__overlap=sorted(set(keys))))
+        by_key = self._known(self.entities.filter(keys__overlap=sorted(set(keys))))
         results: list[Resolved | None] = [
             self._exact(r, key, by_key.get(key, [])) for r, key in zip(requests, keys, strict=True)
         ]
@@ -302,7 +312,7 @@ class EntityResolver:
     def _candidates(self, keys: list[str]) -> dict[str, dict[str, _Known]]:
         """The entities sharing a token with any of ``keys``: by type, by name or alias."""
         by_kind: dict[str, dict[str, _Known]] = {}
-        found = self._known(Entity.objects.filter(tokens__overlap=tokens(keys)))
+        found = self._known(self.entities.filter(tokens__overlap=tokens(keys)))
         for key, entries in found.items():
             for known, _ in entries:
                 by_kind.setdefault(known.kind, {}).setdefault(key, known)
@@ -723,8 +733,10 @@ def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors)
                 )
     if errors.errors:
         return None
-    created = entity is None
-    if created:
+    created = entity is None or not _known_to(agent, entity)
+    if entity is not None and created:
+        entity.name = name  # the row another scope's mention made: this declaration names it
+    if entity is None:
         entity = Entity(
             workspace_id=workspace_id,
             kind=kind,
@@ -734,7 +746,8 @@ def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors)
             created_by_agent=agent,
             created_by_user=user,
         )
-    entity.declared = True
+    if not entity.declared:
+        entity.declared, entity.declared_at = True, timezone.now()
     entity.aliases = list(
         dict.fromkeys([*entity.aliases, *(a for a in aliases if a != entity.name)])
     )
@@ -742,6 +755,15 @@ def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors)
     entity.tokens = tokens(entity.keys)
     entity.save()
     return DeclareResult(entity, created)
+
+
+def _known_to(agent: Agent | None, entity: Entity) -> bool:
+    """Whether the declaring agent may know of ``entity`` (a team member knows every one): a
+    declaration's answer (201 new, 200 known) says only what the caller could have seen."""
+    if agent is None:
+        return True
+    scope_ids = visible_scope_ids(agent)
+    return visible_entities(entity.workspace_id, scope_ids).filter(pk=entity.pk).exists()
 
 
 #: First key of the advisory lock that serialises the gazetteer's changes in a workspace.

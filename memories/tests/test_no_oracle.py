@@ -1,0 +1,86 @@
+"""No existence oracle (issue 37, finding 3): what an agent is told when it names an entity
+(the link's evidence, the entity's time, a declaration's status) is computed from what it may
+read, so it cannot learn which names another agent wrote in a private scope."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+from memories.models import Entity
+
+
+def remember(actor, text, name, **fields):
+    answer = actor.client.post(
+        "/api/v1/memories",
+        {"text": text, "entities": [{"name": name, "type": "customer"}], **fields},
+        format="json",
+    )
+    assert answer.status_code == 201, answer.content
+    return answer.json()["mem_id"]
+
+
+def told(actor, mem_id, name):
+    """What ``actor`` is told of its memory's mention of ``name``: the link's evidence, and
+    the entity's time."""
+    memory = actor.client.get(f"/api/v1/memories/{mem_id}").json()
+    [link] = [link for link in memory["links"] if link.get("entity", {}).get("name", "") == name]
+    [entity] = [e for e in memory["entities"] if e["name"] == name]
+    return link["evidence"], datetime.fromisoformat(entity["created_at"])
+
+
+def test_a_name_only_another_agents_private_memory_wrote_is_new_to_the_writer(alice, bob):
+    remember(bob, "Helios Bank called about their renewal (private).", "Helios Bank")
+    after_bob = timezone.now()
+
+    known_elsewhere = remember(alice, "Helios Bank asked for an invoice.", "Helios Bank")
+    unknown = remember(alice, "Nimbus Foods asked for an invoice.", "Nimbus Foods")
+
+    evidence, seen = told(alice, known_elsewhere, "Helios Bank")
+    evidence_unknown, _ = told(alice, unknown, "Nimbus Foods")
+    assert evidence == {"given": "Helios Bank", "type": "customer", "resolved": "new entity"}
+    assert evidence_unknown == {**evidence, "given": "Nimbus Foods"}
+    assert seen >= after_bob  # not the time bob's private memory first named it
+    # Bob, who wrote it first, still sees his own time.
+    bobs = bob.client.get("/api/v1/entities?query=helios").json()["results"]
+    assert datetime.fromisoformat(bobs[0]["created_at"]) < after_bob
+
+
+def test_a_name_the_writer_may_read_resolves_as_known(alice, bob):
+    remember(bob, "Helios Bank renews in March.", "Helios Bank", scope="team:accounts")
+
+    mine = remember(alice, "Helios Bank asked for an invoice.", "Helios Bank")
+
+    evidence, _ = told(alice, mine, "Helios Bank")
+    assert evidence["resolved"] == "exact"
+
+
+def test_declaring_a_name_another_agent_wrote_privately_answers_as_for_a_new_one(alice, bob):
+    remember(bob, "Orion Retail asked about pricing (private).", "Orion Retail")
+    before = timezone.now()
+
+    theirs = alice.client.post(
+        "/api/v1/entities", {"name": "Orion retail", "type": "customer"}, format="json"
+    )
+    unknown = alice.client.post(
+        "/api/v1/entities", {"name": "Nimbus Foods", "type": "customer"}, format="json"
+    )
+
+    assert theirs.status_code == unknown.status_code == 201
+    declared = theirs.json()
+    assert declared["name"] == "Orion retail"  # as the declaration names it
+    assert datetime.fromisoformat(declared["created_at"]) >= before
+    assert set(declared) == set(unknown.json())
+    # One row per type and name in a workspace: bob's mentions now name the declared entity.
+    assert Entity.objects.filter(normalized="orion retail").count() == 1
+
+
+def test_declaring_a_name_the_agent_may_read_answers_200(alice, bob):
+    remember(bob, "Orion Retail asked about pricing.", "Orion Retail", scope="team:accounts")
+
+    answer = alice.client.post(
+        "/api/v1/entities", {"name": "Orion Retail", "type": "customer"}, format="json"
+    )
+
+    assert answer.status_code == 200
