@@ -16,7 +16,6 @@ from django.db import connection
 from django.utils.dateparse import parse_datetime
 
 from memories import rules
-from memories.gazetteer import normalize
 from memories.models import (
     EMBEDDING_DIMENSIONS,
     STARE_DIMENSIONS,
@@ -218,16 +217,8 @@ def _nullable(check: Check) -> Check:
 
 def _entity_name(value: Any) -> str | None:
     """An entity's name or alias as remember and the entities API take it (one of
-    ``memories.rules``), and a key (``gazetteer.normalize``) its column holds."""
-    if message := _string(rules.entity_name)(value):
-        return message
-    key = normalize(value)
-    top = Entity._meta.get_field("normalized").max_length
-    if not key:
-        return "must hold a letter or a digit."
-    if len(key) > top:
-        return f"must be at most {top} characters once normalised (got {len(key)})."
-    return None
+    ``memories.rules``)."""
+    return _string(rules.entity_name)(value)
 
 
 def _scores(value: Any) -> str | None:

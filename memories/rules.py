@@ -13,6 +13,7 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
+from memories.gazetteer import normalize
 from memories.kinds import (
     CUSTOM_TYPE_PREFIX,
     DERIVED_LINK_TYPES,
@@ -111,6 +112,8 @@ def storable_json(value: object, max_depth: int = METADATA_MAX_DEPTH) -> str | N
             if message := storable_text(item):
                 return message
             continue
+        if isinstance(item, float) and not math.isfinite(item):
+            return "must hold only finite numbers (JSON has no infinity or NaN)."
         if isinstance(item, dict):
             parts: list[object] = [*item.keys(), *item.values()]
         elif isinstance(item, list | tuple):
@@ -309,12 +312,22 @@ def link_type_filter(value: str | None) -> str | None:
 
 
 def entity_name(value: str | None) -> str | None:
+    """An entity's name or alias, as a writer gives it (remember, bulk, the entities API, an
+    imported file): not blank, storable, holding a letter or a digit, and within an entity
+    row's columns once normalised too (casefolding makes "ß" two letters)."""
     text = (value or "").strip() if isinstance(value, str) else ""
     if not text:
         return "must not be empty."
     if len(value) > ENTITY_NAME_MAX:
         return f"must be at most {ENTITY_NAME_MAX} characters (got {len(value)})."
-    return storable_text(text)
+    if message := storable_text(text):
+        return message
+    key = normalize(text)
+    if not key:
+        return "must hold a letter or a digit."
+    if len(key) > ENTITY_NAME_MAX:
+        return f"must be at most {ENTITY_NAME_MAX} characters once normalised (got {len(key)})."
+    return None
 
 
 def public_id(value: object, what: str = "mem_id") -> str | None:

@@ -89,8 +89,6 @@ def check_entities(value: Any, errors: Errors, field_name: str = "entities") -> 
             (item.get("name"), item.get("type")) if isinstance(item, dict) else (None, None)
         )
         message = rules.entity_name(name)
-        if message is None and not normalize(name):
-            message = "must hold a letter or a digit."
         errors.check(f"{field_name}[{i}].name", message)
         errors.check(f"{field_name}[{i}].type", rules.entity_type(kind))
         if message is None and rules.entity_type(kind) is None:
@@ -608,9 +606,6 @@ def check_declared(
     ):
         errors.check(prefix + field_name, message)
         broken = broken or message is not None
-    if not broken and not normalize(name):
-        errors.add(prefix + "name", "must hold a letter or a digit.")
-        broken = True
     if not isinstance(aliases, list):
         errors.add(prefix + "aliases", "must be a list of names.")
         return None
@@ -622,8 +617,6 @@ def check_declared(
         return None
     for i, alias in enumerate(aliases):
         message = rules.entity_name(alias)
-        if message is None and not normalize(alias):
-            message = "must hold a letter or a digit."
         errors.check(f"{prefix}aliases[{i}]", message)
         broken = broken or message is not None
     if broken:

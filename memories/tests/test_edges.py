@@ -176,3 +176,25 @@ def test_with_email_a_reset_is_throttled_like_a_login(client, db, with_email, se
 
     assert {a.status_code for a in answers} == {302}  # the same answer, sent or not
     assert len(mail.outbox) == settings.MM_LOGIN_MAX_FAILURES
+
+
+# --- Numbers JSON cannot store (one set of rules) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ('{"text": "x", "metadata": {"x": 1e999}}', "metadata"),
+        ('{"text": "x", "metadata": {"x": [1, -1e999]}}', "metadata"),
+        ('{"text": "x", "significance": 1e999}', "significance"),
+        ('{"text": "x", "stare_scores": {"s": -1e999}}', "stare_scores.s"),
+    ],
+)
+def test_an_infinite_number_is_a_400_naming_the_field_not_a_500(alice, body, field):
+    single = alice.client.post("/api/v1/memories", body, content_type="application/json")
+    bulk = alice.client.post(
+        "/api/v1/memories/bulk", f'{{"memories": [{body}]}}', content_type="application/json"
+    )
+
+    assert single.status_code == 400 and field in single.json()
+    assert bulk.status_code == 400 and f"memories[0].{field}" in bulk.json()
