@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import quote
 
 from rest_framework.test import APIClient
@@ -48,3 +49,30 @@ def make_member(username: str, workspace, role: str = "curator", **flags):
     if workspace is not None:
         Membership.objects.create(user=user, workspace=workspace, role=role)
     return user
+
+
+#: Where the evaluation data (LoCoMo, ProSeCCo, LIAR: nobody here wrote it) is looked for: a
+#: ``shared/data`` folder beside the clone, or ``MM_EVALUATION_DATA``.
+EVALUATION_DATA_DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def evaluation_data(*parts: str) -> Path:
+    """The evaluation file ``parts`` (under ``MM_EVALUATION_DATA``, default ``../shared/data``
+    beside the clone). When it is not there the test is skipped with a reason naming it and
+    how to provide it, unless ``MM_REQUIRE_EVALUATION_DATA`` is set (``.ci/run`` sets it): then
+    the test fails, so that CI never passes without the data."""
+    import os
+
+    import pytest
+
+    root = Path(os.environ.get("MM_EVALUATION_DATA") or EVALUATION_DATA_DEFAULT)
+    path = root.joinpath(*parts)
+    if path.exists():
+        return path
+    why = (
+        f"needs the evaluation file {path} (LoCoMo, ProSeCCo and LIAR: see the README's "
+        "'Tests' section); put the data there or set MM_EVALUATION_DATA to its folder"
+    )
+    if os.environ.get("MM_REQUIRE_EVALUATION_DATA"):
+        pytest.fail(why + " (MM_REQUIRE_EVALUATION_DATA is set)")
+    pytest.skip(why)

@@ -1,19 +1,17 @@
 import json
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
-from meaning_memory.testing import make_actor
+from meaning_memory.testing import evaluation_data, make_actor
 from readiness.evidence import record
 from readiness.models import EvaluationRun, Evidence
 from readiness.registry import CAPABILITIES, capability
 from readiness.report import readiness_report, table
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-LOCOMO = DATA / "locomo" / "locomo_dev7.json"
-PROSECCO = DATA / "prosecco" / "prosecco_qt30_dev.jsonl"
+LOCOMO = ("locomo", "locomo_dev7.json")  # evaluation files: meaning_memory.testing
+PROSECCO = ("prosecco", "prosecco_qt30_dev.jsonl")
 
 
 def by_key():
@@ -73,8 +71,8 @@ def test_the_links_check_fails_when_a_filter_lets_through_what_it_should_not(db,
     assert value < 1.0 and detail["passed"] < detail["trials"]
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="the shared LoCoMo file is not here")
 def test_the_divergence_check_fails_when_a_reader_sees_what_it_should_not(db, monkeypatch):
+    evaluation_data(*LOCOMO)
     from readiness import checks
 
     assert checks._sandboxed(checks.divergence_as_documented)[0] == 1.0
@@ -122,16 +120,16 @@ def test_stare_eval_with_pairs_records_the_detectors_auc(db, tmp_path):
     assert by_key()["R/divergence"].evidence == "gated-eval"
 
 
-@pytest.mark.skipif(not PROSECCO.exists(), reason="the shared ProSeCCo file is not here")
 def test_stare_eval_on_prosecco_records_an_auc_above_cosines(db):
-    call_command("stare-eval", "--pairs", str(PROSECCO), stdout=StringIO())
+    call_command("stare-eval", "--pairs", str(evaluation_data(*PROSECCO)), stdout=StringIO())
     run = Evidence.objects.get(check_id="r.divergence.pairs_auc")
     assert 0.5 < run.value < 1 and run.detail["pairs"] == 571
     assert run.value > run.detail["cosine_auc"]  # the issue's bar: beat cosine alone
 
 
 def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
-    call_command("stare-eval", "--locomo", str(LOCOMO), "--conversations", "1", stdout=StringIO())
+    locomo = evaluation_data(*LOCOMO)
+    call_command("stare-eval", "--locomo", str(locomo), "--conversations", "1", stdout=StringIO())
 
     reports = by_key()
     for key, check_id in (
@@ -139,7 +137,7 @@ def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
         ("T/core", "t.core.locomo_temporal_recall"),
     ):
         run = Evidence.objects.get(check_id=check_id)
-        assert run.kind == "gated-eval" and run.dataset == LOCOMO.name and run.value is not None
+        assert run.kind == "gated-eval" and run.dataset == locomo.name and run.value is not None
         assert len(run.dataset_sha256) == 64
         expected = "gated-eval" if run.passed else "synthetic"
         assert reports[key].evidence == expected
@@ -172,7 +170,7 @@ def _locomo_part(path, parts):
     """A LoCoMo-shaped file of the first sessions of some conversations, each under a new name:
     ``parts`` is [(sample_id, sessions, new name)]. Questions are kept when their evidence is in
     those sessions."""
-    items = {item["sample_id"]: item for item in json.loads(LOCOMO.read_text())}
+    items = {item["sample_id"]: item for item in json.loads(evaluation_data(*LOCOMO).read_text())}
     cut = []
     for sample_id, sessions, name in parts:
         item = items[sample_id]
@@ -571,7 +569,7 @@ def test_the_threads_and_saga_checks_fail_when_stories_are_not_kept_together(db,
     assert _sandboxed(saga_as_documented)[0] < 1.0
 
 
-LIAR = DATA / "liar"
+LIAR = ("liar",)
 
 
 def _liar_sample(tmp_path, name, source, rows):
@@ -582,8 +580,8 @@ def _liar_sample(tmp_path, name, source, rows):
 
 
 def test_stare_eval_with_liar_records_the_a_scores_auc(db, tmp_path):
-    train = _liar_sample(tmp_path, "train.tsv", LIAR / "train.tsv", 400)
-    measured = _liar_sample(tmp_path, "valid.tsv", LIAR / "valid.tsv", 150)
+    train = _liar_sample(tmp_path, "train.tsv", evaluation_data(*LIAR, "train.tsv"), 400)
+    measured = _liar_sample(tmp_path, "valid.tsv", evaluation_data(*LIAR, "valid.tsv"), 150)
     out = StringIO()
     call_command("stare-eval", "--liar-train", str(train), "--liar-eval", str(measured), stdout=out)
 
