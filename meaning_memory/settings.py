@@ -1,4 +1,4 @@
-"""Settings, read from environment variables only (see the table in README.md)."""
+"""Settings, read from environment variables only (see the table in docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -258,7 +258,7 @@ class Memory(models.Model):
         max_length=10, choices=SourceKind.choices, blank=True, default="", db_default=""
     )
     #: How much it matters to the writing agent itself, and to others (``significance`` stays
-    #: the ranking signal; see the README's Asymmetry section).
+    #: the ranking signal; see docs/stare.md, Asymmetry).
     sig_self = models.FloatField(null=True, blank=True)
     sig_external = models.FloatField(null=True, blank=True)
     #: Where ``perspective``, ``attributed_to`` and ``source_kind`` came from: the writer, the

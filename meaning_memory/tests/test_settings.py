@@ -64,14 +64,14 @@ def test_openapi_schema_is_valid_and_generates_without_warnings(tmp_path):
     assert "agentToken" in (tmp_path / "schema.yaml").read_text()
 
 
-def test_readme_lists_every_variable_the_settings_read():
+def test_the_configuration_reference_lists_every_variable_the_settings_read():
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
     settings_source = (root / "meaning_memory" / "settings.py").read_text()
     names = set(re.findall(r'env\w*\(\s*"([A-Z0-9_]+)"', settings_source))
-    readme = (root / "README.md").read_text()
+    readme = (root / "docs" / "configuration.md").read_text()
     documented = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", readme, flags=re.MULTILINE))
     assert names, "no variables found: the pattern is out of date"
     assert names - documented == set()

@@ -1,7 +1,7 @@
 """A workspace as JSON Lines records (``meaning-memory export``; ``services.transfer`` reads
 them back): what an import into another workspace or install needs to rebuild it.
 
-The records, in the order they are written (the format is described in the README's
+The records, in the order they are written (the format is described in docs/operations.md's
 "Export and import"):
 
 ``header`` (the format, its version, the workspace, when, ``since``, whether vectors are in),

@@ -14,8 +14,9 @@ from memories.models import Membership, Workspace
 Role = Membership.Role
 
 #: Each thing a team member does in a workspace, and the least role it needs (roles rank
-#: viewer < curator < admin; a superuser is an admin of every workspace). The README's table of
-#: roles and actions is this one (``memories/tests/test_permissions.py`` holds them together).
+#: viewer < curator < admin; a superuser is an admin of every workspace). The table of roles
+#: and actions in docs/SECURITY.md is this one (``memories/tests/test_permissions.py`` holds
+#: them together).
 #: Django's own permissions never widen it: they open the admin's pages, not workspaces.
 ROLE_FOR: dict[str, str] = {
     "read": Role.VIEWER,  # memories, search, the compiled file, entities, sources, history

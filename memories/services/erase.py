@@ -27,7 +27,7 @@ full-text index until it is rebuilt: after the commit the worker's
 (``purge_storage``); then no row, index or statistic holds the text, though a page's free space
 may keep its bytes until a new row takes it. ``meaning-memory purge --full`` rewrites the
 tables, after which the text is in no file of the database. The write-ahead log and backups
-made before keep it until they are recycled (the README says so).
+made before keep it until they are recycled (docs/api.md, "Erase", says so).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from memories.selectors.memories import memory_get
 from memories.selectors.permissions import require_role, user_may
 from memories.services.provenance import Action, record
 
-#: The feedback actions, and exactly what each does (also in the README):
+#: The feedback actions, and exactly what each does (also in docs/api.md):
 #: important  significance ← significance + (1 − significance) × 0.5  (halfway to 1)
 #: demote     significance ← significance × 0.5                      (halfway to 0)
 #: pin/unpin  pinned ← true / false; significance unchanged

@@ -268,7 +268,7 @@ def prepare_remember(
         errors.check(name, rules.unit_interval(value))
     if significance is None:
         # Significance stays the ranking signal: without one, the larger of what the memory
-        # means to its writer and to others (README, Asymmetry).
+        # means to its writer and to others (docs/stare.md, Asymmetry).
         given = [v for v in (sig_self, sig_external) if isinstance(v, int | float)]
         significance = max(given) if given else DEFAULT_SIGNIFICANCE
     errors.check("significance", rules.unit_interval(significance))

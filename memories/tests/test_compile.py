@@ -351,12 +351,12 @@ def test_bad_decay_categories_fail_the_system_check(settings):
     assert "MM_DECAY_CATEGORIES: 'gossip' is not a category" in error.msg
 
 
-def test_the_readme_example_is_what_the_compiler_writes(db):
+def test_the_documented_example_is_what_the_compiler_writes(db):
     from pathlib import Path
 
     from meaning_memory.testing import make_actor
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "search.md").read_text()
     example = readme.split("```\n# Memory: acme (agent assistant)\n", 1)[1].split("```", 1)[0]
     assistant = make_actor("acme", "assistant")
     as_of = datetime(2026, 11, 29, 20, tzinfo=UTC)

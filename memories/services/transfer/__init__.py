@@ -3,7 +3,7 @@ of this install or another. One module a job: ``reading`` (the file's lines, bou
 ``checking`` (the whole file checked, reading only), ``writing`` (scopes, agents, entities,
 memories) and ``connections`` (links, threads, divergences).
 
-What it guarantees (the README's "Export and import" says it to users):
+What it guarantees (docs/operations.md, "Export and import", says it to users):
 
 - **Checked whole first, then written.** Every line is read (at most
   ``exchange.LINE_MAX_BYTES``), every record checked against its fields' rules (those of
