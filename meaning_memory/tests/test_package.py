@@ -4,7 +4,6 @@ requirements.txt pins), served from elsewhere with no MM_DATA_DIR: the login pag
 schema, a write and a search answer, and the data lands in the user's data directory."""
 
 import os
-import re
 import subprocess
 import sys
 import urllib.request
@@ -32,11 +31,8 @@ def installed(tmp_path_factory) -> Path:
     [wheel] = (where / "dist").glob("meaning_memory-*.whl")
     run(sys.executable, "-m", "venv", str(where / "venv"))
     python = str(where / "venv" / "bin" / "python")
-    # The pins of requirements.txt as constraints (which take no extras).
-    pins = (ROOT / "requirements.txt").read_text()
-    constraints = where / "constraints.txt"
-    constraints.write_text(re.sub(r"\[[^\]]*\]", "", pins))
-    run(python, "-m", "pip", "install", "-q", str(wheel), "-c", str(constraints))
+    # As docs/operations.md says: the wheel, with requirements.txt's pins as constraints.
+    run(python, "-m", "pip", "install", "-q", str(wheel), "-c", str(ROOT / "requirements.txt"))
     return Path(python)
 
 
