@@ -3,14 +3,15 @@ from django.contrib import admin
 from django.contrib.auth import views as auth
 from django.urls import include, path
 
+from meaning_memory.accounts import FirstRunLoginView
 from meaning_memory.health import healthz, readyz
 from meaning_memory.metrics import metrics
-from memories.auth_forms import LoginForm, ThrottledPasswordReset
+from memories.auth_forms import ThrottledPasswordReset
 
 #: Signing in and out, and changing one's password; resetting a forgotten one only when the
 #: engine can send email (``MM_EMAIL_HOST``), and throttled like logins.
 accounts = [
-    path("login/", auth.LoginView.as_view(authentication_form=LoginForm), name="login"),
+    path("login/", FirstRunLoginView.as_view(), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),
     path("password_change/", auth.PasswordChangeView.as_view(), name="password_change"),
     path(

@@ -133,6 +133,7 @@ def test_serve_remember_search_and_stop(tmp_path):
     finally:
         output, _ = stop_and_wait(server, tree, [signal.SIGINT])
     assert server.returncode == 0, output
+    assert "No user yet: run `meaning-memory createsuperuser`" in output  # a first run's guide
     assert "Stopping" in output
     assert still_running(tree) == [], output
     assert not (tmp_path / "data" / "pg" / "postmaster.pid").exists()

@@ -32,6 +32,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from consolidation.tasks import ensure_schedules as ensure_consolidation_schedules
+from meaning_memory.accounts import FIRST_USER_COMMAND, no_user_yet
 from meaning_memory.embedded import EmbeddedServer, configured_server, signals_in
 from meaning_memory.metrics import MULTIPROCESS_DIR
 from meaning_memory.proxies import SERVER_OPTIONS
@@ -127,6 +128,12 @@ class Command(BaseCommand):
                     f"data in {settings.MM_DATA_DIR}). Ctrl-C stops it."
                 )
             )
+            if no_user_yet():
+                self.stdout.write(
+                    f"No user yet: run `{FIRST_USER_COMMAND}` to make one for the dashboard; "
+                    "`meaning-memory createagent --workspace W --name N` makes an agent and "
+                    "prints its token."
+                )
             while not signals_received:
                 for name, child in list(children.items()):
                     if child.poll() is None:

@@ -54,5 +54,11 @@ class Command(BaseCommand):
             "Its token (shown once, keep it secret):"
         )
         self.stdout.write(token)
+        self.stderr.write(
+            "Try it, with the engine serving (meaning-memory serve):\n"
+            "  curl -s http://127.0.0.1:8000/api/v1/memories "
+            f"-H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' "
+            """-d '{"text": "My first memory."}'"""
+        )
         if not token:
             raise CommandError("no token")  # pragma: no cover
