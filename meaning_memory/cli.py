@@ -8,6 +8,7 @@ with a traceback through Django's internals.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 
@@ -20,16 +21,42 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if argv[1:2] == ["qcluster"]:
             _attach_before_forking()
+        else:
+            # A command queues work for the worker (a purge, a consolidation run): the worker
+            # library's "Enqueued [...] 5" lines are not the command's output.
+            logging.getLogger("django-q").setLevel(logging.WARNING)
         execute_from_command_line(argv)
     except Exception as exc:
         from meaning_memory.embedded import failure_message
 
-        message = failure_message(exc)
+        message = failure_message(exc) or _not_migrated(exc)
         if message is None:
             raise
         _quiet_database_pools()
         sys.stderr.write(f"Error: {message}\n")
         sys.exit(1)
+
+
+def _not_migrated(exc: Exception) -> str | None:
+    """What to run when a command met a table that is not there because the database has
+    migrations to apply (a fresh database, or an engine upgraded), not a traceback."""
+    from django.db import DEFAULT_DB_ALIAS, connections
+    from django.db.migrations.executor import MigrationExecutor
+    from django.db.utils import ProgrammingError
+
+    if not isinstance(exc, ProgrammingError):
+        return None
+    try:
+        executor = MigrationExecutor(connections[DEFAULT_DB_ALIAS])
+        pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except Exception:  # noqa: BLE001 (the original error stands)
+        return None
+    if not pending:
+        return None
+    return (
+        f"the database has {len(pending)} migrations to apply: run `meaning-memory migrate` "
+        "(`meaning-memory serve` migrates by itself), then this command again."
+    )
 
 
 def _attach_before_forking() -> None:
