@@ -398,7 +398,7 @@ class MeaningMemory:
         return self._call(_Calls.get(mem_id))
 
     def feedback(self, mem_id: str, action: str, reason: str) -> Memory:
-        """important, demote, pin or unpin, with the reason."""
+        """important, demote, pin, unpin or forget, with the reason."""
         return self._call(_Calls.feedback(mem_id, action, reason))
 
     def forget(self, mem_id: str, reason: str) -> Memory:

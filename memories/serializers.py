@@ -31,7 +31,7 @@ from memories.kinds import (
     SOURCE_KINDS,
 )
 from memories.models import Memory
-from memories.services import FEEDBACK_ACTIONS
+from memories.services import CURATE_ACTIONS
 from memories.tokens import COUNTER_NAME
 
 
@@ -556,11 +556,12 @@ def _reason_field() -> Text:
 
 class FeedbackInput(StrictSerializer):
     action = serializers.ChoiceField(
-        choices=FEEDBACK_ACTIONS,
-        error_messages=_choice_message(list(FEEDBACK_ACTIONS)),
+        choices=CURATE_ACTIONS,
+        error_messages=_choice_message(list(CURATE_ACTIONS)),
         help_text="important: it mattered (significance halfway to 1: += (1 - significance) / 2); "
         "demote: it misled or did not matter (significance halved); pin: always keep it in the "
-        "compiled file; unpin: stop doing so.",
+        "compiled file; unpin: stop doing so; forget: never return or compile it again (the "
+        "same as /forget; its history stays).",
     )
     reason = _reason_field()
 

@@ -91,7 +91,10 @@ def _apply_forget(
 
 @transaction.atomic
 def memory_feedback(*, agent: Agent, mem_id: str, action: str, reason: str) -> Memory:
-    """Apply one feedback action (see FEEDBACK_ACTIONS) and record it with old → new values."""
+    """Apply one feedback action (see FEEDBACK_ACTIONS) and record it with old → new values;
+    ``forget`` here is ``memory_forget`` (one of ``CURATE_ACTIONS``, as for team members)."""
+    if action == Action.FORGET:
+        return memory_forget(agent=agent, mem_id=mem_id, reason=reason)
     _feedback_errors(action, reason)
     memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
     return _apply_feedback(memory, action, reason, agent=agent)

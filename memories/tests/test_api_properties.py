@@ -176,6 +176,7 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
     settings.MM_DIVERGENCE = True  # off by default: its endpoints are fuzzed switched on
     settings.MM_SAGA = True  # a preview, off by default: fuzzed switched on
     own = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
+    forgotten_later = memory_remember(agent=alice.agent, text="Zephyr moved to Lyon.").memory
     other = memory_remember(
         agent=alice.agent,
         text="Finance approved the Zephyr renewal.",
@@ -266,8 +267,10 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
                 fixed = {"mem_id": memory.mem_id, "link_id": link.link_id}
                 strategies.append(operation.as_strategy(mode, path_parameters=fixed))
         elif "{mem_id}" in operation.path:
-            # Besides made-up ids, the agent's own memory and the outsider's.
-            for memory in (own, outsiders):
+            # Besides made-up ids, the agent's own memory and the outsider's; forgetting, a
+            # memory of its own too (feedback's "forget" may have forgotten the first).
+            forgettable = (forgotten_later,) if operation.path.endswith("/forget") else ()
+            for memory in (own, outsiders, *forgettable):
                 fixed = {"mem_id": memory.mem_id}
                 strategies.append(operation.as_strategy(mode, path_parameters=fixed))
             if operation.path.endswith("/links"):

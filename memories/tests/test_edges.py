@@ -198,3 +198,21 @@ def test_an_infinite_number_is_a_400_naming_the_field_not_a_500(alice, body, fie
 
     assert single.status_code == 400 and field in single.json()
     assert bulk.status_code == 400 and f"memories[0].{field}" in bulk.json()
+
+
+# --- forget, wherever feedback is named (issue 38) --------------------------------------------
+
+
+def test_forget_is_a_feedback_action_over_rest_as_it_is_named(alice):
+    from memories.services import memory_remember
+
+    memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
+    url = f"/api/v1/memories/{memory.mem_id}/feedback"
+
+    forgotten = alice.client.post(url, {"action": "forget", "reason": "wrong"}, format="json")
+    again = alice.client.post(url, {"action": "forget", "reason": "wrong"}, format="json")
+    unknown = alice.client.post(url, {"action": "shred", "reason": "x"}, format="json")
+
+    assert forgotten.status_code == 200 and forgotten.json()["status"] == "forgotten"
+    assert again.status_code == 409
+    assert unknown.status_code == 400 and "forget" in unknown.json()["action"][0]

@@ -103,7 +103,7 @@ def test_http_lists_the_tools_and_each_one_works(served, actors):
     assert schema["properties"]["category"]["enum"][0] == "fact"
     assert schema["properties"]["significance"]["maximum"] == 1
     assert tools["mm_feedback"].input_schema["properties"]["action"]["enum"] == [
-        "important", "demote", "pin", "unpin"
+        "important", "demote", "pin", "unpin", "forget"
     ]  # fmt: skip
     assert not stored.is_error and stored.structured_content["text"] == RENEWAL
     assert bulk.structured_content["stored"] == 1
