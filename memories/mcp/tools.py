@@ -32,10 +32,8 @@ from memories.presenters import (
 from memories.reading import read_as
 from memories.rules import PAGE_SIZE_DEFAULT
 from memories.search import memory_search
-from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergences_visible
-from memories.selectors.memories import memory_list
-from memories.selectors.relations import attach_references
+from memories.selectors.memories import memory_list_page
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
@@ -282,15 +280,8 @@ def list_memories(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     number = values.get("page", 1)
 
     def listed() -> tuple[bool, list[dict[str, Any]]]:
-        memories = memory_list(
-            workspace_id=agent.workspace_id,
-            scope_ids=visible_scope_ids(agent),
-            values=values,
-            now=timezone.now(),
-        )
-        page = list(memories[(number - 1) * size : number * size + 1])
-        attach_references(page[:size])
-        return len(page) > size, [memory_to_dict(m) for m in page[:size]]
+        page, more = memory_list_page(agent=agent, values=values, now=timezone.now(), size=size)
+        return more, [memory_to_dict(m) for m in page]
 
     more, found = read_as(agent, listed)
     lines = [f"{m['mem_id']} ({m['category']}, {m['significance']:.2f}): {m['text'][:100]}"

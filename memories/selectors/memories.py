@@ -20,7 +20,7 @@ from memories.models import (
     Workspace,
 )
 from memories.reading import reader
-from memories.selectors.relations import entities_named, entity_members
+from memories.selectors.relations import attach_references, entities_named, entity_members
 from memories.selectors.visibility import visible_scope_ids
 from memories.validity import ended_by_q, valid_at_q
 
@@ -175,3 +175,18 @@ def memory_list(
     # What superseded each (and who made its claim) is read for a page by ``attach_references``,
     # within the workspace, not joined on the id alone.
     return queryset.select_related("scope").order_by(*LIST_ORDERINGS[ordering])
+
+
+def memory_list_page(
+    *, agent: Any, values: dict[str, Any], now: datetime, size: int
+) -> tuple[list[Memory], bool]:
+    """One page (``values``' ``page``, from 1) of ``memory_list`` as ``agent`` sees it, with
+    what its rows name attached, and whether another page follows: the MCP tool's and the
+    command's (the REST API pages by cursor)."""
+    number = values.get("page", 1)
+    memories = memory_list(
+        workspace_id=agent.workspace_id, scope_ids=visible_scope_ids(agent), values=values, now=now
+    )
+    page = list(memories[(number - 1) * size : number * size + 1])
+    attach_references(page[:size])
+    return page[:size], len(page) > size

@@ -1,0 +1,46 @@
+import json
+
+from django.core.management.base import BaseCommand
+from django.utils import timezone
+
+from memories.errors import MemoryEngineError
+from memories.management.acting import add_agent_arguments, command_error, resolve_agent
+from memories.presenters import memory_to_dict
+from memories.rules import PAGE_SIZE_DEFAULT
+from memories.selectors.memories import memory_list_page
+from memories.serializers import MemoryPageInput, parse
+from memories.shapes import add_options, command_input
+
+
+class Command(BaseCommand):
+    help = (
+        "Browse the memories an agent may see without a query, newest first (--ordering "
+        "significance for the most significant), a page at a time, with the search's filters "
+        "that need no query (GET /api/v1/memories, the MCP tool mm_list)."
+    )
+
+    def add_arguments(self, parser):
+        add_options(parser, MemoryPageInput)
+        add_agent_arguments(parser)
+        parser.add_argument("--json", action="store_true", help="Print the page as JSON.")
+
+    def handle(self, *args, **options):
+        agent = resolve_agent(options)
+        try:
+            values = parse(MemoryPageInput, command_input(MemoryPageInput, options), from_text=True)
+        except MemoryEngineError as exc:
+            raise command_error(exc) from exc
+        size, number = values.get("page_size", PAGE_SIZE_DEFAULT), values.get("page", 1)
+        page, more = memory_list_page(agent=agent, values=values, now=timezone.now(), size=size)
+        found = [memory_to_dict(memory) for memory in page]
+        if options["json"]:
+            data = {"page": number, "page_size": size, "more": more}
+            self.stdout.write(json.dumps({**data, "results": found}, indent=2))
+            return
+        for memory in found:
+            self.stdout.write(
+                f"{memory['mem_id']} ({memory['category']}, {memory['significance']:.2f}): "
+                f"{memory['text'][:100]}"
+            )
+        if more:
+            self.stdout.write(f"(more: --page {number + 1})")
