@@ -1,0 +1,98 @@
+"""Every surface at parity (issue 38): each operation of the REST API (its OpenAPI schema) is a
+method of both Python clients; each MCP tool is one of those operations; the command line has
+the agent's everyday ones. A new operation fails this test until every table below has it.
+Then the client's newer methods, against a live engine, as an agent uses them."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+
+import pytest
+from django.core.management import get_commands
+from drf_spectacular.generators import SchemaGenerator
+
+from meaning_memory.client import AsyncMeaningMemory, MeaningMemory, NotFound
+from meaning_memory.mcp import engine_tools
+from meaning_memory.testing import make_actor
+
+#: The one list of agent operations: each OpenAPI operation, the clients' method, the MCP
+#: tool (None: not a tool) and the command (None: not a command of its own).
+OPERATIONS = {
+    "memories_create": ("remember", "mm_remember", "remember"),
+    "memories_bulk_create": ("bulk_remember", "mm_bulk_remember", "seed"),
+    "search_create": ("search", "mm_search", "search"),
+    "memories_retrieve": ("get", None, None),
+    "memories_list": ("list", "mm_list", "list"),
+    "memories_feedback_create": ("feedback", "mm_feedback", "feedback"),
+    "memories_forget_create": ("forget", "mm_forget", "forget"),
+    "memories_erase_create": ("erase", "mm_erase", "erase"),
+    "memories_links_create": ("link", "mm_link", "link"),
+    "memories_links_remove_create": ("unlink", None, "link"),
+    "compiled_retrieve": ("compiled", "mm_compile", "compile"),
+    "compiled_kept_retrieve": ("compiled_kept", None, None),
+    "consolidate_create": ("consolidate", "mm_consolidate", "consolidate"),
+    "consolidate_retrieve": ("consolidation_run", None, None),
+    "saga_create": ("saga", "mm_saga", None),
+    "entities_list": ("entities", None, "entities"),
+    "entities_create": ("declare_entity", None, "entities"),
+    "entities_retrieve": ("entity", None, None),
+    "sources_list": ("sources", None, None),
+    "sources_detail": ("source", None, None),
+    "traverse_create": ("traverse", "mm_traverse_relationships", None),
+    "explain_path_create": ("explain_path", "mm_explain_path", None),
+    "divergences_list": ("divergences", "mm_divergences", "divergence"),
+    "divergences_retrieve": ("divergence", None, None),
+    "readiness_retrieve": ("readiness", "mm_stare_readiness", "readiness"),
+    "readiness_history_retrieve": ("readiness_history", None, None),
+}
+
+
+def test_every_operation_is_in_the_list_and_on_every_surface_it_names():
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    operations = {
+        operation["operationId"] for path in schema["paths"].values() for operation in path.values()
+    }
+    tools = {tool.name for tool in engine_tools()}
+    commands = set(get_commands())
+
+    assert operations == set(OPERATIONS)
+    for operation, (method, tool, command) in OPERATIONS.items():
+        for client in (MeaningMemory, AsyncMeaningMemory):
+            assert callable(getattr(client, method, None)), (client, method)
+        assert inspect.iscoroutinefunction(getattr(AsyncMeaningMemory, method)), method
+        assert tool is None or tool in tools, (operation, tool)
+        assert command is None or command in commands, (operation, command)
+    assert tools == {tool for _, tool, _ in OPERATIONS.values() if tool}
+
+
+@pytest.fixture
+def alice(transactional_db):
+    return make_actor("acme", "alice", scopes=["team:accounts"])
+
+
+def test_the_newer_methods_work_against_a_live_engine(served, alice, settings):
+    with MeaningMemory(served, alice.token) as mm:
+        first = mm.remember(
+            "Zephyr Logistics renews in March.", scope="team:accounts", source="crm"
+        )
+        second = mm.remember("Zephyr Logistics asked for a discount.", scope="team:accounts")
+        declared = mm.declare_entity("Zephyr Logistics", "customer", aliases=["ZL"])
+        assert declared["name"] == "Zephyr Logistics" and declared["declared"]
+        assert [e["name"] for e in mm.entities(query="zephyr")["results"]] == ["Zephyr Logistics"]
+        assert mm.entity(declared["entity_id"])["entity"]["entity_id"] == declared["entity_id"]
+        link = mm.link(first.mem_id, to=second.mem_id, type="relates_to")
+        removed = mm.unlink(first.mem_id, link["link_id"], reason="not related after all")
+        assert removed["link_id"] == link["link_id"]
+        assert "crm" in json.dumps(mm.sources())
+        run = mm.consolidate(dry_run=True)
+        assert mm.consolidation_run(run["run_id"])["run_id"] == run["run_id"]
+        with pytest.raises(NotFound):
+            mm.compiled_kept()  # no run has kept one yet
+
+    async def through_async():
+        async with AsyncMeaningMemory(served, alice.token) as mm:
+            return await mm.entities(query="zephyr")
+
+    assert asyncio.run(through_async())["results"][0]["name"] == "Zephyr Logistics"
