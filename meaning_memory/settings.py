@@ -216,6 +216,11 @@ LOGGING = {
 # --- REST API (the framework's and the schema's settings: meaning_memory/api_settings.py) ------
 REST_FRAMEWORK, SPECTACULAR_SETTINGS = api_settings.REST_FRAMEWORK, api_settings.SPECTACULAR
 
+#: The readiness checks' runs shipped with the release (readiness.release); empty: none.
+MM_RELEASE_EVIDENCE = envstr(
+    "MM_RELEASE_EVIDENCE", str(BASE_DIR / "readiness" / "data" / "release_evidence.json")
+)
+
 # --- Metrics (/metrics, Prometheus's text format; meaning_memory.metrics) --------------------
 #: A bearer token that lets a scraper read /metrics from elsewhere; empty: only from this
 #: machine.

@@ -20,6 +20,7 @@ from typing import Any
 from readiness.evidence import code_version, config_version
 from readiness.models import EvaluationRun, Evidence
 from readiness.registry import CAPABILITIES, NOT_BUILT, Capability, Check
+from readiness.release import release_evidence
 
 LEVELS = ("none", "synthetic", "gated-eval")
 
@@ -61,12 +62,20 @@ class CapabilityReport:
                     "value": s.evidence.value if s.evidence else None,
                     "dataset": s.evidence.dataset if s.evidence else None,
                     "recorded_at": s.evidence.created_at.isoformat() if s.evidence else None,
+                    "source": source(s.evidence),
                     "blocks": s.check.blocks,
                     "not_run": s.not_run or None,
                 }
                 for s in self.checks
             ],
         }
+
+
+def source(evidence: Evidence | None) -> str | None:
+    """Whose run it is: ``release`` (shipped with the package) or ``install`` (this one's)."""
+    if evidence is None:
+        return None
+    return "release" if getattr(evidence, "release", False) else "install"
 
 
 def _status(
@@ -134,7 +143,9 @@ def capability_report(
 
 
 def readiness_report() -> list[CapabilityReport]:
-    latest: dict[str, Evidence] = {}
+    """Each capability's row from its checks' latest runs: the install's own, else the
+    release's (``readiness.release``), judged alike."""
+    latest: dict[str, Evidence] = release_evidence()
     # The latest run is the last row written (ids grow; clocks can step back).
     for evidence in Evidence.objects.order_by("check_id", "-id").distinct("check_id"):
         latest[evidence.check_id] = evidence
@@ -176,6 +187,8 @@ def full_text(reports: list[CapabilityReport]) -> str:
     open_checks = [(r, s) for r in reports for s in r.checks if s.status != "pass"]
     for r, s in open_checks:
         value = "" if s.evidence is None else f", last value {_shown(s.evidence.value)}"
+        if source(s.evidence) == "release":
+            value += ", the release's run"
         line = (
             f"- **{r.capability.dimension}** `{r.capability.name}`: `{s.check.id}` "
             f"(`{s.check.kind}`, `{s.status}`{value}): {s.check.metric} ≥ {s.check.threshold}; "
