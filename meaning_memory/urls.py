@@ -1,7 +1,9 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from meaning_memory.accounts import FirstRunLoginView
 from meaning_memory.health import healthz, readyz
@@ -48,6 +50,8 @@ urlpatterns = [
     path("healthz", healthz, name="health"),
     path("readyz", readyz, name="ready"),
     path("metrics", metrics, name="metrics"),
+    # Browsers ask for /favicon.ico whatever the page says: the dashboard's icon.
+    path("favicon.ico", RedirectView.as_view(url=static("memories/favicon.svg"), permanent=True)),
     path("accounts/", include(accounts)),
     path("", include("consolidation.urls")),
     path("", include("readiness.urls")),

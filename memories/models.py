@@ -740,6 +740,8 @@ def _readable(value: object) -> str:
         return "{" + ", ".join(f"{k}: {_readable(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return ", ".join(_readable(v) for v in value) or "—"
+    if isinstance(value, float):
+        return f"{value:.4g}"  # 0.3333333333333333 reads 0.3333
     return str(value)
 
 
