@@ -23,7 +23,7 @@ STARE_DIMENSIONS = ("s", "t", "a", "r", "e")
 #: HNSW graph parameters of every vector index (the table's and each large workspace's own).
 #: ef_construction 128 rather than pgvector's default 64: a better graph lets searches use a
 #: short search list (``MM_HNSW_EF_SEARCH`` 100) and still find what an exact scan finds, for a
-#: slower build. Measured in BENCHMARKS.md.
+#: slower build. Measured in docs/benchmarks-history.md (search latency, "The HNSW graph").
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 
