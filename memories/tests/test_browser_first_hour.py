@@ -38,3 +38,19 @@ def test_the_icon_is_served_and_a_link_weight_reads_as_a_person_writes_it(
     assert "(0.33)" in links and "0.33333" not in links  # the table, and the history (0.3333)
     assert icon.status == 200 and "svg" in icon.headers["content-type"]
     assert missing == []
+
+
+def test_the_navigation_is_one_row_of_groups_on_a_laptop(browser, served, team):  # noqa: F811
+    page = log_in(browser, served, "carol")  # 1200 px wide
+    page.goto(f"{served}/w/acme/")
+
+    tops = page.eval_on_selector_all(
+        "header nav a", "links => links.map(a => Math.round(a.getBoundingClientRect().top))"
+    )
+    groups = page.eval_on_selector_all(
+        "header nav [role=group]", "groups => groups.map(g => g.getAttribute('aria-label'))"
+    )
+    shot(page, "navigation-grouped")
+
+    assert len(tops) == 12 and len(set(tops)) == 1  # every link on one row (no Erase: curator)
+    assert groups == ["Read", "Relations", "Consolidation", "Team", "Readiness"]
