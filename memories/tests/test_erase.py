@@ -4,6 +4,7 @@ statistics); a tombstone says which memory, who, when and why, never what it sai
 
 import glob
 import os
+import re
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
@@ -130,7 +131,12 @@ def files_with(*needles: bytes) -> list[str]:
         relations = cursor.fetchall()
     hits = set()
     for name, path in relations:
-        for segment in glob.glob(os.path.join(directory, path) + "*"):
+        base = os.path.join(directory, path)
+        # Its own files only: base, base.1, base_fsm, … (not base0…, another relation's).
+        own = re.compile(re.escape(os.path.basename(base)) + r"(_fsm|_vm|_init)?(\.\d+)?")
+        for segment in glob.glob(base + "*"):
+            if not own.fullmatch(os.path.basename(segment)):
+                continue
             with open(segment, "rb") as data:
                 content = data.read()
             hits.update(name for needle in needles if needle in content)

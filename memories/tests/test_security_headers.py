@@ -24,7 +24,7 @@ def test_pages_and_the_api_carry_the_headers(client, alice):
         assert "camera=()" in response["Permissions-Policy"]
 
 
-def test_pages_are_kept_from_other_windows(client):
+def test_pages_are_kept_from_other_windows(client, db):  # the login page reads the users
     assert client.get("/accounts/login/")["Cross-Origin-Opener-Policy"] == "same-origin"
 
 
