@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import os
 from argparse import ArgumentParser
+from typing import Any
 
 from django.core.management.base import CommandError
 
 from memories.errors import MemoryEngineError, ValidationFailed
 from memories.models import Agent, Workspace
 from memories.selectors import agent_by_name
+from memories.serializers import parse
 from memories.services import agent_authenticate
+from memories.shapes import command_input
 
 
 def add_agent_arguments(parser: ArgumentParser) -> None:
@@ -54,3 +57,12 @@ def workspace_option(slug: str) -> Workspace:
     if workspace is None:
         raise CommandError(f"--workspace: no workspace {slug!r}")
     return workspace
+
+
+def parsed_options(serializer_class: Any, options: dict) -> dict[str, Any]:
+    """The command's options as the serializer reads them from text (``shapes``), validated;
+    a CommandError naming each field and rule otherwise."""
+    try:
+        return parse(serializer_class, command_input(serializer_class, options), from_text=True)
+    except MemoryEngineError as exc:
+        raise command_error(exc) from exc

@@ -3,11 +3,16 @@ import json
 from django.core.management.base import BaseCommand
 
 from memories.errors import MemoryEngineError
-from memories.management.acting import add_agent_arguments, command_error, resolve_agent
+from memories.management.acting import (
+    add_agent_arguments,
+    command_error,
+    parsed_options,
+    resolve_agent,
+)
 from memories.presenters import memory_to_dict
-from memories.serializers import FeedbackInput, parse
+from memories.serializers import FeedbackInput
 from memories.services import memory_feedback
-from memories.shapes import add_options, command_input
+from memories.shapes import add_options
 
 
 class Command(BaseCommand):
@@ -26,7 +31,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         agent = resolve_agent(options)
         try:
-            values = parse(FeedbackInput, command_input(FeedbackInput, options), from_text=True)
+            values = parsed_options(FeedbackInput, options)
             memory = memory_feedback(agent=agent, mem_id=options["mem_id"], **values)
         except MemoryEngineError as exc:
             raise command_error(exc) from exc

@@ -1,10 +1,15 @@
 from django.core.management.base import BaseCommand
 
 from memories.errors import MemoryEngineError
-from memories.management.acting import add_agent_arguments, command_error, resolve_agent
-from memories.serializers import ForgetInput, parse
+from memories.management.acting import (
+    add_agent_arguments,
+    command_error,
+    parsed_options,
+    resolve_agent,
+)
+from memories.serializers import ForgetInput
 from memories.services import memory_forget
-from memories.shapes import add_options, command_input
+from memories.shapes import add_options
 
 
 class Command(BaseCommand):
@@ -21,7 +26,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         agent = resolve_agent(options)
         try:
-            values = parse(ForgetInput, command_input(ForgetInput, options), from_text=True)
+            values = parsed_options(ForgetInput, options)
             memory = memory_forget(agent=agent, mem_id=options["mem_id"], **values)
         except MemoryEngineError as exc:
             raise command_error(exc) from exc

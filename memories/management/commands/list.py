@@ -3,13 +3,16 @@ import json
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from memories.errors import MemoryEngineError
-from memories.management.acting import add_agent_arguments, command_error, resolve_agent
+from memories.management.acting import (
+    add_agent_arguments,
+    parsed_options,
+    resolve_agent,
+)
 from memories.presenters import memory_to_dict
 from memories.rules import PAGE_SIZE_DEFAULT
 from memories.selectors.memories import memory_list_page
-from memories.serializers import MemoryPageInput, parse
-from memories.shapes import add_options, command_input
+from memories.serializers import MemoryPageInput
+from memories.shapes import add_options
 
 
 class Command(BaseCommand):
@@ -26,10 +29,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         agent = resolve_agent(options)
-        try:
-            values = parse(MemoryPageInput, command_input(MemoryPageInput, options), from_text=True)
-        except MemoryEngineError as exc:
-            raise command_error(exc) from exc
+        values = parsed_options(MemoryPageInput, options)
         size, number = values.get("page_size", PAGE_SIZE_DEFAULT), values.get("page", 1)
         page, more = memory_list_page(agent=agent, values=values, now=timezone.now(), size=size)
         found = [memory_to_dict(memory) for memory in page]
