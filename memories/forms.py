@@ -7,6 +7,7 @@ from __future__ import annotations
 from django import forms
 
 from memories import rules
+from memories.kinds import ENTITY_TYPES
 from memories.models import Membership
 from memories.serializers import CompileInput, MemoryPageInput, SearchInput
 from memories.services import CURATE_ACTIONS
@@ -136,6 +137,10 @@ class AgentForm(forms.Form):
         return names
 
 
+#: The entity types a form offers (the page's list suggests them too).
+TYPE_HELP = f"{', '.join(ENTITY_TYPES)}, or custom:<name>"
+
+
 class EntityForm(forms.Form):
     """Declare an entity for the gazetteer; its values go to ``entity_declare``, whose rules
     (and messages) decide."""
@@ -144,8 +149,7 @@ class EntityForm(forms.Form):
     kind = forms.CharField(
         label="Type",
         max_length=80,
-        help_text="person, organization, customer, project, product, place, topic, or "
-        "custom:<name>",
+        help_text=TYPE_HELP,
         widget=forms.TextInput(attrs={"list": "entity-types"}),
     )
     aliases = forms.CharField(
@@ -195,6 +199,22 @@ class UnmergeForm(forms.Form):
         max_length=2000,
         error_messages={"required": REASON_REQUIRED},
         widget=forms.TextInput(attrs={"placeholder": "Why are they two? (required)"}),
+    )
+
+
+class RetypeForm(forms.Form):
+    """Correct an entity's type; ``entity_retype``'s rules (and messages) decide."""
+
+    retype = forms.CharField(
+        label="Type",
+        max_length=80,
+        help_text=TYPE_HELP,
+        widget=forms.TextInput(attrs={"list": "entity-types"}),
+    )
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={"required": REASON_REQUIRED},
+        widget=forms.TextInput(attrs={"placeholder": "Why was it wrong? (required)"}),
     )
 
 

@@ -646,6 +646,7 @@ class ProvenanceEvent(models.Model):
         RESOLVE = "resolve"  # a divergence resolved by a curator
         DISMISS = "dismiss"  # a divergence dismissed by a curator
         ERASE = "erase"  # erased for good: the tombstone (``memory`` is empty then)
+        RETYPE = "retype"  # an entity's type corrected by a curator
 
     #: The memory changed; empty for an event about an agent (``subject_agent``).
     memory = models.ForeignKey(

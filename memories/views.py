@@ -40,10 +40,12 @@ from memories.forms import (
     MemberForm,
     MemoryListForm,
     MergeForm,
+    RetypeForm,
     SearchForm,
     SourceFilterForm,
     UnmergeForm,
 )
+from memories.kinds import ENTITY_TYPES
 from memories.models import Membership, Memory
 from memories.neighbourhood import neighbourhood
 from memories.presenters import SOURCE_TOPICS_LISTED, error_status
@@ -134,6 +136,7 @@ def page_context(request: HttpRequest, membership: Membership, **extra: Any) -> 
         "can_curate": membership.can_curate,
         "is_admin": membership.role == Membership.Role.ADMIN,
         "workspaces": memberships_of(request.user),
+        "entity_types": ENTITY_TYPES,
         **extra,
     }
 
@@ -602,32 +605,18 @@ def entities(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse:
     """An entity: its names, the memories that mention it over time and newest first, and,
-    for curators, merging it into another entity (with a reason) or undoing its merge."""
+    for curators, merging it into another entity or undoing its merge, and correcting its type
+    (each with a reason)."""
     membership = page_membership(request, slug)
     entity = _entity(membership, entity_id)
     merge = MergeForm(request.POST if "into" in request.POST else None)
     unmerge = UnmergeForm(request.POST if "unmerge" in request.POST else None)
+    retype = RetypeForm(request.POST if "retype" in request.POST else None)
     if request.method == "POST":
-        form = merge if merge.is_bound else unmerge
-        if form.is_valid():
-            try:
-                if form is merge:
-                    into = _merge_target(membership, form.cleaned_data["into"], entity)
-                    services.entity_merge(
-                        user=request.user,
-                        entity=entity,
-                        into=into,
-                        reason=form.cleaned_data["reason"],
-                    )
-                    messages.success(request, f"{entity.name} is merged into {into.name}.")
-                else:
-                    services.entity_unmerge(
-                        user=request.user, entity=entity, reason=form.cleaned_data["reason"]
-                    )
-                    messages.success(request, f"{entity.name} stands for itself again.")
-                return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
-            except ValidationFailed as exc:
-                _form_errors(form, exc, rename={"entity": "__all__"})
+        done = _entity_change(request, membership, entity, merge, unmerge, retype)
+        if done:
+            messages.success(request, done)
+            return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
     memories = entity_memories(entity, None)
     months = _months(memories.values_list("created_at", flat=True))
     events = entity.events.select_related("user", "agent").order_by("created_at", "id")
@@ -635,9 +624,34 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
         request,
         "memories/entity.html",
         page_context(request, membership, entity=entity, page=_paged(request, memories),
-                 over_time=_bars(months), merge=merge, unmerge=unmerge,
+                 over_time=_bars(months), merge=merge, unmerge=unmerge, retype=retype,
                  events=events, merged=entity.merged.all()),
     )  # fmt: skip
+
+
+def _entity_change(request, membership, entity, merge, unmerge, retype) -> str | None:
+    """The curator's change the posted form asks for (merge, undo a merge, correct the type):
+    what was done, for the message, or None with the form's errors set."""
+    form = next((f for f in (merge, unmerge, retype) if f.is_bound), None)
+    if form is None or not form.is_valid():
+        return None
+    reason = form.cleaned_data["reason"]
+    try:
+        if form is merge:
+            into = _merge_target(membership, form.cleaned_data["into"], entity)
+            services.entity_merge(user=request.user, entity=entity, into=into, reason=reason)
+            return f"{entity.name} is merged into {into.name}."
+        if form is unmerge:
+            services.entity_unmerge(user=request.user, entity=entity, reason=reason)
+            return f"{entity.name} stands for itself again."
+        old = entity.kind
+        entity = services.entity_retype(
+            user=request.user, entity=entity, kind=form.cleaned_data["retype"], reason=reason
+        )
+        return f"{entity.name} is a {entity.kind} now (was {old})."
+    except ValidationFailed as exc:
+        _form_errors(form, exc, rename={"entity": "__all__", "type": "retype"})
+        return None
 
 
 @login_required

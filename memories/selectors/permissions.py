@@ -23,6 +23,7 @@ ROLE_FOR: dict[str, str] = {
     "curate": Role.CURATOR,  # feedback on memories: important, demote, pin, unpin, forget
     "declare entities": Role.CURATOR,  # the gazetteer: names, types, aliases
     "merge entities": Role.CURATOR,  # and undo a merge
+    "correct entities": Role.CURATOR,  # an entity's type
     "close divergences": Role.CURATOR,  # resolve or dismiss, with a reason
     "decide proposals": Role.CURATOR,  # accept or reject a supersession proposal
     "consolidate": Role.CURATOR,  # start a consolidation run

@@ -6,6 +6,7 @@ nothing. Each module does one job; the public names are also importable from her
 """
 
 from memories.services.bulk import BulkResult, bulk_prepare, bulk_store, memory_remember_bulk
+from memories.services.entity_curation import entity_merge, entity_retype, entity_unmerge
 from memories.services.episodes import Episode, episode_before, episode_rows
 from memories.services.erase import (
     ERASE_BY,
@@ -33,8 +34,6 @@ from memories.services.relations import (
     LinkResult,
     entities_declare,
     entity_declare,
-    entity_merge,
-    entity_unmerge,
     link_add,
     link_backfill,
     link_remove,
@@ -79,6 +78,7 @@ __all__ = [
     "entities_declare",
     "entity_declare",
     "entity_merge",
+    "entity_retype",
     "entity_unmerge",
     "link_add",
     "link_backfill",

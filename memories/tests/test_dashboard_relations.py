@@ -88,6 +88,62 @@ def test_a_curator_merges_with_a_reason_and_undoes_it(curator, alice):
     ) == [("merge", "carol"), ("unmerge", "carol")]
 
 
+def test_a_curator_corrects_an_entitys_type_with_a_reason(curator, alice):
+    written = memory_remember(
+        agent=alice.agent,
+        text="Zephyr Logistics renewed.",
+        entities=[{"name": "Zephyr Logistics", "type": "organization"}],
+    ).memory
+    zephyr = Entity.objects.get(name="Zephyr Logistics")
+    path = f"/w/acme/e/{zephyr.entity_id}"
+    assert "Correct its type" in curator.get(path).content.decode()
+
+    for form, message in [
+        ({"retype": "customer"}, "A reason is required"),
+        ({"retype": "company", "reason": "r"}, "is not an entity type"),
+        ({"retype": " organization ", "reason": "r"}, "is its type already (organization)"),
+    ]:
+        refused = curator.post(path, form)
+        assert refused.status_code == 200 and message in refused.content.decode(), form
+    assert Entity.objects.get(pk=zephyr.pk).kind == "organization"
+
+    done = curator.post(path, {"retype": "customer", "reason": "they buy from us"})
+    assert done.status_code == 302
+    assert Entity.objects.get(pk=zephyr.pk).kind == "customer"
+    page = curator.get(path).content.decode()
+    assert "retype" in page and "type: organization → customer" in page
+    assert "they buy from us" in page and "Zephyr Logistics renewed." in page
+    assert written.links_out.filter(target_entity=zephyr).exists()  # its mentions stay
+
+    # Another customer of that name: they are one, which merging says.
+    twin = entity_declare(
+        workspace_id=alice.agent.workspace_id, name="Acme Corp", kind="customer"
+    ).entity
+    memory_remember(
+        agent=alice.agent,
+        text="Acme Corp called.",
+        entities=[{"name": "Acme Corp", "type": "organization"}],
+    )
+    guess = Entity.objects.get(name="Acme Corp", kind="organization")
+    clash = curator.post(f"/w/acme/e/{guess.entity_id}", {"retype": "customer", "reason": "r"})
+    assert clash.status_code == 200
+    assert f"another customer is named &#x27;Acme Corp&#x27; ({twin.entity_id})" in (
+        clash.content.decode()
+    )
+    assert Entity.objects.get(pk=guess.pk).kind == "organization"
+
+
+def test_a_viewer_cannot_correct_a_type(client, alice):
+    member(client, "vic", alice.agent.workspace, "viewer")
+    entity = entity_declare(
+        workspace_id=alice.agent.workspace_id, name="Zephyr", kind="customer"
+    ).entity
+    path = f"/w/acme/e/{entity.entity_id}"
+    assert "Correct its type" not in client.get(path).content.decode()
+    forged = client.post(path, {"retype": "person", "reason": "forged"})
+    assert forged.status_code == 403 and Entity.objects.get(pk=entity.pk).kind == "customer"
+
+
 def test_search_page_filters_by_entity_and_link(curator, alice):
     hub = memory_remember(agent=alice.agent, text="The renewal is due in March.").memory
     memory_remember(

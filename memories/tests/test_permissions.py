@@ -50,6 +50,7 @@ from memories.services import (
     entities_declare,
     entity_declare,
     entity_merge,
+    entity_retype,
     entity_unmerge,
     membership_remove,
     membership_set,
@@ -225,6 +226,9 @@ CALLS = {
         user=u, entity=w["zl"], into=w["zephyr"], reason="the same customer"
     ),
     "entity_unmerge": lambda w, u: entity_unmerge(user=u, entity=w["zl"], reason="r"),
+    "entity_retype": lambda w, u: entity_retype(
+        user=u, entity=w["zl"], kind="organization", reason="a guess"
+    ),
     "agent_create": lambda w, u: agent_create(
         workspace_slug=w["workspace"].slug, name="new-bot", by=u
     ),
@@ -289,7 +293,7 @@ def _state() -> dict:
         "events": ProvenanceEvent.objects.count(),
         "memberships": sorted(Membership.objects.values_list("user_id", "role")),
         "agents": sorted(Agent.objects.values_list("name", "is_active")),
-        "entities": sorted(Entity.objects.values_list("name", "declared", "merged_into")),
+        "entities": sorted(Entity.objects.values_list("name", "kind", "declared", "merged_into")),
         "memories": sorted(Memory.objects.values_list("mem_id", "status", "significance")),
         "runs": ConsolidationRun.objects.count(),
     }

@@ -1,0 +1,131 @@
+"""A curator's corrections to the workspace's entities: merging two that are one (and undoing
+it), and correcting the type an entity was given. Each needs the curator role
+(``require_role``), takes a reason, and is kept in the entity's history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from memories import rules
+from memories.errors import Errors, NotFound, ValidationFailed
+from memories.models import Entity
+from memories.selectors.permissions import require_role
+from memories.services.provenance import Action, record
+from memories.services.relations import lock_entities
+
+
+def entity_merge(*, user: Any, entity: Entity, into: Entity, reason: str) -> Entity:
+    """``entity`` is ``into``: its mentions count as ``into``'s from now on; the entities
+    merged into it before are re-pointed to ``into`` (kept in the event, for an undo). Nothing
+    moves: the links keep the entity they named, so ``entity_unmerge`` gives everything back."""
+    require_role(user, entity.workspace_id, "merge entities")
+    reason = (reason or "").strip()
+    errors = Errors()
+    errors.check("reason", rules.reason_given(reason, "say why these are one entity."))
+    if entity.pk == into.pk:
+        errors.add("into", "is this entity: merge it into another.")
+    if entity.workspace_id != into.workspace_id:
+        raise NotFound("no such entity")
+    if entity.merged_into_id:
+        errors.add("entity", f"is merged into another entity already ({entity.merged_into}).")
+    if into.merged_into_id:
+        errors.add("into", f"is merged into {into.merged_into} itself: merge into that one.")
+    errors.raise_if_any()
+    with transaction.atomic():
+        lock_entities(entity.workspace_id)
+        moved = list(Entity.objects.filter(merged_into=entity).values_list("entity_id", flat=True))
+        Entity.objects.filter(merged_into=entity).update(merged_into=into)
+        entity.merged_into = into
+        entity.save(update_fields=["merged_into", "updated_at"])
+        record(
+            None,
+            Action.MERGE,
+            workspace_id=entity.workspace_id,
+            user=user,
+            subject_entity=entity,
+            old={"merged_into": None},
+            new={"merged_into": into.entity_id, "name": into.name, "moved": moved},
+            reason=reason,
+        )
+    return entity
+
+
+def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
+    """Undo ``entity``'s merge: it stands for itself again, and the entities its merge moved
+    come back to it."""
+    require_role(user, entity.workspace_id, "merge entities")
+    reason = (reason or "").strip()
+    if message := rules.reason_given(reason, "say why they are two."):
+        raise ValidationFailed.single("reason", message)
+    if entity.merged_into_id is None:
+        raise ValidationFailed.single("entity", "is not merged into another entity.")
+    with transaction.atomic():
+        lock_entities(entity.workspace_id)
+        into = entity.merged_into
+        last = entity.events.filter(action=Action.MERGE).order_by("-created_at", "-id").first()
+        moved = (last.new_values.get("moved") or []) if last else []
+        Entity.objects.filter(entity_id__in=moved, merged_into=into).update(merged_into=entity)
+        entity.merged_into = None
+        entity.save(update_fields=["merged_into", "updated_at"])
+        record(
+            None,
+            Action.UNMERGE,
+            workspace_id=entity.workspace_id,
+            user=user,
+            subject_entity=entity,
+            old={"merged_into": into.entity_id, "name": into.name},
+            new={"merged_into": None, "moved_back": moved},
+            reason=reason,
+        )
+    return entity
+
+
+def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entity:
+    """Correct ``entity``'s type: a model's guess (``organization`` for a customer) or a
+    writer's slip. Its names, aliases, links and history stay; names the model finds later
+    still resolve to it (a model's name matches an entity of any type). Refused when another
+    entity of that type already has its name: then they are one, and merging says so."""
+    require_role(user, entity.workspace_id, "correct entities")
+    kind = kind.strip() if isinstance(kind, str) else kind
+    reason = (reason or "").strip()
+    errors = Errors()
+    errors.check("type", rules.entity_type(kind))
+    errors.check("reason", rules.reason_given(reason, "say why the type was wrong."))
+    if kind == entity.kind:
+        errors.add("type", f"is its type already ({kind}).")
+    if entity.merged_into_id:
+        errors.add("entity", f"is merged into {entity.merged_into}: correct that one.")
+    errors.raise_if_any()
+    with transaction.atomic():
+        lock_entities(entity.workspace_id)
+        entity = Entity.objects.select_for_update().get(pk=entity.pk)
+        other = (
+            Entity.objects.filter(
+                workspace_id=entity.workspace_id, kind=kind, normalized=entity.normalized
+            )
+            .exclude(pk=entity.pk)
+            .first()
+        )
+        if other is not None:
+            errors.conflict(
+                "type",
+                f"another {kind} is named {other.name!r} ({other.entity_id}): merge this "
+                "entity into it instead.",
+            )
+            errors.raise_if_any()
+        old = entity.kind
+        entity.kind = kind
+        entity.save(update_fields=["kind", "updated_at"])
+        record(
+            None,
+            Action.RETYPE,
+            workspace_id=entity.workspace_id,
+            user=user,
+            subject_entity=entity,
+            old={"type": old},
+            new={"type": kind},
+            reason=reason,
+        )
+    return entity
