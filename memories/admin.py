@@ -135,15 +135,18 @@ def _feedback_action(action: str, label: str):
 @admin.register(Memory)
 class MemoryAdmin(WorkspaceScoped, admin.ModelAdmin):
     # Few and narrow columns, so the list fits a laptop's screen beside the admin's menu and
-    # filters
-    # (pinned, memory type and workspace are filters; the scope names its workspace; the
-    # mem_id is on the memory's page and found by the search box.)
+    # filters, whatever the rows hold (admin.css breaks long words in a cell) (pinned, memory
+    # type and workspace are filters; the scope names its workspace; the mem_id is on the
+    # memory's page and found by the search box.)
+    class Media:
+        css = {"all": ("memories/admin.css",)}
+
     list_display = (
         "preview",
         "scope",
         "category",
         "status",
-        "significance",
+        "sig",
         "validity",
         "written",
     )
@@ -209,6 +212,11 @@ class MemoryAdmin(WorkspaceScoped, admin.ModelAdmin):
     @admin.display(description="text")
     def preview(self, memory: Memory) -> str:
         return cut(memory.text, TEXT_PREVIEW)
+
+    @admin.display(description="sig.", ordering="significance")
+    def sig(self, memory: Memory) -> str:
+        """Significance to two places (the memory's page has it whole)."""
+        return f"{memory.significance:.2f}"
 
     @admin.display(description="valid")
     def validity(self, memory: Memory) -> str:
