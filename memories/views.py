@@ -28,6 +28,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from memories import services
 from memories.compile import compile_options, compiled_memory_file, stare_marks
+from memories.compile.selection import PROTECTED_SIGNIFICANCE
 from memories.errors import MemoryEngineError, NotFound, ValidationFailed
 from memories.forms import (
     AgentForm,
@@ -46,7 +47,7 @@ from memories.forms import (
     UnmergeForm,
 )
 from memories.kinds import ENTITY_TYPES
-from memories.models import Membership, Memory
+from memories.models import DEFAULT_SIGNIFICANCE, Membership, Memory
 from memories.neighbourhood import neighbourhood
 from memories.presenters import SOURCE_TOPICS_LISTED, error_status
 from memories.search import memory_search
@@ -255,6 +256,7 @@ def memories_page(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "memories/memories.html",
         page_context(request, membership, form=form, page=page, query=query,
+                 filters_set=len(data),
                  rows=[{"memory": m, "marks": stare_marks(m.stare_scores, "marks")}
                        for m in page.object_list]),
     )  # fmt: skip
@@ -285,7 +287,8 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
                  feedback=FeedbackForm(), labels=FEEDBACK_LABELS, window=_window(memory),
                  marks=stare_marks(memory.stare_scores, "marks"),
                  entities=memory_entities(memory), links=links,
-                 neighbourhood=neighbourhood(memory, links), attributed=memory.claimant),
+                 neighbourhood=neighbourhood(memory, links), attributed=memory.claimant,
+                 default_significance=DEFAULT_SIGNIFICANCE, protected=PROTECTED_SIGNIFICANCE),
     )  # fmt: skip
 
 

@@ -29,7 +29,7 @@ from memories.serializers import (
 from memories.views import page_context, page_membership
 from readiness.history import DEFAULT_RUNS, MAX_RUNS, CapabilityHistory, readiness_history
 from readiness.registry import CAPABILITIES
-from readiness.report import readiness_report, table
+from readiness.report import CapabilityReport, readiness_report, source, table
 
 KEYS = [c.key for c in CAPABILITIES]
 
@@ -131,10 +131,24 @@ def _history_rows(histories: list[CapabilityHistory]) -> list[dict[str, Any]]:
     ]
 
 
+def _source(report: CapabilityReport) -> str:
+    """Whose runs a capability's evidence comes from: this install's, the release's (with its
+    date), both, or none yet."""
+    found = [s.evidence for s in report.checks if s.evidence is not None]
+    release = [e for e in found if source(e) == "release"]
+    if not found:
+        return "—"
+    if not release:
+        return "this install"
+    when = max(e.created_at for e in release).date().isoformat()
+    return f"the release ({when})" if len(release) == len(found) else f"both (release {when})"
+
+
 @login_required
 def page(request: HttpRequest, slug: str) -> HttpResponse:
     membership = page_membership(request, slug)
     reports = readiness_report()
+    checks = [s for r in reports for s in r.checks]
     return render(
         request,
         "readiness/readiness.html",
@@ -142,6 +156,9 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
             request,
             membership,
             reports=reports,
+            rows=[{"report": r, "source": _source(r)} for r in reports],
+            open_checks=sum(s.status != "pass" for s in checks),
+            all_checks=len(checks),
             markdown=table(reports),
             history=_history_rows(history(runs=DEFAULT_RUNS)),
         ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 
 from meaning_memory.testing import make_actor
-from memories.models import Agent
+from memories.models import Agent, Entity
 from memories.services import link_add, memory_remember
 from memories.tests.test_browser import browser, log_in, shot, team  # noqa: F401 (fixtures)
 
@@ -100,3 +100,70 @@ def test_the_admins_memory_list_fits_1400_px_with_awkward_rows(browser, live_ser
     for right, clipped, lines in written:
         assert right <= box and clipped <= 0 and lines == 1  # whole, on one line
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+
+def test_on_a_phone_the_memories_page_shows_memories_before_its_filters(browser, served, team):  # noqa: F811
+    page = log_in(browser, served, "carol")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{served}/w/acme/memories")
+
+    first = page.locator("table.memories tr td a").first
+    assert first.is_visible() and first.bounding_box()["y"] < 844  # on the first screen
+    assert not page.locator("select[name=category]").is_visible()  # folded
+    shot(page, "memories-phone")
+
+    page.click("details.filters > summary")
+    page.select_option("select[name=category]", "commitment")
+    page.click("button:has-text('Filter')")
+    page.wait_for_url("**category=commitment**")
+    assert page.locator("details.filters summary").inner_text() == "Filters (1 set)"
+    assert page.locator("select[name=category]").is_visible()  # open while one is set
+    assert page.locator("table.memories tr td a").count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    shot(page, "memories-phone-filtered")
+
+
+def test_a_memory_page_says_how_significance_and_s_differ(browser, served, team):  # noqa: F811
+    page = log_in(browser, served, "vic")  # a viewer reads it too
+    page.goto(f"{served}/w/acme/m/{team['renewal'].mem_id}")
+
+    page.click("text=what ranks it")
+    help_ = page.locator("#significance-or-s")
+    page.click("#significance-or-s > summary")
+    text = help_.inner_text()
+    shot(page, "significance-or-s")
+
+    assert "Significance ranks the memory" in text and "0.80 when none is given" in text
+    assert "S is one of the five STARE scores" in text and "rank nothing" in text
+    assert "0.90 or more" in text
+
+
+def test_a_curator_corrects_an_entitys_type_from_its_page(browser, served, team):  # noqa: F811
+    alice = Agent.objects.get(name="alice")
+    memory_remember(
+        agent=alice,
+        text="Zürich Logistik AG asked for a quote.",
+        entities=[{"name": "Zürich Logistik AG", "type": "place"}],
+    )
+    entity = Entity.objects.get(name="Zürich Logistik AG")
+    page = log_in(browser, served, "carol")
+    page.goto(f"{served}/w/acme/e/{entity.entity_id}")
+
+    page.fill("#retype input[name=retype]", "customer")
+    page.click("#retype button")  # no reason: the browser asks for one
+    assert page.eval_on_selector("#retype input[name=reason]", "e => e.validity.valueMissing")
+    page.fill("#retype input[name=reason]", "   ")
+    page.click("#retype button")  # blanks only: the page refuses, nothing changed
+    assert "A reason is required" in page.locator("#retype").inner_text()
+    assert Entity.objects.get(pk=entity.pk).kind == "place"
+    page.fill("#retype input[name=reason]", "  a firm, not a town  ")
+    page.click("#retype button")
+    page.wait_for_selector("text=is a customer now (was place)")
+    shot(page, "entity-retyped")
+
+    assert page.locator("h1").inner_text() == "Zürich Logistik AG customer"
+    assert "type: place → customer" in page.locator("table.provenance").inner_text()
+    assert Entity.objects.get(pk=entity.pk).kind == "customer"
+    assert page.goto(f"{served}/w/acme/e/{entity.entity_id}").status == 200
+    gus = log_in(browser, served, "gus")  # another workspace: as a missing entity
+    assert gus.goto(f"{served}/w/acme/e/{entity.entity_id}").status == 404

@@ -41,6 +41,17 @@ def test_the_readiness_page_charts_the_history_and_copies_the_table(browser, liv
 
     page.goto(f"{base}/w/acme/readiness")
 
+    # It opens with the table; the history and the checks are folded until asked for.
+    assert page.locator("table.readiness").is_visible()
+    assert not page.locator("#history-S-core").is_visible()
+    checks = [c for r in readiness_report() for c in r.checks]
+    failing = sum(c.status != "pass" for c in checks)
+    assert (
+        f"({failing} of {len(checks)} not passing)" in page.locator("#checks summary").inner_text()
+    )
+    assert not page.locator("#checks table").is_visible()
+    shot(page, "readiness-folded")
+    page.click("#evidence-over-time > summary")
     core = page.locator("#history-S-core")
     assert "3 runs" in core.inner_text()
     gated = core.locator("figure", has_text="s.core.locomo_recall")

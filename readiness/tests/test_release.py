@@ -69,3 +69,25 @@ def test_an_installs_own_run_takes_precedence(db, tmp_path, settings):
 
     assert report.verdict == "fail"
     assert {c["source"] for c in report.to_dict()["checks"]} == {"install"}
+
+
+def test_the_readiness_page_says_whose_runs_each_verdict_rests_on(client, db, tmp_path, settings):
+    from meaning_memory.testing import make_member
+    from memories.models import Workspace
+
+    path, _ = _recorded_release(tmp_path, 1.0)
+    settings.MM_RELEASE_EVIDENCE = str(path)
+    workspace = Workspace.objects.create(slug="acme", name="Acme")
+    client.force_login(make_member("vic", workspace, "viewer"))
+    released = json.loads(path.read_text())["evidence"][0]["recorded_at"][:10]
+
+    page = client.get("/w/acme/readiness").content.decode()
+    s_core = page.split("<code>core</code>")[1].split("</tr>")[0]
+    t_core = page.split("<code>core</code>")[2].split("</tr>")[0]
+
+    assert f"the release ({released})" in s_core and "pass" in s_core
+    assert "—" in t_core and "pending" in t_core  # the file holds no run of T/core
+
+    record(S_CORE, S_CORE.checks[0], 1.0)  # one of S/core's checks run here too
+    mixed = client.get("/w/acme/readiness").content.decode().split("<code>core</code>")[1]
+    assert f"both (release {released})" in mixed.split("</tr>")[0]
