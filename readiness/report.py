@@ -173,7 +173,27 @@ def table(reports: list[CapabilityReport]) -> str:
         c = r.capability
         cells = (c.name, c.implementation, r.deployment, r.evidence, r.verdict)
         rows.append(f"| **{c.dimension}** | " + " | ".join(f"`{v}`" for v in cells) + " |\n")
-    return HEADER + "".join(rows)
+    return HEADER + "".join(rows) + _release_note(reports)
+
+
+def _release_note(reports: list[CapabilityReport]) -> str:
+    """Under the table, when any verdict rests on the release's runs: which, and of when."""
+    released = [
+        (r.capability.key, s.evidence)
+        for r in reports
+        for s in r.checks
+        if source(s.evidence) == "release"
+    ]
+    if not released:
+        return ""
+    keys = list(dict.fromkeys(key for key, _ in released))
+    last = max(e.created_at for _, e in released)
+    version = next((e.release_version for _, e in released if e.release_version), "")
+    of = f"{last:%Y-%m-%d}" + (f", engine {version}" if version else "")
+    return (
+        f"\nFrom the release's runs ({of}), where this install has not run a check: "
+        f"{', '.join(keys)}. `meaning-memory stare-eval` records this install's own.\n"
+    )
 
 
 def _shown(value: float | None) -> str:
