@@ -170,13 +170,16 @@ test("the compiled file, the kept one, a consolidation run, readiness", async ()
   assert.match(str(compiled.markdown), new RegExp(str(stored.mem_id)));
   assert.equal(compiled.budget, 2000);
 
-  assert.match(await mm.compiledKept(), /\S/);
+  assert.match(await mm.compiledKept(), /^# Memory: /); // markdown, not JSON
   await failure(NotFound, outsider.compiledKept());
 
-  const run = await mm.consolidate({ dry_run: true, phases: ["dedupe"] });
-  assert.equal((await mm.consolidationRun(str(run.run_id))).run_id, run.run_id);
-  const busy = await failure(Conflict, mm.consolidate({ dry_run: true }));
-  assert.match(busy.message, new RegExp(str(run.run_id)));
+  // In the other workspace, where no bulk write has queued a run already.
+  const run = await outsider.consolidate({ dry_run: true, phases: ["dedupe"] });
+  const runId = str(run.run_id);
+  assert.equal((await outsider.consolidationRun(runId)).run_id, runId);
+  await failure(NotFound, mm.consolidationRun(runId));
+  const busy = await failure(Conflict, outsider.consolidate({ dry_run: true }));
+  assert.match(busy.message, new RegExp(runId));
 
   const readiness = await mm.readiness();
   assert.ok(records(readiness.capabilities).length > 0);
