@@ -130,10 +130,11 @@ test("links, entities and sources", async () => {
   const declared = await mm.declareEntity(`${tag} Orbis Freight`, "customer", [`${tag} OF`]);
   assert.equal(declared.declared, true);
   const entityId = str(declared.entity_id);
-  const listed = records((await mm.entities({ query: tag })).results);
-  assert.deepEqual(
-    listed.map((entity) => entity.name),
-    [`${tag} Orbis Freight`],
+  // The offline model may have found other names of this run: the declared one is among them.
+  const listed = records((await mm.entities({ query: tag, type: "customer" })).results);
+  assert.ok(
+    listed.some((entity) => entity.entity_id === entityId && entity.declared === true),
+    JSON.stringify(listed),
   );
   const entity = await mm.entity(entityId, { page_size: 5 });
   assert.equal((entity.entity as Record<string, unknown>).entity_id, entityId);
