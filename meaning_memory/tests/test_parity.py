@@ -1,13 +1,15 @@
 """Every surface at parity (issue 38): each operation of the REST API (its OpenAPI schema) is a
-method of both Python clients; each MCP tool is one of those operations; the command line has
-the agent's everyday ones. A new operation fails this test until every table below has it.
-Then the client's newer methods, against a live engine, as an agent uses them."""
+method of both Python clients and of the TypeScript client (``clients/typescript``); each MCP
+tool is one of those operations; the command line has the agent's everyday ones. A new
+operation fails this test until every table below has it. Then the client's newer methods,
+against a live engine, as an agent uses them."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import json
+import re
 
 import pytest
 from django.core.management import get_commands
@@ -16,37 +18,51 @@ from drf_spectacular.generators import SchemaGenerator
 from meaning_memory.client import AsyncMeaningMemory, MeaningMemory, NotFound
 from meaning_memory.mcp import engine_tools
 from meaning_memory.testing import make_actor
+from meaning_memory.tests.served import ROOT
 
-#: The one list of agent operations: each OpenAPI operation, the clients' method, the MCP
-#: tool (None: not a tool) and the command (None: not a command of its own).
+#: The one list of agent operations: each OpenAPI operation, the Python clients' method, the
+#: MCP tool (None: not a tool), the command (None: not a command of its own) and the TypeScript
+#: client's method.
 OPERATIONS = {
-    "memories_create": ("remember", "mm_remember", "remember"),
-    "memories_bulk_create": ("bulk_remember", "mm_bulk_remember", "seed"),
-    "search_create": ("search", "mm_search", "search"),
-    "memories_retrieve": ("get", None, None),
-    "memories_list": ("list", "mm_list", "list"),
-    "memories_feedback_create": ("feedback", "mm_feedback", "feedback"),
-    "memories_forget_create": ("forget", "mm_forget", "forget"),
-    "memories_erase_create": ("erase", "mm_erase", "erase"),
-    "memories_links_create": ("link", "mm_link", "link"),
-    "memories_links_remove_create": ("unlink", None, "link"),
-    "compiled_retrieve": ("compiled", "mm_compile", "compile"),
-    "compiled_kept_retrieve": ("compiled_kept", None, None),
-    "consolidate_create": ("consolidate", "mm_consolidate", "consolidate"),
-    "consolidate_retrieve": ("consolidation_run", None, None),
-    "saga_create": ("saga", "mm_saga", None),
-    "entities_list": ("entities", None, "entities"),
-    "entities_create": ("declare_entity", None, "entities"),
-    "entities_retrieve": ("entity", None, None),
-    "sources_list": ("sources", None, None),
-    "sources_detail": ("source", None, None),
-    "traverse_create": ("traverse", "mm_traverse_relationships", None),
-    "explain_path_create": ("explain_path", "mm_explain_path", None),
-    "divergences_list": ("divergences", "mm_divergences", "divergence"),
-    "divergences_retrieve": ("divergence", None, None),
-    "readiness_retrieve": ("readiness", "mm_stare_readiness", "readiness"),
-    "readiness_history_retrieve": ("readiness_history", None, None),
+    "memories_create": ("remember", "mm_remember", "remember", "remember"),
+    "memories_bulk_create": ("bulk_remember", "mm_bulk_remember", "seed", "bulkRemember"),
+    "search_create": ("search", "mm_search", "search", "search"),
+    "memories_retrieve": ("get", None, None, "get"),
+    "memories_list": ("list", "mm_list", "list", "list"),
+    "memories_feedback_create": ("feedback", "mm_feedback", "feedback", "feedback"),
+    "memories_forget_create": ("forget", "mm_forget", "forget", "forget"),
+    "memories_erase_create": ("erase", "mm_erase", "erase", "erase"),
+    "memories_links_create": ("link", "mm_link", "link", "link"),
+    "memories_links_remove_create": ("unlink", None, "link", "unlink"),
+    "compiled_retrieve": ("compiled", "mm_compile", "compile", "compiled"),
+    "compiled_kept_retrieve": ("compiled_kept", None, None, "compiledKept"),
+    "consolidate_create": ("consolidate", "mm_consolidate", "consolidate", "consolidate"),
+    "consolidate_retrieve": ("consolidation_run", None, None, "consolidationRun"),
+    "saga_create": ("saga", "mm_saga", None, "saga"),
+    "entities_list": ("entities", None, "entities", "entities"),
+    "entities_create": ("declare_entity", None, "entities", "declareEntity"),
+    "entities_retrieve": ("entity", None, None, "entity"),
+    "sources_list": ("sources", None, None, "sources"),
+    "sources_detail": ("source", None, None, "source"),
+    "traverse_create": ("traverse", "mm_traverse_relationships", None, "traverse"),
+    "explain_path_create": ("explain_path", "mm_explain_path", None, "explainPath"),
+    "divergences_list": ("divergences", "mm_divergences", "divergence", "divergences"),
+    "divergences_retrieve": ("divergence", None, None, "divergence"),
+    "readiness_retrieve": ("readiness", "mm_stare_readiness", "readiness", "readiness"),
+    "readiness_history_retrieve": ("readiness_history", None, None, "readinessHistory"),
 }
+
+#: The TypeScript client's class (its built package is checked too, by
+#: ``test_typescript_client``, where Node is installed).
+TYPESCRIPT_CLIENT = ROOT / "clients" / "typescript" / "src" / "client.ts"
+
+
+def typescript_methods() -> set[str]:
+    """The public methods of the TypeScript client's ``MeaningMemory`` class, read from its
+    source: each ``  name(`` (or ``async``, ``async *``) at the class's indentation."""
+    source = TYPESCRIPT_CLIENT.read_text()
+    body = source[source.index("export class MeaningMemory") :]
+    return set(re.findall(r"^  (?:async \*?)?([a-z]\w*)\(", body, flags=re.MULTILINE))
 
 
 def test_every_operation_is_in_the_list_and_on_every_surface_it_names():
@@ -56,15 +72,17 @@ def test_every_operation_is_in_the_list_and_on_every_surface_it_names():
     }
     tools = {tool.name for tool in engine_tools()}
     commands = set(get_commands())
+    typescript = typescript_methods()
 
     assert operations == set(OPERATIONS)
-    for operation, (method, tool, command) in OPERATIONS.items():
+    for operation, (method, tool, command, ts_method) in OPERATIONS.items():
         for client in (MeaningMemory, AsyncMeaningMemory):
             assert callable(getattr(client, method, None)), (client, method)
         assert inspect.iscoroutinefunction(getattr(AsyncMeaningMemory, method)), method
         assert tool is None or tool in tools, (operation, tool)
         assert command is None or command in commands, (operation, command)
-    assert tools == {tool for _, tool, _ in OPERATIONS.values() if tool}
+        assert ts_method in typescript, (operation, ts_method, TYPESCRIPT_CLIENT)
+    assert tools == {tool for _, tool, _, _ in OPERATIONS.values() if tool}
 
 
 @pytest.fixture

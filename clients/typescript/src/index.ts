@@ -1,0 +1,13 @@
+export { MeaningMemory } from "./client.js";
+export type { Options } from "./client.js";
+export {
+  Conflict,
+  InvalidInput,
+  MeaningMemoryError,
+  NotAuthorized,
+  NotFound,
+  TooManyRequests,
+  Unavailable,
+} from "./errors.js";
+export type { Answer, Body, ErrorBody, Markdown, Operation, Query, Schemas } from "./types.js";
+export type { components, operations, paths } from "./schema.js";
