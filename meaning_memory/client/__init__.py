@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from meaning_memory.client.calls import PLAIN, _Calls, _Plain
+from meaning_memory.client.calls import PLAIN, _Calls, _Plain, markdown
 from meaning_memory.client.results import (
     NOT_SENT,
     BulkResult,
@@ -92,7 +92,7 @@ def _pause(exc: httpx.TransportError, retry: str, attempt: int, retries: int, ba
 
 def _answer(response: httpx.Response, make: Any) -> Any:
     if response.is_success:
-        return make(response.json())
+        return make(response.text if make is markdown else response.json())
     raise _error(response)
 
 

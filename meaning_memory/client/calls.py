@@ -101,6 +101,11 @@ def _raw(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def markdown(text: str) -> str:
+    """An answer that is Markdown, not JSON (the client reads its text)."""
+    return text
+
+
 def _query(**given: Any) -> dict[str, Any]:
     return {"params": _fields(**given)} if _fields(**given) else {}
 
@@ -122,8 +127,8 @@ class _Plain:
 
     @staticmethod
     def compiled_kept() -> tuple:
-        """The compiled file the last consolidation run kept for you."""
-        return "GET", "/api/v1/compiled/kept", {}, "always", _raw
+        """The compiled file the last consolidation run kept for you: its Markdown."""
+        return "GET", "/api/v1/compiled/kept", {}, "always", markdown
 
     @staticmethod
     def saga(**arguments: Any) -> tuple:
@@ -165,9 +170,9 @@ class _Plain:
         return "GET", "/api/v1/sources", _query(**filters), "always", _raw
 
     @staticmethod
-    def source(kind: str, key: str, **page: Any) -> tuple:
+    def source(kind: str, key: str) -> tuple:
         """One source's record and the events behind it."""
-        return "GET", f"/api/v1/sources/{kind}/{key}", _query(**page), "always", _raw
+        return "GET", f"/api/v1/sources/{kind}/{key}", {}, "always", _raw
 
     @staticmethod
     def traverse(**arguments: Any) -> tuple:
