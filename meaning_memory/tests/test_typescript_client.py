@@ -32,6 +32,14 @@ REGENERATE = (
 NODE_MAJOR = 18
 
 
+def test_the_main_readmes_example_is_the_start_of_the_one_the_tests_run():
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"^```ts\n(.*?)^```$", readme, flags=re.MULTILINE | re.DOTALL)
+    example = (CLIENT / "test" / "readme.example.ts").read_text()
+    assert len(blocks) == 1, "README.md has one ```ts block"
+    assert example.startswith(blocks[0]), "README.md's TypeScript example is not the tested one"
+
+
 def test_the_committed_schema_is_the_engines():
     schema = SchemaGenerator().get_schema(request=None, public=True)
     engine = json.loads(OpenApiJsonRenderer().render(schema))
