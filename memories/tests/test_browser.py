@@ -250,8 +250,8 @@ def test_a_curator_follows_links_and_merges_two_entities(browser, live_server, t
     shot(page, "entities")
 
     page.click("table >> text=ZL")
-    page.fill("input[name=into]", "Zephyr Logistics")
-    page.fill("input[name=reason]", "ZL is what the team calls Zephyr Logistics")
+    page.fill("#merge input[name=into]", "Zephyr Logistics")
+    page.fill("#merge input[name=reason]", "ZL is what the team calls Zephyr Logistics")
     page.click("button:has-text('Merge')")
     page.wait_for_selector("text=ZL is merged into Zephyr Logistics.")
     page.click("p >> a:has-text('Zephyr Logistics')")
@@ -363,6 +363,7 @@ def test_a_viewer_browses_the_memories_without_a_query(browser, live_server, tea
     assert rows.count() == 3  # the header, the renewal and the contact
     assert "Dana Whitfield" in rows.nth(1).inner_text()  # the newest first
     shot(page, "memories")
+    page.click("details.filters > summary")  # folded until one is set
     page.select_option("select[name=ordering]", "significance")
     page.select_option("select[name=category]", "commitment")
     page.click("button:has-text('Filter')")
