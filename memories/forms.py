@@ -141,17 +141,21 @@ class AgentForm(forms.Form):
 TYPE_HELP = f"{', '.join(ENTITY_TYPES)}, or custom:<name>"
 
 
-class EntityForm(forms.Form):
-    """Declare an entity for the gazetteer; its values go to ``entity_declare``, whose rules
-    (and messages) decide."""
-
-    name = forms.CharField(max_length=rules.ENTITY_NAME_MAX)
-    kind = forms.CharField(
+def _type_field() -> forms.CharField:
+    return forms.CharField(
         label="Type",
         max_length=80,
         help_text=TYPE_HELP,
         widget=forms.TextInput(attrs={"list": "entity-types"}),
     )
+
+
+class EntityForm(forms.Form):
+    """Declare an entity for the gazetteer; its values go to ``entity_declare``, whose rules
+    (and messages) decide."""
+
+    name = forms.CharField(max_length=rules.ENTITY_NAME_MAX)
+    kind = _type_field()
     aliases = forms.CharField(
         required=False, help_text="Other names texts use for it, separated by commas."
     )
@@ -205,12 +209,7 @@ class UnmergeForm(forms.Form):
 class RetypeForm(forms.Form):
     """Correct an entity's type; ``entity_retype``'s rules (and messages) decide."""
 
-    retype = forms.CharField(
-        label="Type",
-        max_length=80,
-        help_text=TYPE_HELP,
-        widget=forms.TextInput(attrs={"list": "entity-types"}),
-    )
+    retype = _type_field()
     reason = forms.CharField(
         max_length=2000,
         error_messages={"required": REASON_REQUIRED},

@@ -39,15 +39,13 @@ def entity_merge(*, user: Any, entity: Entity, into: Entity, reason: str) -> Ent
         Entity.objects.filter(merged_into=entity).update(merged_into=into)
         entity.merged_into = into
         entity.save(update_fields=["merged_into", "updated_at"])
-        record(
-            None,
+        _event(
+            entity,
             Action.MERGE,
-            workspace_id=entity.workspace_id,
-            user=user,
-            subject_entity=entity,
-            old={"merged_into": None},
-            new={"merged_into": into.entity_id, "name": into.name, "moved": moved},
-            reason=reason,
+            user,
+            {"merged_into": None},
+            {"merged_into": into.entity_id, "name": into.name, "moved": moved},
+            reason,
         )
     return entity
 
@@ -69,15 +67,13 @@ def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
         Entity.objects.filter(entity_id__in=moved, merged_into=into).update(merged_into=entity)
         entity.merged_into = None
         entity.save(update_fields=["merged_into", "updated_at"])
-        record(
-            None,
+        _event(
+            entity,
             Action.UNMERGE,
-            workspace_id=entity.workspace_id,
-            user=user,
-            subject_entity=entity,
-            old={"merged_into": into.entity_id, "name": into.name},
-            new={"merged_into": None, "moved_back": moved},
-            reason=reason,
+            user,
+            {"merged_into": into.entity_id, "name": into.name},
+            {"merged_into": None, "moved_back": moved},
+            reason,
         )
     return entity
 
@@ -118,14 +114,19 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
         old = entity.kind
         entity.kind = kind
         entity.save(update_fields=["kind", "updated_at"])
-        record(
-            None,
-            Action.RETYPE,
-            workspace_id=entity.workspace_id,
-            user=user,
-            subject_entity=entity,
-            old={"type": old},
-            new={"type": kind},
-            reason=reason,
-        )
+        _event(entity, Action.RETYPE, user, {"type": old}, {"type": kind}, reason)
     return entity
+
+
+def _event(entity: Entity, action: str, user: Any, old: dict, new: dict, reason: str) -> None:
+    """The entity's history: what a curator changed, and why."""
+    record(
+        None,
+        action,
+        workspace_id=entity.workspace_id,
+        user=user,
+        subject_entity=entity,
+        old=old,
+        new=new,
+        reason=reason,
+    )
