@@ -436,7 +436,8 @@ CAPABILITIES: tuple[Capability, ...] = (
         "open while a plan, a wait or a question has no answer; listed in the compiled file",
         modules=(
             "consolidation/threads.py",
-            "consolidation/phases.py",
+            "consolidation/phases/context.py",
+            "consolidation/phases/threads.py",
             "consolidation/services.py",
             "memories/compile/file.py",
             "memories/compile/render.py",
@@ -486,7 +487,8 @@ CAPABILITIES: tuple[Capability, ...] = (
         modules=(
             "consolidation/saga.py",
             "consolidation/threads.py",
-            "consolidation/phases.py",
+            "consolidation/phases/context.py",
+            "consolidation/phases/threads.py",
             *SEARCH_MODULES,
             *CHECK_MODULES,
         ),

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from consolidation import phases
 from consolidation import threads as open_threads
 from consolidation.models import ConsolidationRun, PhaseWatermark
+from consolidation.phases import threads as thread_phase
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Forbidden
 from memories.models import Memory, Thread, ThreadMember
@@ -126,8 +126,8 @@ def test_the_writers_thread_name_groups_its_memories(alice, threads_on):
 
 def test_a_run_stopped_between_batches_goes_on_where_it_stopped(alice, threads_on, monkeypatch):
     story(alice.agent)
-    monkeypatch.setattr(phases, "BATCH", 5)
-    real = phases._store_threads
+    monkeypatch.setattr(thread_phase, "BATCH", 5)
+    real = thread_phase._store_threads
     calls = {"n": 0}
 
     def dies_on_the_second_batch(*args, **kwargs):
@@ -136,13 +136,13 @@ def test_a_run_stopped_between_batches_goes_on_where_it_stopped(alice, threads_o
             raise RuntimeError("worker killed")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(phases, "_store_threads", dies_on_the_second_batch)
+    monkeypatch.setattr(thread_phase, "_store_threads", dies_on_the_second_batch)
     failed = run(alice.agent.workspace)
     assert failed.status == "failed" and "worker killed" in failed.error
     kept = ThreadMember.objects.count()
     mark = PhaseWatermark.objects.get(phase="threads").through_id
     assert 0 < kept <= 5 and mark == Memory.objects.order_by("id")[4].pk
-    monkeypatch.setattr(phases, "_store_threads", real)
+    monkeypatch.setattr(thread_phase, "_store_threads", real)
     resumed = run(alice.agent.workspace)
     assert resumed.status == "done" and resumed.counts["threads"]["memories"] == 7
     # Every memory placed once: none lost with the batch that died, none placed twice.

@@ -1,0 +1,111 @@
+"""Link: related memories linked, entities backfilled."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import connection, transaction
+from psycopg.types.numeric import Int8
+
+from consolidation.phases.context import BATCH, PhaseContext, newest_id, written_since
+from memories.models import (
+    Link,
+    Memory,
+)
+from memories.services import link_backfill
+
+
+def run(context: PhaseContext) -> dict[str, int]:
+    """Entities and links for memories that have none yet (``memories.services.link_backfill``,
+    when ``MM_ENTITY_EXTRACTION`` is on), then ``relates_to`` links from each memory written
+    since the watermark to its nearest active memories of the same scope (at most
+    ``MM_RELATES_NEIGHBOURS``) whose cosine similarity is at least ``MM_RELATES_MIN_SIMILARITY``
+    and that are in its session or share an entity with it; never between two memories already
+    linked either way, nor where a curator removed such a link."""
+    counts = {"extracted": 0, "entity_links": 0}
+    if settings.MM_ENTITY_EXTRACTION:
+        pending = Memory.objects.filter(
+            workspace_id=context.workspace_id, relations_version__isnull=True
+        )
+        if context.run.dry_run:
+            counts["extracted"] = pending.count()
+        else:
+            done = link_backfill(
+                workspace=context.run.workspace,
+                progress=lambda p: context.step("link", p.memories, p.memories + p.remaining),
+            )
+            counts = {"extracted": done.memories, "entity_links": done.links}
+    through = context.watermark("link")
+    high = newest_id(context.workspace_id)
+    ids = list(
+        written_since(context, through, high, embedding__isnull=False).values_list("id", flat=True)
+    )
+    made = 0
+    for start in range(0, len(ids), BATCH):
+        batch = ids[start : start + BATCH]
+        pairs = _related(context.workspace_id, batch)
+        if not context.run.dry_run:
+            with transaction.atomic():
+                Link.objects.bulk_create(
+                    [
+                        Link(
+                            workspace_id=context.workspace_id,
+                            source_id=newer,
+                            target_memory_id=older,
+                            kind="relates_to",
+                            weight=min(max(similarity, 0.0), 1.0),
+                            origin=Link.Origin.CONSOLIDATION,
+                            evidence={"similarity": round(similarity, 6), "why": why},
+                        )
+                        for (newer, older), (similarity, why) in pairs.items()
+                    ],
+                    ignore_conflicts=True,
+                )
+                context.advance("link", batch[-1])
+        made += len(pairs)
+        context.step("link", min(start + BATCH, len(ids)), len(ids))
+    context.advance("link", high)
+    return {**counts, "memories": len(ids), "relates_to": made, "read_after_id": through}
+
+
+def _related(workspace_id: int, batch: list[int]) -> dict[tuple[int, int], tuple[float, str]]:
+    """(newer id, older id) -> (similarity, "session" or "entities") for the batch's memories
+    and their neighbours that ``link`` relates."""
+    sql = f"""
+        SELECT m.id, o.id, o.similarity,
+            CASE WHEN m.session <> '' AND o.session = m.session THEN 'session' ELSE 'entities' END
+        FROM memories_memory m
+        CROSS JOIN LATERAL (
+            SELECT n.id, n.session, 1 - (n.embedding <=> m.embedding) AS similarity
+            FROM memories_memory n
+            WHERE n.workspace_id = {int(workspace_id)} AND n.status = 'active'
+                AND n.embedding IS NOT NULL AND n.embedding_model = m.embedding_model
+                AND n.scope_id = m.scope_id AND n.id <> m.id
+            ORDER BY n.embedding <=> m.embedding
+            LIMIT {int(settings.MM_RELATES_NEIGHBOURS)}
+        ) AS o
+        WHERE m.id = ANY(%(batch)s) AND o.similarity >= %(min_similarity)s
+            AND (
+                (m.session <> '' AND o.session = m.session)
+                OR EXISTS (
+                    SELECT 1 FROM memories_link a
+                    JOIN memories_link b ON b.target_entity_id = a.target_entity_id
+                    WHERE a.source_id = m.id AND b.source_id = o.id
+                        AND a.removed_at IS NULL AND b.removed_at IS NULL
+                )
+            )
+            AND NOT EXISTS (
+                SELECT 1 FROM memories_link c
+                WHERE (c.source_id = m.id AND c.target_memory_id = o.id)
+                    OR (c.source_id = o.id AND c.target_memory_id = m.id)
+            )
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "batch": [Int8(i) for i in batch],
+                "min_similarity": float(settings.MM_RELATES_MIN_SIMILARITY),
+            },
+        )
+        rows = cursor.fetchall()
+    return {(max(a, b), min(a, b)): (float(similarity), why) for a, b, similarity, why in rows}

@@ -1,0 +1,160 @@
+"""Supersede: a newer value for a slot supersedes the older, or is proposed to a curator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from psycopg.types.numeric import Int8
+
+from consolidation.models import (
+    SupersessionProposal,
+)
+from consolidation.phases.context import BATCH, PhaseContext, newest_id, written_since
+from memories.divergence import attributes
+from memories.errors import ValidationFailed
+from memories.models import (
+    Entity,
+    Memory,
+)
+from memories.services.supersede import supersede
+
+
+def run(context: PhaseContext) -> dict[str, int]:
+    """A memory written since the watermark that gives another value for a slot an older active
+    memory of its scope fills (an entity both mention, a single-valued attribute of
+    ``memories.divergence.ATTRIBUTES``: a renewal or due month, a plan, an owner) supersedes it
+    when the rule is confident (``HIGH_CONFIDENCE``: the same writer, one value on each side),
+    and is proposed to a curator otherwise (``SupersessionProposal``)."""
+    through = context.watermark("supersede")
+    high = newest_id(context.workspace_id)
+    ids = list(written_since(context, through, high).values_list("id", flat=True))
+    counts = {"memories": len(ids), "applied": 0, "proposed": 0}
+    for start in range(0, len(ids), BATCH):
+        batch = ids[start : start + BATCH]
+        with transaction.atomic():
+            for finding in _slot_changes(context.workspace_id, batch):
+                kind = _settle(context, finding)
+                if kind:
+                    counts[kind] += 1
+            context.advance("supersede", batch[-1])
+        context.step("supersede", min(start + BATCH, len(ids)), len(ids))
+    context.advance("supersede", high)
+    return {**counts, "read_after_id": through}
+
+
+#: What makes the supersede rule confident enough to apply without a curator.
+HIGH_CONFIDENCE = "the same writer restated the slot with one value on each side"
+
+
+@dataclass
+class SlotChange:
+    older: Memory
+    newer: Memory
+    entity_id: int
+    attribute: str
+    old_values: list[str]
+    new_values: list[str]
+
+    @property
+    def confident(self) -> bool:
+        return (
+            self.older.source == self.newer.source
+            and len(self.old_values) == 1
+            and len(self.new_values) == 1
+        )
+
+
+def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
+    """The batch's memories that change a slot of an older memory of their scope, oldest
+    change first."""
+    newer = {
+        m.pk: m
+        for m in Memory.objects.filter(pk__in=batch).defer("embedding", "episode_embedding")
+        if attributes(m.text)
+    }
+    if not newer:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT m.id, o.id, a.target_entity_id
+            FROM memories_memory m
+            JOIN memories_link a ON a.source_id = m.id AND a.target_entity_id IS NOT NULL
+                AND a.removed_at IS NULL
+            CROSS JOIN LATERAL (
+                SELECT o.id FROM memories_link b
+                JOIN memories_memory o ON o.id = b.source_id
+                WHERE b.target_entity_id = a.target_entity_id AND b.removed_at IS NULL
+                    AND o.workspace_id = m.workspace_id AND o.scope_id = m.scope_id
+                    AND o.status = 'active' AND o.id <> m.id
+                    AND (o.created_at, o.id) < (m.created_at, m.id)
+                ORDER BY o.created_at DESC, o.id DESC
+                LIMIT 50
+            ) AS o
+            WHERE m.id = ANY(%(ids)s) AND m.workspace_id = %(workspace)s
+            ORDER BY m.id, o.id
+            """,
+            {"ids": [Int8(i) for i in newer], "workspace": workspace_id},
+        )
+        rows = cursor.fetchall()
+    older = Memory.objects.defer("embedding", "episode_embedding").in_bulk({o for _, o, _ in rows})
+    found: dict[tuple[int, int], SlotChange] = {}
+    for new_id, old_id, entity_id in rows:
+        before, after = attributes(older[old_id].text), attributes(newer[new_id].text)
+        for slot in sorted(before.keys() & after.keys()):
+            if before[slot].isdisjoint(after[slot]) and (new_id, old_id) not in found:
+                found[(new_id, old_id)] = SlotChange(
+                    older=older[old_id],
+                    newer=newer[new_id],
+                    entity_id=entity_id,
+                    attribute=slot,
+                    old_values=sorted(before[slot]),
+                    new_values=sorted(after[slot]),
+                )
+    recorded = set(
+        SupersessionProposal.objects.filter(newer_id__in={n for n, _ in found}).values_list(
+            "newer_id", "older_id"
+        )
+    )
+    return [change for key, change in sorted(found.items()) if key not in recorded]
+
+
+def _settle(context: PhaseContext, change: SlotChange) -> str:
+    """Apply a confident change (``applied``) or propose it (``proposed``); in a dry run only
+    say which. A memory superseded meanwhile (by an earlier change of this run) is left."""
+    kind = "applied" if change.confident else "proposed"
+    if context.run.dry_run:
+        return kind
+    entity = Entity.objects.get(pk=change.entity_id)
+    rule = (
+        f"{change.attribute} of {entity.name}: {', '.join(change.old_values)} -> "
+        f"{', '.join(change.new_values)}"
+    )
+    if kind == "applied":
+        try:
+            with transaction.atomic():
+                supersede(
+                    old=change.older,
+                    new=change.newer,
+                    reason=f"consolidation rule ({HIGH_CONFIDENCE}): {rule}",
+                )
+        except ValidationFailed:
+            return ""
+    SupersessionProposal.objects.create(
+        workspace_id=context.workspace_id,
+        older=change.older,
+        newer=change.newer,
+        entity=entity,
+        attribute=change.attribute,
+        old_values=change.old_values,
+        new_values=change.new_values,
+        rule=rule,
+        confidence="high" if kind == "applied" else "low",
+        status=(
+            SupersessionProposal.Status.APPLIED
+            if kind == "applied"
+            else SupersessionProposal.Status.OPEN
+        ),
+    )
+    return kind
