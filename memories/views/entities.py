@@ -1,0 +1,163 @@
+"""Entities: the list, the gazetteer, an entity's page and a curator's corrections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from memories import services
+from memories.errors import MemoryEngineError, ValidationFailed
+from memories.forms import (
+    EntityFilterForm,
+    EntityForm,
+    MergeForm,
+    RetypeForm,
+    UnmergeForm,
+)
+from memories.models import Membership
+from memories.selectors.relations import (
+    entity_by_name,
+    entity_get,
+    entity_list,
+    entity_memories,
+)
+from memories.serializers import EntityListInput, parse
+from memories.views.common import (
+    bars,
+    by_month,
+    form_errors,
+    page_context,
+    page_error,
+    page_membership,
+    paged,
+)
+
+
+def _entity(membership: Membership, entity_id: str):
+    try:
+        return entity_get(workspace_id=membership.workspace_id, entity_id=entity_id, scope_ids=None)
+    except MemoryEngineError as exc:
+        raise page_error(exc) from exc
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def entities(request: HttpRequest, slug: str) -> HttpResponse:
+    """The workspace's entities, most mentioned first; curators declare entities for the
+    gazetteer here (a name, a type, aliases)."""
+    membership = page_membership(request, slug)
+    form = EntityForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = services.entity_declare(
+                workspace_id=membership.workspace_id,
+                user=request.user,
+                **form.service_arguments(),
+            )
+        except ValidationFailed as exc:
+            form_errors(form, exc, rename={"type": "kind"})
+        else:
+            verb = "Declared" if result.created else "Now declared"
+            messages.success(request, f"{verb}: {result.entity.name} ({result.entity.kind}).")
+            return redirect("dashboard:entity", slug=slug, entity_id=result.entity.entity_id)
+    filters = EntityFilterForm(request.GET or None)
+    values: dict[str, Any] = {}
+    if filters.is_bound:
+        try:
+            values = parse(
+                EntityListInput,
+                {k: v for k, v in request.GET.items() if v and k in ("query", "type")},
+                from_text=True,
+            )
+        except ValidationFailed as exc:
+            form_errors(filters, exc)
+    listed = entity_list(
+        workspace_id=membership.workspace_id,
+        scope_ids=None,
+        query=values.get("query", ""),
+        kind=values.get("type", ""),
+    )
+    return render(
+        request,
+        "memories/entities.html",
+        page_context(request, membership, form=form, filters=filters,
+                 page=paged(request, listed)),
+    )  # fmt: skip
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse:
+    """An entity: its names, the memories that mention it over time and newest first, and,
+    for curators, merging it into another entity or undoing its merge, and correcting its type
+    (each with a reason)."""
+    membership = page_membership(request, slug)
+    entity = _entity(membership, entity_id)
+    merge = MergeForm(request.POST if "into" in request.POST else None)
+    unmerge = UnmergeForm(request.POST if "unmerge" in request.POST else None)
+    retype = RetypeForm(request.POST if "retype" in request.POST else None)
+    if request.method == "POST":
+        done = _entity_change(request, membership, entity, merge, unmerge, retype)
+        if done:
+            messages.success(request, done)
+            return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
+    memories = entity_memories(entity, None)
+    months = by_month(memories.values_list("created_at", flat=True))
+    events = entity.events.select_related("user", "agent").order_by("created_at", "id")
+    return render(
+        request,
+        "memories/entity.html",
+        page_context(request, membership, entity=entity, page=paged(request, memories),
+                 over_time=bars(months), merge=merge, unmerge=unmerge, retype=retype,
+                 events=events, merged=entity.merged.all()),
+    )  # fmt: skip
+
+
+def _entity_change(request, membership, entity, merge, unmerge, retype) -> str | None:
+    """The curator's change the posted form asks for (merge, undo a merge, correct the type):
+    what was done, for the message, or None with the form's errors set."""
+    form = next((f for f in (merge, unmerge, retype) if f.is_bound), None)
+    if form is None or not form.is_valid():
+        return None
+    reason = form.cleaned_data["reason"]
+    try:
+        if form is merge:
+            into = _merge_target(membership, form.cleaned_data["into"], entity)
+            services.entity_merge(user=request.user, entity=entity, into=into, reason=reason)
+            return f"{entity.name} is merged into {into.name}."
+        if form is unmerge:
+            services.entity_unmerge(user=request.user, entity=entity, reason=reason)
+            return f"{entity.name} stands for itself again."
+        old = entity.kind
+        entity = services.entity_retype(
+            user=request.user, entity=entity, kind=form.cleaned_data["retype"], reason=reason
+        )
+        return f"{entity.name} is a {entity.kind} now (was {old})."
+    except ValidationFailed as exc:
+        form_errors(form, exc, rename={"entity": "__all__", "type": "retype"})
+        return None
+
+
+def _merge_target(membership: Membership, given: str, entity):
+    """The entity named by ``given``: its id, or a name or alias only one entity has."""
+    given = given.strip()
+    try:
+        return entity_get(workspace_id=membership.workspace_id, entity_id=given, scope_ids=None)
+    except MemoryEngineError:
+        pass
+    found = [
+        e
+        for e in entity_by_name(workspace_id=membership.workspace_id, name=given, scope_ids=None)
+        if e.pk != entity.pk
+    ]
+    if len(found) != 1:
+        detail = "no entity has" if not found else f"{len(found)} entities have"
+        raise ValidationFailed.single(
+            "into", f"{detail} that name: give the entity's id (shown on its page)."
+        )
+    return found[0]
