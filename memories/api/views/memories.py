@@ -1,0 +1,209 @@
+"""A memory: written alone or in bulk, read, listed, given feedback, forgotten, erased, linked."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories import services
+from memories.presenters import (
+    bulk_results_to_dict,
+    erasure_to_dict,
+    memory_detail,
+    memory_to_dict,
+    stored_link_to_dict,
+)
+from memories.reading import read_as
+from memories.selectors import memory_get, visible_scope_ids
+from memories.selectors.memories import LIST_ORDERINGS, memory_list
+from memories.selectors.relations import (
+    attach_references,
+)
+from memories.serializers import (
+    LIST_LIMIT_MAX,
+    EraseInput,
+    FeedbackInput,
+    ForgetInput,
+    LinkAddInput,
+    LinkRemoveInput,
+    MemoryListInput,
+    RememberInput,
+    StrictSerializer,
+    parse,
+    parse_bulk,
+    query_values,
+)
+from memories.signals import bulk_imported
+
+
+class MemoryCursor(CursorPagination):
+    """DRF's cursor pagination over ``memory_list``: the order is the request's (``ordering``),
+    the page size ``limit``."""
+
+    page_size = 20
+    page_size_query_param = "limit"
+    max_page_size = LIST_LIMIT_MAX
+
+    def get_ordering(self, request, queryset, view) -> tuple[str, ...]:
+        return LIST_ORDERINGS[request.query_params.get("ordering") or "newest"]
+
+
+class MemoryCreateApi(APIView):
+    @extend_schema(
+        parameters=[MemoryListInput],
+        operation_id="memories_list",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Browse memories: the search's filters without a query, newest or most "
+        "significant first, a cursor page at a time",
+        description="The answer is DRF's cursor page: results, and next / previous links "
+        "(null at an end). Forgotten and merged memories are never listed; without as_of or "
+        "currently_valid, the memories valid now.",
+    )
+    def get(self, request: Request) -> Response:
+        values = parse(MemoryListInput, query_values(request.query_params), from_text=True)
+        agent = request.user
+        paginator = MemoryCursor()
+
+        def listed() -> list[dict]:
+            memories = memory_list(
+                workspace_id=agent.workspace_id,
+                scope_ids=visible_scope_ids(agent),
+                values=values,
+                now=timezone.now(),
+            )
+            page = paginator.paginate_queryset(memories, request, view=self)
+            attach_references(page)
+            return [memory_to_dict(m) for m in page]
+
+        return paginator.get_paginated_response(read_as(agent, listed))
+
+    @extend_schema(
+        request=RememberInput,
+        responses={201: OpenApiTypes.OBJECT},
+        summary="Remember: store a memory",
+    )
+    def post(self, request: Request) -> Response:
+        result = services.memory_remember(agent=request.user, **parse(RememberInput, request.data))
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(memory_detail(result.memory, request.user), status=code)
+
+
+class BulkRememberInput(StrictSerializer):
+    """The bulk body as the schema shows it (``parse_bulk`` reads it)."""
+
+    memories = serializers.ListField(
+        child=RememberInput(), min_length=1, max_length=settings.MM_BULK_MAX_ITEMS
+    )
+
+
+class MemoryBulkApi(APIView):
+    @extend_schema(
+        request=BulkRememberInput,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        summary="Remember many: all validated first, stored once each, scored",
+        description='Body `{"memories": [...]}`, each item the remember arguments, at most '
+        "MM_BULK_MAX_ITEMS. One bad item refuses the batch (400 naming `memories[i].field`). "
+        "Items already stored (same idempotency_key, or same scope, source and text) come back "
+        "as `existing`; 201 when at least one was stored.",
+    )
+    def post(self, request: Request) -> Response:
+        results = services.memory_remember_bulk(agent=request.user, items=parse_bulk(request.data))
+        data = bulk_results_to_dict(results)
+        if data["stored"]:
+            bulk_imported.send(
+                sender=type(self), workspace_id=request.user.workspace_id, stored=data["stored"]
+            )
+        return Response(
+            data, status=status.HTTP_201_CREATED if data["stored"] else status.HTTP_200_OK
+        )
+
+
+class MemoryDetailApi(APIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT}, summary="A memory with its scores and provenance"
+    )
+    def get(self, request: Request, mem_id: str) -> Response:
+        memory = memory_get(agent=request.user, mem_id=mem_id)
+        return Response(memory_detail(memory, request.user))
+
+
+class MemoryFeedbackApi(APIView):
+    @extend_schema(
+        request=FeedbackInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Feedback: important, demote, pin or unpin, with a reason",
+    )
+    def post(self, request: Request, mem_id: str) -> Response:
+        memory = services.memory_feedback(
+            agent=request.user, mem_id=mem_id, **parse(FeedbackInput, request.data)
+        )
+        return Response(memory_detail(memory, request.user))
+
+
+class MemoryForgetApi(APIView):
+    @extend_schema(
+        request=ForgetInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Forget (soft delete) a memory, with a reason",
+    )
+    def post(self, request: Request, mem_id: str) -> Response:
+        memory = services.memory_forget(
+            agent=request.user, mem_id=mem_id, **parse(ForgetInput, request.data)
+        )
+        return Response(memory_detail(memory, request.user))
+
+
+class MemoryEraseApi(APIView):
+    @extend_schema(
+        request=EraseInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Erase a memory for good, with a reason",
+        description="Its text, vectors, metadata, links, history and every copy of its words "
+        "(the episodes of the memories after it, entities only it named, threads) are removed; "
+        "a tombstone in the workspace's provenance says which memory, who, when and why. "
+        "forget is the soft delete.",
+    )
+    def post(self, request: Request, mem_id: str) -> Response:
+        erasure = services.memory_erase(
+            agent=request.user, mem_id=mem_id, **parse(EraseInput, request.data)
+        )
+        return Response(erasure_to_dict(erasure))
+
+
+class MemoryLinksApi(APIView):
+    @extend_schema(
+        request=LinkAddInput,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        summary="Link a memory to another memory or to an entity",
+        description="201 with the new link; 200 with the link already there. A memory or an "
+        "entity you cannot see is a 404, as one that does not exist.",
+    )
+    def post(self, request: Request, mem_id: str) -> Response:
+        result = services.link_add(
+            agent=request.user, mem_id=mem_id, **parse(LinkAddInput, request.data)
+        )
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(stored_link_to_dict(result.link), status=code)
+
+
+class MemoryLinkRemoveApi(APIView):
+    @extend_schema(
+        request=LinkRemoveInput,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Remove one of a memory's links, with a reason (kept in its history)",
+    )
+    def post(self, request: Request, mem_id: str, link_id: str) -> Response:
+        link = services.link_remove(
+            agent=request.user,
+            mem_id=mem_id,
+            link_id=link_id,
+            **parse(LinkRemoveInput, request.data),
+        )
+        return Response(stored_link_to_dict(link))

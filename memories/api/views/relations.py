@@ -1,0 +1,186 @@
+"""What memories connect to and disagree on: entities, sources, divergences."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories import services
+from memories.api.views.common import page_of
+from memories.errors import NotFound
+from memories.presenters import (
+    divergence_to_dict,
+    entity_to_dict,
+    memory_to_dict,
+    source_detail_to_dict,
+    source_to_dict,
+)
+from memories.selectors import visible_scope_ids
+from memories.selectors.divergences import divergence_get, divergences_visible
+from memories.selectors.first_seen import first_seen
+from memories.selectors.relations import (
+    entity_get,
+    entity_list,
+    entity_memories,
+)
+from memories.selectors.sources import source_detail, source_events, source_list, source_records
+from memories.serializers import (
+    SOURCE_KINDS_LISTED,
+    DivergenceListInput,
+    EntityDeclareInput,
+    EntityListInput,
+    PageInput,
+    SourceListInput,
+    parse,
+    query_values,
+)
+from memories.services.divergence import require_divergence
+
+
+class DivergencesApi(APIView):
+    @extend_schema(
+        parameters=[DivergenceListInput],
+        operation_id="divergences_list",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Memories by different writers that disagree (MM_DIVERGENCE), newest first",
+        description="Each with both memories, its score, the detector that decided, its evidence "
+        "and its state (open, resolved, dismissed). Only divergences between two memories you "
+        "may see. 403 while MM_DIVERGENCE is off.",
+    )
+    def get(self, request: Request) -> Response:
+        require_divergence()
+        values = parse(DivergenceListInput, query_values(request.query_params), from_text=True)
+        rows, page = page_of(
+            divergences_visible(agent=request.user, status=values.get("status") or None), values
+        )
+        return Response({**page, "results": [divergence_to_dict(d) for d in rows]})
+
+
+class DivergenceDetailApi(APIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        summary="One divergence (MM_DIVERGENCE)",
+        description="One with a memory you cannot see is a 404, as one that does not exist.",
+    )
+    def get(self, request: Request, divergence_id: str) -> Response:
+        require_divergence()
+        return Response(
+            divergence_to_dict(divergence_get(divergence_id=divergence_id, agent=request.user))
+        )
+
+
+class SourcesApi(APIView):
+    @extend_schema(
+        parameters=[SourceListInput],
+        operation_id="sources_list",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Sources and their records: how often their memories were found right",
+        description="Writers (a memory's source) and the entities claims are attributed to, "
+        "each with its memories you see, how many were found right (marked important, a "
+        "divergence resolved for them) and wrong (demoted, superseded by another source, a "
+        "divergence resolved against them), and its estimate shrunk toward the workspace's "
+        "prior (``prior``). Most judged first.",
+    )
+    def get(self, request: Request) -> Response:
+        values = parse(SourceListInput, query_values(request.query_params), from_text=True)
+        agent = request.user
+        records = source_records(agent.workspace_id, visible_scope_ids(agent))
+        found, page = page_of(
+            source_list(records, kind=values.get("kind", ""), query=values.get("query", "")),
+            values,
+        )
+        return Response(
+            {
+                **page,
+                "prior": round(records.prior, 6),
+                "prior_strength": records.strength,
+                "results": [source_to_dict(r) for r in found],
+            }
+        )
+
+
+class SourceDetailApi(APIView):
+    @extend_schema(
+        operation_id="sources_detail",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="One source's record, its records on topics, and the events behind it",
+        description="kind: writer (key: the writer's name) or entity (key: its entity_id). A "
+        "source none of whose memories you see is a 404, as one that does not exist.",
+    )
+    def get(self, request: Request, kind: str, key: str) -> Response:
+        if kind not in SOURCE_KINDS_LISTED:
+            raise NotFound(f"no source kind {kind!r} (writer or entity).")
+        agent = request.user
+        scope_ids = visible_scope_ids(agent)
+        records = source_records(agent.workspace_id, scope_ids)
+        record = source_detail(records, kind=kind, key=key)
+        events = source_events(agent.workspace_id, scope_ids, kind=kind, key=key)
+        return Response(source_detail_to_dict(record, events))
+
+
+class EntitiesApi(APIView):
+    @extend_schema(
+        parameters=[EntityListInput],
+        operation_id="entities_list",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="The workspace's entities you may know of, most mentioned first",
+    )
+    def get(self, request: Request) -> Response:
+        values = parse(EntityListInput, query_values(request.query_params), from_text=True)
+        agent = request.user
+        entities, page = page_of(
+            entity_list(
+                workspace_id=agent.workspace_id,
+                scope_ids=visible_scope_ids(agent),
+                query=values.get("query", ""),
+                kind=values.get("type", ""),
+            ),
+            values,
+        )
+        seen = first_seen(entities, visible_scope_ids(agent))
+        return Response(
+            {**page, "results": [entity_to_dict(e, e.mentions, seen) for e in entities]}
+        )
+
+    @extend_schema(
+        request=EntityDeclareInput,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        summary="Declare an entity in the workspace's gazetteer",
+        description="Its name and aliases are then found in every text written. 201 for a new "
+        "entity, 200 for one already known (now declared, with these aliases too).",
+    )
+    def post(self, request: Request) -> Response:
+        agent = request.user
+        result = services.entity_declare(
+            workspace_id=agent.workspace_id, agent=agent, **parse(EntityDeclareInput, request.data)
+        )
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        seen = first_seen([result.entity], visible_scope_ids(agent))
+        return Response(entity_to_dict(result.entity, seen=seen), status=code)
+
+
+class EntityDetailApi(APIView):
+    @extend_schema(
+        parameters=[PageInput],
+        responses={200: OpenApiTypes.OBJECT},
+        summary="An entity and the memories that mention it, newest first",
+    )
+    def get(self, request: Request, entity_id: str) -> Response:
+        values = parse(PageInput, query_values(request.query_params), from_text=True)
+        agent = request.user
+        scope_ids = visible_scope_ids(agent)
+        entity = entity_get(
+            workspace_id=agent.workspace_id, entity_id=entity_id, scope_ids=scope_ids
+        )
+        memories, page = page_of(entity_memories(entity, scope_ids), values)
+        return Response(
+            {
+                "entity": entity_to_dict(entity, seen=first_seen([entity], scope_ids)),
+                **page,
+                "memories": [memory_to_dict(m) for m in memories],
+            }
+        )
