@@ -1,8 +1,9 @@
 """``meaning-memory <command>``: the same commands as ``python manage.py <command>``.
 
 When the embedded PostgreSQL cannot start or one of its processes dies under a command, the
-command ends with one message that says why (``meaning_memory.embedded.failure_message``), not
-with a traceback through Django's internals.
+command ends with one message that says why
+(``meaning_memory.embedded_failures.failure_message``), not with a traceback through Django's
+internals.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
             logging.getLogger("django-q").setLevel(logging.WARNING)
         execute_from_command_line(argv)
     except Exception as exc:
-        from meaning_memory.embedded import failure_message
+        from meaning_memory.embedded_failures import failure_message
 
         message = failure_message(exc) or _not_migrated(exc)
         if message is None:

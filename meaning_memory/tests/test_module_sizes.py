@@ -17,7 +17,6 @@ STILL_TO_SPLIT = {
     "readiness/checks.py": 972,
     "memories/models.py": 939,
     "memories/services/relations.py": 820,
-    "meaning_memory/embedded.py": 597,
     "readiness/registry.py": 569,
     "memories/selectors/relations.py": 515,
     "memories/services/remember.py": 503,
