@@ -15,7 +15,6 @@ LIMIT = 450
 #: Modules over the limit still to split, and their size then: none may grow.
 STILL_TO_SPLIT = {
     "readiness/checks.py": 972,
-    "memories/models.py": 939,
     "memories/services/relations.py": 820,
     "readiness/registry.py": 569,
     "memories/selectors/relations.py": 515,

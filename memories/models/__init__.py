@@ -1,0 +1,57 @@
+"""The engine's data, one module an aggregate; every name is importable from here."""
+
+from memories.models.base import (
+    DEFAULT_SIGNIFICANCE,
+    EMBEDDING_DIMENSIONS,
+    EPISODE_WEIGHT,
+    HNSW_EF_CONSTRUCTION,
+    HNSW_M,
+    OWN_WEIGHT,
+    STARE_DIMENSIONS,
+    TEXT_SEARCH_CONFIG,
+    new_mem_id,
+    new_public_id,
+)
+from memories.models.divergence import Divergence, DivergenceScan
+from memories.models.history import ProvenanceEvent
+from memories.models.memory import Memory
+from memories.models.relations import Entity, Link, MemoryDegree
+from memories.models.sources import SourceRecord
+from memories.models.tenancy import (
+    CURATING_ROLES,
+    Agent,
+    LoginThrottle,
+    Membership,
+    Scope,
+    Workspace,
+)
+from memories.models.threads import Thread, ThreadMember
+
+__all__ = [
+    "Agent",
+    "CURATING_ROLES",
+    "DEFAULT_SIGNIFICANCE",
+    "Divergence",
+    "DivergenceScan",
+    "EMBEDDING_DIMENSIONS",
+    "EPISODE_WEIGHT",
+    "Entity",
+    "HNSW_EF_CONSTRUCTION",
+    "HNSW_M",
+    "Link",
+    "LoginThrottle",
+    "Membership",
+    "Memory",
+    "MemoryDegree",
+    "OWN_WEIGHT",
+    "ProvenanceEvent",
+    "STARE_DIMENSIONS",
+    "Scope",
+    "SourceRecord",
+    "TEXT_SEARCH_CONFIG",
+    "Thread",
+    "ThreadMember",
+    "Workspace",
+    "new_mem_id",
+    "new_public_id",
+]
