@@ -267,8 +267,8 @@ NOT_A_MEMBERS_CHANGE = {
 
 def _public_services_taking_a_member() -> set[str]:
     modules = [
-        importlib.import_module(f"memories.services.{info.name}")
-        for info in pkgutil.iter_modules(services_package.__path__)
+        importlib.import_module(info.name)
+        for info in pkgutil.walk_packages(services_package.__path__, "memories.services.")
     ]
     modules += [importlib.import_module("consolidation.services")]
     found = set()

@@ -1,0 +1,52 @@
+"""What a text names: the workspace gazetteer's finds and the offline model's names that no
+find overlaps (the gazetteer wins)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from memories import rules
+from memories.extraction import Span, extract
+from memories.gazetteer import Found, Gazetteer
+from memories.models import Entity
+
+
+@dataclass
+class Recognised:
+    """What one text names: the gazetteer's finds, and the model's names that no find
+    overlaps."""
+
+    finds: list[Found] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    extracted: bool = False
+
+
+def workspace_gazetteer(workspace_id: int) -> Gazetteer:
+    rows = Entity.objects.filter(
+        workspace_id=workspace_id, declared=True, merged_into__isnull=True
+    ).values_list("pk", "keys")
+    return Gazetteer(
+        ((key, pk) for pk, keys in rows for key in keys), settings.MM_ENTITY_MATCH_SCORE
+    )
+
+
+def recognise(workspace_id: int, texts: Sequence[str]) -> list[Recognised]:
+    """The gazetteer's finds and the model's names in each text (CPU work: call it outside a
+    transaction)."""
+    gazetteer = workspace_gazetteer(workspace_id)
+    spans = extract(list(texts))
+    found = []
+    for text, names in zip(texts, spans, strict=True):
+        finds = gazetteer.find(text)
+        taken = [(f.start, f.end) for f in finds]
+        kept = [
+            s
+            for s in names
+            if not any(s.start < end and start < s.end for start, end in taken)
+            and len(s.text) <= rules.ENTITY_NAME_MAX  # a longer "name" is the model's mistake
+        ]
+        found.append(Recognised(finds, kept, extracted=settings.MM_ENTITY_EXTRACTION))
+    return found

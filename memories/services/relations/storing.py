@@ -1,0 +1,128 @@
+"""A write's relations stored in its transaction: the entities it names resolved or created,
+one link per (memory, other end, type), and its memories marked as extracted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memories.extraction import MODEL_NAME
+from memories.models import Agent, Entity, Link, Memory
+from memories.services.relations.given import EntityRef, LinkRef
+from memories.services.relations.recognition import Recognised
+from memories.services.relations.resolution import EntityResolver, Resolved, _Request
+
+#: What ``Memory.relations_version`` says once a memory's entities were extracted.
+RELATIONS_VERSION = 1
+
+
+@dataclass
+class WrittenRelations:
+    """One memory's relations as its write gives them."""
+
+    memory: Memory
+    entities: list[EntityRef]
+    links: list[LinkRef]
+    recognised: Recognised
+
+
+def store_relations(
+    items: Sequence[WrittenRelations], *, agent: Agent | None = None, user: Any = None
+) -> int:
+    """The entities and links of newly written memories (inside the write's transaction):
+    entities resolved or created, one link per (memory, other end, type), the first source
+    winning (writer, gazetteer, model). Returns how many links were stored."""
+    if not items:
+        return 0
+    workspace_id = items[0].memory.workspace_id
+    requests: list[_Request] = []
+    for item in items:
+        requests += [_Request(e.name, e.kind, Entity.Origin.WRITER, False) for e in item.entities]
+        requests += [
+            _Request(s.text, s.entity_type, Entity.Origin.EXTRACTION, True)
+            for s in item.recognised.spans
+        ]
+    resolved = iter(EntityResolver(workspace_id, agent=agent, user=user).resolve(requests))
+    rows: list[Link] = []
+    writer = Link.Origin.MEMBER if user is not None else Link.Origin.WRITER
+    for item in items:
+        memory = item.memory
+        made = {"workspace_id": workspace_id, "source": memory}
+        by_writer = {**made, "agent": agent, "user": user}  # the gazetteer and the model: by no one
+        for ref in item.entities:
+            found = next(resolved)
+            rows.append(
+                Link(
+                    **by_writer,
+                    target_entity_id=found.entity_id,
+                    kind="mentions",
+                    origin=writer,
+                    evidence={"given": ref.name, "type": ref.kind, **_how(found)},
+                )
+            )
+        for find in item.recognised.finds:
+            rows.append(
+                Link(
+                    **made,
+                    target_entity_id=find.entity,
+                    kind="mentions",
+                    origin=Link.Origin.GAZETTEER,
+                    evidence={
+                        "rule": "gazetteer",
+                        "alias": find.alias,
+                        "text": find.text,
+                        "span": [find.start, find.end],
+                        "score": round(find.score, 1),
+                    },
+                )
+            )
+        for span in item.recognised.spans:
+            found = next(resolved)
+            rows.append(
+                Link(
+                    **made,
+                    target_entity_id=found.entity_id,
+                    kind="mentions",
+                    origin=Link.Origin.EXTRACTION,
+                    evidence={
+                        "model": MODEL_NAME,
+                        "label": span.label,
+                        "text": span.text,
+                        "span": [span.start, span.end],
+                        **_how(found),
+                    },
+                )
+            )
+        for ref in item.links:
+            rows.append(
+                Link(
+                    **by_writer,
+                    target_memory=ref.target,
+                    kind=ref.kind,
+                    weight=ref.weight,
+                    origin=writer,
+                    evidence={"given": True},
+                )
+            )
+    unique: dict[tuple, Link] = {}
+    for row in rows:
+        end = ("m", row.target_memory.pk) if row.target_memory else ("e", row.target_entity_id)
+        unique.setdefault((row.source.pk, end, row.kind), row)
+    Link.objects.bulk_create(list(unique.values()), ignore_conflicts=True, batch_size=1_000)
+    # A new memory is inserted with its version already (``PreparedMemory.build``); an older
+    # one, linked now, is marked here.
+    extracted = [
+        item.memory.pk
+        for item in items
+        if item.recognised.extracted and item.memory.relations_version != RELATIONS_VERSION
+    ]
+    if extracted:
+        Memory.objects.filter(pk__in=extracted).update(relations_version=RELATIONS_VERSION)
+    return len(unique)
+
+
+def _how(found: Resolved) -> dict[str, Any]:
+    if found.how == "new":
+        return {"resolved": "new entity"}
+    return {"resolved": found.how, "matched": found.matched, "score": round(found.score, 1)}
