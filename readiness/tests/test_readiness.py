@@ -74,12 +74,13 @@ def test_the_links_check_fails_when_a_filter_lets_through_what_it_should_not(db,
 def test_the_divergence_check_fails_when_a_reader_sees_what_it_should_not(db, monkeypatch):
     evaluation_data(*LOCOMO)
     from readiness import checks
+    from readiness.checks import synthetic
 
     assert checks._sandboxed(checks.divergence_as_documented)[0] == 1.0
     # Divergences listed for every reader of the workspace, whatever they may see.
-    original = checks.divergences_visible
+    original = synthetic.divergences_visible
     monkeypatch.setattr(
-        checks,
+        synthetic,
         "divergences_visible",
         lambda agent: original(workspace=agent.workspace),
     )
@@ -192,9 +193,9 @@ def test_the_scorer_is_measured_on_any_conversation_it_was_not_fitted_on(db, tmp
     under another name is recognised by what it says and left out."""
     import hashlib
 
-    from readiness import checks
+    from readiness.checks import runner
 
-    monkeypatch.setattr(checks, "SYNTHETIC", {})  # the gated checks alone
+    monkeypatch.setattr(runner, "SYNTHETIC", {})  # the gated checks alone
     path = _locomo_part(
         tmp_path / "elsewhere.json", [("conv-43", 3, "elsewhere-1"), ("conv-26", 3, "elsewhere-2")]
     )
@@ -242,9 +243,9 @@ def test_the_scorer_is_measured_on_any_conversation_it_was_not_fitted_on(db, tmp
 
 
 def test_a_file_of_another_shape_runs_no_check(db, tmp_path, monkeypatch):
-    from readiness import checks
+    from readiness.checks import runner
 
-    monkeypatch.setattr(checks, "SYNTHETIC", {})
+    monkeypatch.setattr(runner, "SYNTHETIC", {})
     path = tmp_path / "other.json"
     path.write_text(json.dumps([{"sample_id": "x", "turns": []}]))
     out = StringIO()
@@ -401,9 +402,10 @@ def test_every_interface_prints_the_same_table_and_json_keeps_plain_values(db, a
 
 def test_the_full_report_lists_each_open_check_with_what_it_blocks(db, monkeypatch):
     from readiness import checks
+    from readiness.checks import runner
     from readiness.report import full_text
 
-    monkeypatch.setattr(checks, "SYNTHETIC", {})
+    monkeypatch.setattr(runner, "SYNTHETIC", {})
     checks.run_checks()
     cap, synthetic = check("S/core", "s.core.significance_orders")
     record(cap, synthetic, 1.0)
@@ -619,7 +621,7 @@ def test_the_asymmetry_check_fails_when_feedback_does_not_move_the_records(db, m
             source.estimate = found.prior
         return found
 
-    monkeypatch.setattr("readiness.checks.source_records", ignoring)
+    monkeypatch.setattr("readiness.checks.synthetic.source_records", ignoring)
     assert _sandboxed(asymmetry_as_documented)[0] < 1.0
 
 

@@ -1,0 +1,134 @@
+"""``run_checks``: every check that can run here, each result recorded under one evaluation
+run, with the checks that could not run and why."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.utils import timezone
+
+from readiness.checks.conversations import locomo_checks
+from readiness.checks.gated import NotMeasurable, liar_checks, pairs_checks
+from readiness.checks.sandbox import Result, _sandboxed
+from readiness.checks.synthetic import SYNTHETIC
+from readiness.evidence import engine_version, record
+from readiness.models import EvaluationRun
+from readiness.registry import Capability, Check, all_checks
+
+#: What each kind of outside data is and the options that give it.
+NEEDS = {
+    "locomo": "--locomo FILE (LoCoMo-shaped conversations)",
+    "pairs": "--pairs FILE (labelled contradiction pairs, ProSeCCo's shape)",
+    "liar": "--liar-train FILE --liar-eval FILE (LIAR-shaped fact-checked statements)",
+}
+
+
+def _failed(exc: Exception, needs: str) -> dict[str, Result]:
+    """Every gated check on that data, failed to run with this error."""
+    error = {"error": f"{type(exc).__name__}: {exc}"}
+    return {c.id: (None, error) for _, c in all_checks() if c.needs == needs}
+
+
+def describe(path: Path) -> dict[str, Any]:
+    """A data file as its runs record it: name, sha256 and size in bytes."""
+    data = path.read_bytes()
+    return {"file": path.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def _record_gated(
+    data: dict[str, Any],
+    results: dict[str, Result],
+    say: Callable[[str], None],
+    more: dict[str, Any],
+    what: str,
+    run: EvaluationRun,
+) -> list[Any]:
+    """Record each gated result with its dataset's name, sha256 and size (and ``more`` in
+    its detail)."""
+    by_id = {check.id: (c, check) for c, check in all_checks()}
+    recorded = []
+    for check_id, (value, detail) in results.items():
+        capability, check = by_id[check_id]
+        recorded.append(
+            record(
+                capability,
+                check,
+                value,
+                dataset=data["file"],
+                dataset_sha256=data["sha256"],
+                dataset_bytes=data["bytes"],
+                detail={**detail, **more},
+                run=run,
+            )
+        )
+        shown = value if value is None else round(value, 3)
+        say(f"{check_id}: {shown} (threshold {check.threshold}, {what})")
+    return recorded
+
+
+def run_checks(
+    locomo: Path | None = None,
+    conversations: int | None = None,
+    say: Callable[[str], None] = lambda line: None,
+    pairs: Path | None = None,
+    liar: tuple[Path, Path] | None = None,
+) -> list[Any]:
+    """Run every check that can run (synthetic always; gated ones with their data: ``locomo``,
+    ``pairs``, ``liar`` as training and measured statements) and record each result under one
+    evaluation run, with the checks that could not run and why. Returns the evidence rows."""
+    run = EvaluationRun.objects.create(engine_version=engine_version())
+    recorded = []
+    not_run: dict[str, str] = {}
+    by_id: dict[str, tuple[Capability, Check]] = {check.id: (c, check) for c, check in all_checks()}
+    for check_id, synthetic in SYNTHETIC.items():
+        try:
+            value, detail = _sandboxed(synthetic)
+        except Exception as exc:  # a check that cannot run has failed: recorded as such
+            value, detail = None, {"error": f"{type(exc).__name__}: {exc}"}
+        capability, check = by_id[check_id]
+        recorded.append(
+            record(capability, check, value, dataset="synthetic", detail=detail, run=run)
+        )
+        shown = value if value is None else round(value, 3)
+        say(f"{check_id}: {shown} (threshold {check.threshold})")
+    given: dict[str, tuple[dict[str, Any], Callable[[], dict[str, Result]], str]] = {}
+    if locomo is not None:
+        given["locomo"] = (
+            describe(locomo),
+            lambda: locomo_checks(locomo, conversations),
+            "{conversations} conversations",
+        )
+    if pairs is not None:
+        given["pairs"] = (describe(pairs), lambda: pairs_checks(pairs), "pairs file")
+    if liar is not None:
+        train, measured = liar
+        given["liar"] = (
+            {**describe(measured), "train": describe(train)},
+            lambda: liar_checks(train, measured),
+            "statements file",
+        )
+    for needs, (data, measure, what) in given.items():
+        try:
+            results = measure()
+        except NotMeasurable as exc:
+            results = {c.id: None for _, c in all_checks() if c.needs == needs}
+            results = {"_not_run": (None, dict.fromkeys(results, str(exc)))}
+        except Exception as exc:  # the checks failed to run: recorded as failed
+            results = _failed(exc, needs)
+        count = results.pop("_conversations", (0, {}))[0]
+        not_run |= results.pop("_not_run", (None, {}))[1]
+        more = {"conversations": count} if needs == "locomo" else {}
+        recorded += _record_gated(data, results, say, more, what.format(conversations=count), run)
+    for _, check in all_checks():
+        if check.kind == "gated-eval" and check.needs not in given:
+            not_run[check.id] = f"needs {NEEDS[check.needs]}"
+    for check_id, why in not_run.items():
+        say(f"{check_id}: not run: {why}")
+    run.datasets = {needs: data for needs, (data, _, _) in given.items()}
+    run.not_run = not_run
+    run.finished_at = timezone.now()
+    run.save(update_fields=["datasets", "not_run", "finished_at"])
+    return recorded

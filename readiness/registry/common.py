@@ -1,0 +1,51 @@
+"""What many capabilities depend on: the search's settings, and the modules of the checks,
+the search and the writes (their hash is part of each capability's code version)."""
+
+from __future__ import annotations
+
+SEARCH_SETTINGS = (
+    "MM_SEARCH_KEYWORD_WEIGHT",
+    "MM_SEARCH_GATE_RATIO",
+    "MM_SEARCH_GATE_K",
+    "MM_SEARCH_CANDIDATES",
+    "MM_SEARCH_EPISODE_WEIGHT",
+    "MM_SEARCH_EPISODE_VECTOR_WEIGHT",
+    "MM_SEARCH_NEIGHBOUR_WEIGHT",
+    "MM_EPISODE_WINDOW",
+    "MM_EMBEDDER",
+    "MM_EMBEDDER_MODEL",
+    "MM_EMBEDDER_URL",
+    "MM_HNSW_EF_SEARCH",
+    "MM_SEARCH_KEYWORD_SCAN_MAX",
+)
+#: What every check depends on besides a capability's own modules: how checks measure, and
+#: the embedder.
+CHECK_MODULES = (
+    "readiness/checks/__init__.py",
+    "readiness/checks/sandbox.py",
+    "readiness/checks/synthetic.py",
+    "readiness/checks/stories.py",
+    "readiness/checks/gated.py",
+    "readiness/checks/conversations.py",
+    "readiness/checks/runner.py",
+    "readiness/locomo.py",
+    "readiness/metrics.py",
+    "memories/embeddings.py",
+)
+#: The search: its filters, the ranking statement, its words and statistics, its hits.
+SEARCH_MODULES = (
+    "memories/search/filters.py",
+    "memories/search/ranking.py",
+    "memories/search/words.py",
+    "memories/search/statistics.py",
+    "memories/search/hydration.py",
+    "memories/validity.py",
+)
+#: The writes that store what search and compile read.
+WRITE_MODULES = (
+    "memories/services/remember.py",
+    "memories/services/bulk.py",
+    "memories/services/episodes.py",
+    "memories/services/supersede.py",
+    "memories/services/feedback.py",
+)

@@ -1,0 +1,80 @@
+"""S core and T core: significance in the ranking, and validity in search and compile."""
+
+from __future__ import annotations
+
+from readiness.registry.common import CHECK_MODULES, SEARCH_MODULES, SEARCH_SETTINGS, WRITE_MODULES
+from readiness.registry.declarations import Capability, Check, declared
+
+
+def _always() -> str:
+    return "customer-default"
+
+
+LOCOMO_RECALL = 0.70
+
+
+CORE: tuple[Capability, ...] = (
+    Capability(
+        dim="S",
+        name="core",
+        implementation=declared("memories.search", "S/core"),
+        summary="significance ranks relevant memories and decides the compiled file",
+        modules=(
+            *SEARCH_MODULES,
+            "memories/compile/selection.py",
+            *WRITE_MODULES,
+            *CHECK_MODULES,
+        ),
+        settings=(*SEARCH_SETTINGS, "MM_S1_HALF_LIFE_DAYS", "MM_DECAY_PRESET"),
+        deployment=_always,
+        checks=(
+            Check(
+                "s.core.significance_orders",
+                "synthetic",
+                "share of trials where the more significant of two equally relevant memories "
+                "ranks first",
+                1.0,
+                "S core beyond synthetic evidence",
+            ),
+            Check(
+                "s.core.locomo_recall",
+                "gated-eval",
+                "LoCoMo recall@10, categories 1-5",
+                LOCOMO_RECALL,
+                "S core as gated-eval (the ranking's relevance on outside data)",
+                needs="locomo",
+            ),
+        ),
+    ),
+    Capability(
+        dim="T",
+        name="core",
+        implementation=declared("memories.search", "T/core"),
+        summary="validity windows, as_of, supersession; expired memories never compiled",
+        modules=(
+            *SEARCH_MODULES,
+            *WRITE_MODULES,
+            "memories/compile/selection.py",
+            *CHECK_MODULES,
+        ),
+        settings=SEARCH_SETTINGS,
+        deployment=_always,
+        checks=(
+            Check(
+                "t.core.as_of",
+                "synthetic",
+                "share of as_of searches that find the memory valid then and not its successor",
+                1.0,
+                "T core beyond synthetic evidence",
+            ),
+            Check(
+                "t.core.locomo_temporal_recall",
+                "gated-eval",
+                "LoCoMo recall@10, temporal questions (category 2)",
+                LOCOMO_RECALL,
+                "T core as gated-eval",
+                needs="locomo",
+            ),
+        ),
+    ),
+)
