@@ -72,7 +72,7 @@ def texts(rng: np.random.Generator, count: int, start: int) -> list[tuple[int, s
 
 
 def write(agents: list[Any], rows: list[tuple[int, str, str, int]]) -> float:
-    from memories.services import memory_remember_bulk
+    from memories.operations import memory_remember_bulk
 
     started = time.perf_counter()
     for first in range(0, len(rows), 1000):

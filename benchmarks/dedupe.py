@@ -91,7 +91,8 @@ def edited(text: str, kind: int) -> str:
 
 def load(conversation: Conversation, slug: str, copies: list[tuple[str, bool]]) -> Any:
     """A workspace ``slug`` with one memory per turn for each (source, edited) copy."""
-    from memories.services import agent_create, memory_remember_bulk
+    from memories.operations import memory_remember_bulk
+    from memories.services import agent_create
 
     agent, _ = agent_create(workspace_slug=slug, name="reader")
     for source, edit in copies:

@@ -170,7 +170,8 @@ def workspace_case(size: int) -> dict[str, Any]:
     from django.test.utils import override_settings
 
     from memories.models import Divergence, Memory
-    from memories.services import agent_create, memory_remember_bulk
+    from memories.operations import memory_remember_bulk
+    from memories.services import agent_create
     from memories.services.divergence import divergence_run
 
     slug = f"divergence-{size}"

@@ -56,7 +56,7 @@ def measure(size: int, turns: list[str]) -> dict[str, Any]:
     from django.conf import settings
 
     from memories.embeddings import get_embedder
-    from memories.services import memory_remember_bulk
+    from memories.operations import memory_remember_bulk
 
     texts = texts_for(size, turns)
     started = time.perf_counter()

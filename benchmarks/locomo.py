@@ -86,7 +86,8 @@ def load(conversations: list[Conversation], speaker_in_text: bool) -> dict[str, 
     """Empty the memory tables, then write every turn through ``memory_remember``."""
     from django.db import connection
 
-    from memories.services import agent_create, memory_remember
+    from memories.operations import memory_remember
+    from memories.services import agent_create
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE memories_workspace, memories_memory CASCADE")
@@ -249,7 +250,7 @@ def main() -> None:
     from django.test.utils import override_settings
 
     from memories.embeddings import get_embedder
-    from memories.search import memory_search
+    from memories.operations import memory_search
 
     seconds: dict[str, float] = {}
     started = time.perf_counter()

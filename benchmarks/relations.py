@@ -174,7 +174,7 @@ def relation_counts() -> dict[str, int]:
 def search_case(args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
     from django.db import connection
 
-    from memories.search import memory_search
+    from memories.operations import memory_search
 
     rng = np.random.default_rng([args.seed, args.size])
     agents = loaded_agents(args.size, 1) if args.reuse else []

@@ -62,7 +62,7 @@ def main() -> None:
 
     from consolidation.saga import saga_recall
     from memories.embeddings import get_embedder
-    from memories.search import memory_search
+    from memories.operations import memory_search
 
     started = time.perf_counter()
     agents = load(conversations)

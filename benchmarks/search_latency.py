@@ -223,7 +223,7 @@ def explain(query: Query) -> None:
     it asked for more candidates than the connection's ef_search)."""
     from django.db import connection, transaction
 
-    from memories.search import memory_search
+    from memories.operations import memory_search
 
     statements: list[tuple[str, Any]] = []
 
@@ -248,7 +248,7 @@ def breakdown(queries: list[Query]) -> None:
     and print percentiles of where its time goes."""
     from django.db import connection
 
-    from memories.search import memory_search
+    from memories.operations import memory_search
 
     def actual_ms(plan: str, node: str) -> float:
         line = next((row for row in plan.splitlines() if node in row), "")
@@ -308,7 +308,7 @@ def prewarm() -> float:
 
 
 def measure(queries: list[Query], warmup: list[Query], exact_queries: int) -> dict[str, float]:
-    from memories.search import memory_search
+    from memories.operations import memory_search
 
     def run(q: Query, vector: bool, exact: bool = False) -> tuple[float, set[int]]:
         started = time.perf_counter()

@@ -76,7 +76,7 @@ def written(count: int, ef_construction: int) -> dict[str, Any]:
     naming an entity, after an empty table: what each adds in the related tables."""
     from django.db import connection
 
-    from memories.services import memory_remember_bulk
+    from memories.operations import memory_remember_bulk
 
     agents, ddl = reset(1)
     build_indexes(ddl, ef_construction)  # the write path with every index, as served

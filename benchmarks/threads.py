@@ -59,7 +59,8 @@ def load(conversations: list[Conversation]) -> dict[str, Any]:
     its own workspace (``locomo-<sample>``); returns the agents by sample id."""
     from django.db import connection
 
-    from memories.services import agent_create, memory_remember_bulk
+    from memories.operations import memory_remember_bulk
+    from memories.services import agent_create
 
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE memories_workspace, memories_memory CASCADE")

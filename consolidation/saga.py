@@ -25,7 +25,7 @@ from consolidation.threads import own_words
 from memories.embeddings import get_embedder
 from memories.errors import Forbidden, NotFound
 from memories.models import Agent, Memory, Thread, ThreadMember
-from memories.search import memory_search
+from memories.operations import memory_search
 from memories.selectors import visible_scope_ids
 from memories.validity import valid_at_q
 

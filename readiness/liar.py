@@ -29,8 +29,9 @@ from django.db import connection
 
 from memories.asymmetry import FEATURES, features, shrunk, workspace_prior
 from memories.models import Agent, Memory
+from memories.operations import memory_remember_bulk
 from memories.selectors.sources import ENTITY, WRITER, Records, source_records
-from memories.services import memory_feedback, memory_remember_bulk
+from memories.services import memory_feedback
 from memories.services.asymmetry import Claim, asymmetry_refresh, claims_of
 from readiness.metrics import auc
 

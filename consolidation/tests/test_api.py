@@ -7,7 +7,7 @@ from django_q.models import OrmQ
 from consolidation.models import ConsolidationRun
 from consolidation.tasks import RUN, run_consolidation
 from memories.models import Memory
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 
 def test_an_agent_starts_a_run_a_worker_executes_it_and_reads_it_back(alice):

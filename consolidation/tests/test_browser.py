@@ -7,7 +7,7 @@ from consolidation.tasks import run_consolidation
 from consolidation.tests.test_threads import POTTERY, ROOF, write
 from meaning_memory.testing import make_actor
 from memories.models import Memory
-from memories.services import memory_remember
+from memories.operations import memory_remember
 from memories.tests.test_browser import browser, log_in, shot, team  # noqa: F401 (fixtures)
 
 ZEPHYR = [{"name": "Zephyr Logistics", "type": "customer"}]

@@ -9,7 +9,7 @@ from consolidation.services import consolidation_execute, consolidation_start
 from consolidation.tests.test_threads import POTTERY, story
 from consolidation.tests.test_threads import run as run_threads
 from memories.models import Memory, Thread
-from memories.services import memory_remember
+from memories.operations import memory_remember
 from memories.tests.test_dashboard import member
 
 LINE = "Dana prefers invoices by email."

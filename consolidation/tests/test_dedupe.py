@@ -13,8 +13,7 @@ from consolidation.models import ConsolidationRun, PhaseWatermark
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Conflict, ValidationFailed
 from memories.models import Link, Memory, ProvenanceEvent
-from memories.search import memory_search
-from memories.services import memory_remember, memory_remember_bulk
+from memories.operations import memory_remember, memory_remember_bulk, memory_search
 
 LINES = [
     "Zephyr renews its support contract every March.",

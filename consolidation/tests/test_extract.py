@@ -14,7 +14,7 @@ from consolidation.models import PhaseWatermark
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Forbidden
 from memories.models import Link, Memory
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 
 class Chat(BaseHTTPRequestHandler):

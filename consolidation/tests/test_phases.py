@@ -9,7 +9,7 @@ from consolidation.services import consolidation_execute, consolidation_start
 from memories import services
 from memories.errors import Forbidden
 from memories.models import Divergence, Memory, SourceRecord
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 
 def run(workspace, phases, **options):

@@ -7,7 +7,8 @@ from consolidation.models import CompiledSnapshot
 from consolidation.services import consolidation_execute, consolidation_start
 from consolidation.snapshots import snapshot_keep
 from memories.compile import compiled_memory_file
-from memories.services import memory_erase, memory_remember
+from memories.operations import memory_remember
+from memories.services import memory_erase
 
 
 def compile_phase(workspace):

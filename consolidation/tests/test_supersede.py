@@ -9,7 +9,7 @@ from consolidation.services import consolidation_execute, consolidation_start, p
 from meaning_memory.testing import make_member
 from memories.errors import ValidationFailed
 from memories.models import Memory, ProvenanceEvent
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 ZEPHYR = [{"name": "Zephyr", "type": "organization"}]
 

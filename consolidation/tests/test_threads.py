@@ -12,7 +12,7 @@ from consolidation.phases import threads as thread_phase
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Forbidden
 from memories.models import Memory, Thread, ThreadMember
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 #: Two stories told over four sessions, between other talk.

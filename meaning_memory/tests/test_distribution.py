@@ -159,7 +159,7 @@ def unrestricted(plan: dict) -> list[str]:
 @pytest.fixture
 def workspace_data(settings):
     from memories.models import Entity
-    from memories.services import memory_remember
+    from memories.operations import memory_remember
 
     settings.MM_TRAVERSAL = True
     settings.MM_OPEN_THREADS = True
@@ -214,7 +214,7 @@ SEARCHES = [
 @pytest.mark.django_db
 def test_search_traversal_compile_and_list_read_one_workspace(workspace_data):
     from memories.compile import compiled_memory_file
-    from memories.search import memory_search
+    from memories.operations import memory_search
     from memories.selectors.memories import memory_list
     from memories.selectors.traversal import path_between, traverse_from
     from memories.selectors.visibility import visible_scope_ids

@@ -118,7 +118,7 @@ django.setup()
 import numpy
 from django.db import connection
 from memories.models import Agent, Memory
-from memories.search import memory_search
+from memories.operations import memory_search
 rows = {m.mem_id: (m.text, hashlib.sha256(numpy.asarray(m.embedding, dtype="<f4").tobytes()
         ).hexdigest()) for m in Memory.objects.all()}
 with connection.cursor() as cursor:

@@ -14,8 +14,10 @@ from django.conf import settings
 from django.utils import timezone
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from memories import services
 from memories.compile import compiled_memory_file
 from memories.models import Agent
+from memories.operations import memory_search, remember_command, remember_commands
 from memories.presenters import (
     bulk_results_to_dict,
     compiled_to_dict,
@@ -31,7 +33,6 @@ from memories.presenters import (
 )
 from memories.reading import read_as
 from memories.rules import PAGE_SIZE_DEFAULT
-from memories.search import memory_search
 from memories.selectors.divergences import divergences_visible
 from memories.selectors.memories import memory_list_page
 from memories.selectors.traversal import path_between, traverse_from
@@ -49,16 +50,8 @@ from memories.serializers import (
     SearchInput,
     TraverseInput,
     parse,
-    parse_bulk,
 )
-from memories.services import (
-    link_add,
-    memory_erase,
-    memory_feedback,
-    memory_forget,
-    memory_remember,
-    memory_remember_bulk,
-)
+from memories.services import link_add, memory_erase, memory_feedback, memory_forget
 from memories.services.divergence import require_divergence
 from memories.shapes import json_schema, object_schema
 from memories.signals import bulk_imported
@@ -180,13 +173,15 @@ def tool_error(body: dict[str, Any]) -> CallToolResult:
 
 
 def remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    result = memory_remember(agent=agent, **parse(RememberInput, arguments))
+    result = services.remember(agent, remember_command(arguments))
     status = "stored" if result.created else "already stored"
     return tool_result(f"{status}: {result.memory.mem_id}", memory_detail(result.memory, agent))
 
 
 def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    results = memory_remember_bulk(agent=agent, items=parse_bulk(arguments))
+    results = services.remember_many(
+        agent=agent, commands=remember_commands(arguments, request=True)
+    )
     data = bulk_results_to_dict(results)
     if data["stored"]:
         bulk_imported.send(sender=Tool, workspace_id=agent.workspace_id, stored=data["stored"])

@@ -30,12 +30,11 @@ links among them before the gate of step 3 and the score of step 4 (``memories.s
 
 from memories.search.filters import SEARCHABLE_STATUSES, SearchFilters
 from memories.search.hydration import SearchHit
-from memories.search.ranking import DEFAULT_LIMIT, READINESS, memory_search
+from memories.search.ranking import READINESS, search
 from memories.search.statistics import STATISTICS_TTL_S, common_words, forget_statistics
 from memories.search.words import keyword_queries
 
 __all__ = [
-    "DEFAULT_LIMIT",
     "READINESS",
     "SEARCHABLE_STATUSES",
     "STATISTICS_TTL_S",
@@ -44,5 +43,5 @@ __all__ = [
     "common_words",
     "forget_statistics",
     "keyword_queries",
-    "memory_search",
+    "search",
 ]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from memories.commands import COLUMN_FILTERS, Search
 from memories.models import STARE_DIMENSIONS, Memory
 from memories.search.relational import NAMES as RELATIONAL_NAMES
 from memories.search.relational import RelationalFilter
@@ -20,26 +19,23 @@ SEARCHABLE_STATUSES = (Memory.Status.ACTIVE.value, Memory.Status.SUPERSEDED.valu
 
 @dataclass(frozen=True)
 class SearchFilters:
-    """The filters of one search, as ``memories.serializers.SearchInput`` validated them (the one
-    declaration of the search arguments): a filter added there is read here by name, in
-    ``sql``, and nowhere else."""
+    """The filters of one search (``memories.commands.Search``): a filter added there is read
+    here by name, in ``sql``, or by ``memories.search.relational``, and nowhere else."""
 
-    values: Mapping[str, Any]
+    search: Search
 
     def sql(
         self, now: datetime, relational: RelationalFilter | None = None
     ) -> tuple[str, dict[str, object]]:
-        """WHERE fragments (beyond workspace and scope) and their named parameters. A filter
-        this does not read is an error (a misspelt name must not pass as no filter). The
-        filters that read links come resolved for the reader (``relational``)."""
-        values = dict(self.values)
+        """WHERE fragments (beyond workspace and scope) and their named parameters. The filters
+        that read links come resolved for the reader (``relational``)."""
+        search = self.search
         for name in RELATIONAL_NAMES:
-            if values.pop(name, None) is not None and relational is None:
+            if getattr(search, name) is not None and relational is None:
                 raise TypeError(f"the {name} filter needs its resolution (relational_filter)")
         clauses = ["status = ANY(%(statuses)s)"]
         params: dict[str, object] = {"statuses": list(SEARCHABLE_STATUSES)}
-        as_of = values.pop("as_of", None)
-        currently_valid = values.pop("currently_valid", None)
+        as_of, currently_valid = search.as_of, search.currently_valid
         if as_of is None and currently_valid is None:
             currently_valid = True  # the default: what is valid now
         if as_of is not None:
@@ -48,12 +44,12 @@ class SearchFilters:
         if currently_valid is not None:
             clauses.append(valid_at_sql("now") if currently_valid else ended_by_sql("now"))
             params["now"] = now
-        for column in ("category", "memory_type", "source", "perspective", "source_kind"):
-            if value := values.pop(column, None):
+        for column in COLUMN_FILTERS:
+            if value := getattr(search, column):
                 clauses.append(f"{column} = %({column})s")
                 params[column] = value
         for dim in STARE_DIMENSIONS:
-            minimum = values.pop(f"min_{dim}_score", None)
+            minimum = getattr(search, f"min_{dim}_score")
             if minimum is not None:  # NULL (no score) never passes
                 clauses.append(f"{dim}_score >= %(min_{dim}_score)s")
                 params[f"min_{dim}_score"] = minimum
@@ -61,6 +57,4 @@ class SearchFilters:
             more, more_params = relational.sql()
             clauses += more
             params |= more_params
-        if values:
-            raise TypeError(f"unknown search filters: {', '.join(sorted(values))}")
         return " AND ".join(clauses), params

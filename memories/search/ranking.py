@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -13,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
+from memories.commands import Search
 from memories.eligibility import eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
 from memories.metrics import SEARCH_SECONDS
@@ -25,66 +25,49 @@ from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchH
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
 from memories.selectors.relations import attach_references
-from memories.serializers import SearchInput, parse
 
 #: How mature what this module implements is, read by the readiness registry.
 READINESS = {"S/core": "GA", "T/core": "GA"}
-DEFAULT_LIMIT = 10
 SECONDS_PER_DAY = 86_400.0
 
 
-def memory_search(
+def search(
+    command: Search,
     *,
     agent: Agent | None = None,
     workspace: Workspace | None = None,
-    arguments: Any = None,
-    from_text: bool = False,
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
     exact: bool = False,
-    **given: Any,
 ) -> list[SearchHit]:
-    """Rank the memories ``agent`` may see for a query (see ``memories.search``); without an
+    """Rank the memories ``agent`` may see for a search (see ``memories.search``); without an
     agent, every memory of ``workspace`` (a team member's view: the dashboard).
 
-    The search's arguments are those ``memories.serializers.SearchInput`` declares (``query``,
-    ``limit``, the filters), given as ``arguments`` (a request's raw values: an adapter passes
-    them as they came) or as keyword arguments (code); they are validated here, once, whoever
-    calls (ValidationFailed naming each broken rule); ``from_text`` when the values came as text
-    (a command line, a page's query string), otherwise each must have its JSON type. With
-    neither ``as_of`` nor ``currently_valid``, only memories valid now are searched. ``now``,
-    ``query_vector`` and ``exact`` are for code only: ``exact`` replaces the HNSW scan by an
-    exact one (benchmarks use it to measure the index's recall).
+    The command's values were checked by its input shape (``memories.operations`` checks code's
+    keyword arguments the same way); what depends on stored state (a memory or an entity a
+    filter names) is checked here. With neither ``as_of`` nor ``currently_valid``, only
+    memories valid now are searched. ``now``, ``query_vector`` and ``exact`` are for code only:
+    ``exact`` replaces the HNSW scan by an exact one (benchmarks use it to measure the index's
+    recall).
     """
     if agent is None and workspace is None:
-        raise ValueError("memory_search needs an agent or a workspace")
-    if arguments is None:
-        arguments = given
-    elif given:
-        raise TypeError("memory_search takes arguments or keyword arguments, not both")
-    filters = parse(SearchInput, arguments, from_text=from_text)
+        raise ValueError("search needs an agent or a workspace")
     with SEARCH_SECONDS.time():  # a search that runs (not one refused by its arguments)
-        return _ranked(agent, workspace, filters, now, query_vector, exact)
-
-
-def _ranked(agent, workspace, filters, now, query_vector, exact) -> list[SearchHit]:
-    query, limit = filters.pop("query").strip(), filters.pop("limit", DEFAULT_LIMIT)
-    expand = filters.pop("expand", None)
-    now = now or timezone.now()
-    if query_vector is None:
-        query_vector = get_embedder().embed([query])[0]
-    return ranked(
-        agent=agent,
-        workspace=agent.workspace if agent is not None else workspace,
-        query=query,
-        vector=query_vector,
-        filters=SearchFilters(filters),
-        limit=limit,
-        reference=filters.get("as_of") or now,
-        now=now,
-        exact=exact,
-        expand=expand,
-    )
+        now = now or timezone.now()
+        if query_vector is None:
+            query_vector = get_embedder().embed([command.query])[0]
+        return ranked(
+            agent=agent,
+            workspace=agent.workspace if agent is not None else workspace,
+            query=command.query,
+            vector=query_vector,
+            filters=SearchFilters(command),
+            limit=command.limit,
+            reference=command.as_of or now,
+            now=now,
+            exact=exact,
+            expand=command.expand,
+        )
 
 
 #: The ranking's factor of the A score when MM_ASYMMETRY_RANKING is on.
@@ -122,7 +105,7 @@ def ranked(
         limit = 2 * count
     vector_text = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
     relational = relational_filter(
-        dict(filters.values),
+        filters.search,
         workspace_id=workspace.pk,
         scope_ids=scope_ids if agent is not None else None,
         vector=None if exact else vector_text,  # exact: every mentioning memory ranked

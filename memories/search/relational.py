@@ -37,6 +37,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
+from memories.commands import Search
 from memories.errors import MissingReference
 from memories.models import Entity, Link, Memory, MemoryDegree
 from memories.selectors.relations import (
@@ -177,21 +178,19 @@ class RelationalFilter:
 
 
 def relational_filter(
-    values: dict[str, Any],
+    search: Search,
     *,
     workspace_id: int,
     scope_ids: Sequence[int] | None,
     vector: str | None = None,
     candidates: int = 0,
 ) -> RelationalFilter:
-    """Take this module's filters out of a search's validated ``values`` and resolve them for
-    a reader of ``scope_ids`` (None: a team member, the whole workspace). ``vector`` (the
-    query's, as pgvector text) and ``candidates`` (how many vector candidates the search
-    takes) size and order a popular entity's shortlist."""
-    related_to = values.pop("related_to", None)
-    link_types = values.pop("link_types", None)
-    entity = values.pop("entity", None)
-    min_r = values.pop("min_r", None)
+    """Resolve this module's filters of ``search`` (``NAMES``) for a reader of ``scope_ids``
+    (None: a team member, the whole workspace). ``vector`` (the query's, as pgvector text) and
+    ``candidates`` (how many vector candidates the search takes) size and order a popular
+    entity's shortlist."""
+    related_to, link_types = search.related_to, search.link_types
+    entity, min_r, attributed_to = search.entity, search.min_r, search.attributed_to
     related: dict[int, list[tuple[str, str]]] = {}
     if related_to:
         memory = Memory.objects.filter(workspace_id=workspace_id, mem_id=related_to)
@@ -203,7 +202,6 @@ def relational_filter(
                 "related_to", f"no memory {related_to!r} is visible to this agent."
             )
         related = related_memory_links(found, scope_ids, link_types, workspace_id=workspace_id)
-    attributed_to = values.pop("attributed_to", None)
     entities = entities_named("entity", entity, workspace_id, scope_ids) if entity else []
     attributed = (
         entities_named("attributed_to", attributed_to, workspace_id, scope_ids)

@@ -74,6 +74,7 @@ from memories.serializers.writing import (
     RememberInput,
     StareScoresInput,
     parse_bulk,
+    parse_items,
 )
 
 __all__ = [
@@ -134,6 +135,7 @@ __all__ = [
     "choice_message",
     "parse",
     "parse_bulk",
+    "parse_items",
     "query_values",
     "reason_field",
     "unit_field",

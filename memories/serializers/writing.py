@@ -172,7 +172,11 @@ class RememberInput(StrictSerializer):
     sig_external = unit_field(
         required=False, allow_null=True, help_text="How much it matters to others, 0 to 1."
     )
-    metadata = serializers.DictField(required=False, help_text="Any JSON object to keep with it.")
+    metadata = serializers.DictField(
+        required=False,
+        validators=[Rule(rules.metadata)],
+        help_text="Any JSON object to keep with it.",
+    )
     idempotency_key = Text(
         required=False,
         allow_blank=True,
@@ -219,6 +223,15 @@ def parse_bulk(data: Any) -> list[dict[str, Any]]:
         errors["memories"] = [f"must hold 1 to {limit} memories (got {len(items)})."]
     if errors:
         raise ValidationFailed(errors)
+    return parse_items(items)
+
+
+def parse_items(items: Any) -> list[dict[str, Any]]:
+    """Each memory of a list (the remember arguments): every item's problems at once, named
+    ``memories[<index>].<field>``."""
+    if not isinstance(items, list):
+        raise ValidationFailed.single("memories", "must be a list of memories.")
+    errors: dict[str, list[str]] = {}
     parsed = []
     for index, item in enumerate(items):
         try:

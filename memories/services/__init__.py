@@ -5,7 +5,7 @@ each validates everything before it writes and writes in one transaction, so bad
 nothing. Each module does one job; the public names are also importable from here.
 """
 
-from memories.services.bulk import BulkResult, bulk_prepare, bulk_store, memory_remember_bulk
+from memories.services.bulk import BulkResult, bulk_prepare, bulk_store, remember_many
 from memories.services.entity_curation import entity_merge, entity_retype, entity_unmerge
 from memories.services.episodes import Episode, episode_before, episode_rows
 from memories.services.erase import (
@@ -39,12 +39,12 @@ from memories.services.relations import (
     link_remove,
 )
 from memories.services.remember import (
-    PreparedMemory,
+    Placed,
     RememberResult,
     content_hash,
     lock_workspace,
-    memory_remember,
-    prepare_remember,
+    place,
+    remember,
 )
 from memories.services.supersede import supersede
 from memories.services.tenancy import (
@@ -61,6 +61,9 @@ from memories.services.tenancy import (
 )
 
 __all__ = [
+    "place",
+    "remember",
+    "remember_many",
     "ERASE_BY",
     "Erasure",
     "erase_selection",
@@ -84,7 +87,7 @@ __all__ = [
     "link_backfill",
     "link_remove",
     "Episode",
-    "PreparedMemory",
+    "Placed",
     "RememberResult",
     "agent_authenticate",
     "agent_create",
@@ -109,9 +112,6 @@ __all__ = [
     "memory_forget_by_user",
     "memory_merge",
     "memory_restore",
-    "memory_remember",
-    "memory_remember_bulk",
-    "prepare_remember",
     "provenance_event",
     "record",
     "record_many",

@@ -23,6 +23,7 @@ Scores: the writer's ``stare_scores`` are kept as given (origin ``writer``); the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -32,6 +33,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from memories.commands import Remember
 from memories.embeddings import get_embedder
 from memories.errors import MissingReference, NotFound, ValidationFailed
 from memories.models import Agent, Memory
@@ -40,12 +42,7 @@ from memories.services.asymmetry import asymmetry_fill
 from memories.services.episodes import Episode, episode_rows
 from memories.services.provenance import record_many
 from memories.services.relations import recognise, store_relations
-from memories.services.remember import (
-    PreparedMemory,
-    lock_workspace,
-    prepare_remember,
-    resolve_attributions,
-)
+from memories.services.remember import Placed, lock_workspace, place, resolve_attributions
 from memories.services.supersede import supersede
 
 
@@ -57,17 +54,17 @@ class BulkResult:
 
 
 def bulk_prepare(
-    *, agent: Agent, items: list[dict[str, Any]], now: datetime | None = None
-) -> list[PreparedMemory]:
-    """Validate every item (the remember arguments); raises one ValidationFailed naming each
+    *, agent: Agent, commands: Sequence[Remember], now: datetime | None = None
+) -> list[Placed]:
+    """Place every item (``services.remember.place``); raises one ValidationFailed naming each
     broken rule as ``memories[<index>].<field>``."""
     now = now or timezone.now()
-    prepared, errors, missing = [], {}, set()
+    placed, errors, missing = [], {}, set()
     scopes: dict[str, Any] = {}
     superseded: dict[str, int] = {}
-    for index, item in enumerate(items):
+    for index, command in enumerate(commands):
         try:
-            prepared.append(prepare_remember(agent=agent, now=now, scopes=scopes, **item))
+            placed.append(place(agent, command, now=now, scopes=scopes))
         except ValidationFailed as exc:
             for field, messages in exc.errors.items():
                 errors[f"memories[{index}].{field}"] = messages
@@ -76,7 +73,7 @@ def bulk_prepare(
             continue
         except NotFound as exc:
             raise NotFound(f"memories[{index}].attributed_to: {exc}") from exc
-        target = item.get("supersedes")
+        target = command.supersedes
         if target and target in superseded:
             errors[f"memories[{index}].supersedes"] = [
                 f"memory {target!r} is superseded by memories[{superseded[target]}] already."
@@ -85,20 +82,20 @@ def bulk_prepare(
             superseded[target] = index
     if errors:
         raise (MissingReference if set(errors) <= missing else ValidationFailed)(errors)
-    return prepared
+    return placed
 
 
-def memory_remember_bulk(
-    *, agent: Agent, items: list[dict[str, Any]], now: datetime | None = None
+def remember_many(
+    *, agent: Agent, commands: Sequence[Remember], now: datetime | None = None
 ) -> list[BulkResult]:
-    """Validate all, then store those not stored yet (see the module docstring)."""
-    return bulk_store(agent=agent, prepared=bulk_prepare(agent=agent, items=items, now=now))
+    """Place all, then store those not stored yet (see the module docstring)."""
+    return bulk_store(agent=agent, prepared=bulk_prepare(agent=agent, commands=commands, now=now))
 
 
 def bulk_store(
     *,
     agent: Agent,
-    prepared: list[PreparedMemory],
+    prepared: list[Placed],
     first_index: int = 0,
 ) -> list[BulkResult]:
     """Store validated items; ``first_index`` numbers the results and errors (a file imported in
@@ -140,11 +137,11 @@ def bulk_store(
     return results
 
 
-def _existing(agent: Agent, prepared: list[PreparedMemory]) -> dict[int, Memory]:
+def _existing(agent: Agent, prepared: list[Placed]) -> dict[int, Memory]:
     """The items already stored (by key, or by scope, source and text), and repeats within the
     list (the first occurrence counts), by position."""
-    keys = {(p.scope.pk, p.idempotency_key) for p in prepared if p.idempotency_key}
-    hashes = {p.content_hash for p in prepared if not p.idempotency_key}
+    keys = {(p.scope.pk, p.command.idempotency_key) for p in prepared if p.command.idempotency_key}
+    hashes = {p.content_hash for p in prepared if not p.command.idempotency_key}
     found_by_key: dict[tuple[int, str], Memory] = {}
     found_by_hash: dict[str, Memory] = {}
     queryset = Memory.objects.select_related("scope", "superseded_by").filter(
@@ -167,13 +164,13 @@ def _existing(agent: Agent, prepared: list[PreparedMemory]) -> dict[int, Memory]
     first_seen: dict[str, int] = {}
     for i, p in enumerate(prepared):
         identity = (
-            f"key:{p.scope.pk}:{p.idempotency_key}"
-            if p.idempotency_key
+            f"key:{p.scope.pk}:{p.command.idempotency_key}"
+            if p.command.idempotency_key
             else ("hash:" + p.content_hash)
         )
         found = (
-            found_by_key.get((p.scope.pk, p.idempotency_key))
-            if p.idempotency_key
+            found_by_key.get((p.scope.pk, p.command.idempotency_key))
+            if p.command.idempotency_key
             else found_by_hash.get(p.content_hash)
         )
         if found is not None:
@@ -192,21 +189,24 @@ class _Repeat:
         self.index = index
 
 
-def _built(agent: Agent, prepared: list[PreparedMemory]) -> list[Memory]:
+def _built(agent: Agent, prepared: list[Placed]) -> list[Memory]:
     """Unsaved memories with their episodes, vectors and scores (embedding happens here, outside
     any transaction)."""
     episodes = _episodes(agent, prepared)
-    texts = [p.text for p in prepared]
+    texts = [p.command.text for p in prepared]
     with_episode = [i for i, (episode, _) in enumerate(episodes) if episode.text]
     embedder = get_embedder()
     vectors = embedder.embed(
-        texts + [episodes[i][0].text + "\n" + prepared[i].text for i in with_episode]
+        texts + [episodes[i][0].text + "\n" + prepared[i].command.text for i in with_episode]
     )
     own, episode_vectors = vectors[: len(texts)], vectors[len(texts) :]
     episode_vector_of = dict(zip(with_episode, episode_vectors, strict=True))
     recognised = recognise(agent.workspace_id, texts)
     scores = auto_scores(
-        texts, np.asarray(own), [p.category for p in prepared], [set(p.scores) for p in prepared]
+        texts,
+        np.asarray(own),
+        [p.command.category for p in prepared],
+        [set(p.command.stare_scores) for p in prepared],
     )
     memories = []
     for i, p in enumerate(prepared):
@@ -228,7 +228,7 @@ def _built(agent: Agent, prepared: list[PreparedMemory]) -> list[Memory]:
     return memories
 
 
-def _episodes(agent: Agent, prepared: list[PreparedMemory]) -> list[tuple[Episode, int | None]]:
+def _episodes(agent: Agent, prepared: list[Placed]) -> list[tuple[Episode, int | None]]:
     """Each item's episode: the memories before it in its session and scope, from the database
     and from the items before it in the list. The second value is the position of the item it
     follows when that item is in the list."""
@@ -236,15 +236,15 @@ def _episodes(agent: Agent, prepared: list[PreparedMemory]) -> list[tuple[Episod
     history: dict[tuple[int, str], list[tuple[int | None, int | None, str]]] = {}
     result = []
     for i, p in enumerate(prepared):
-        if not p.session or not window:
+        if not p.command.session or not window:
             result.append((Episode("", None), None))
             continue
-        group = (p.scope.pk, p.session)
+        group = (p.scope.pk, p.command.session)
         if group not in history:
             rows = episode_rows(
                 workspace_id=agent.workspace_id,
                 scope_id=p.scope.pk,
-                session=p.session,
+                session=p.command.session,
                 before=p.created_at,
             )
             history[group] = [(pk, None, text) for pk, text in rows]
@@ -252,11 +252,11 @@ def _episodes(agent: Agent, prepared: list[PreparedMemory]) -> list[tuple[Episod
         text = "\n".join(t for _, _, t in before)
         follows_pk, follows_item = (before[-1][0], before[-1][1]) if before else (None, None)
         result.append((Episode(text, follows_pk), follows_item))
-        history[group].append((None, i, p.text))
+        history[group].append((None, i, p.command.text))
     return result
 
 
-def _insert(agent: Agent, prepared: list[PreparedMemory], memories: list[Memory]) -> list[Memory]:
+def _insert(agent: Agent, prepared: list[Placed], memories: list[Memory]) -> list[Memory]:
     if not memories:
         return []
     resolve_attributions(list(zip(prepared, memories, strict=True)), agent=agent)

@@ -1,7 +1,8 @@
-"""Remember: one memory validated, embedded with its episode, stored with its provenance.
+"""Remember: one memory placed, embedded with its episode, stored with its provenance.
 
-``prepare_remember`` validates and resolves defaults without writing (bulk writes use it for
-every item first); ``memory_remember`` stores one memory and returns a ``RememberResult``.
+The command (``memories.commands.Remember``) comes checked by its input shape; ``place`` checks
+what it asks of stored state and resolves it without writing (bulk writes place every item
+first); ``remember`` stores one memory and returns a ``RememberResult``.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from django.utils import timezone
 
 from memories import rules
 from memories.attribution import read_cues
+from memories.commands import STORED_AS_GIVEN, Remember
 from memories.embeddings import get_embedder
 from memories.errors import Errors, NotFound, ValidationFailed
 from memories.models import (
-    DEFAULT_SIGNIFICANCE,
     STARE_DIMENSIONS,
     Agent,
     Entity,
@@ -36,14 +37,12 @@ from memories.services.episodes import Episode, episode_before
 from memories.services.provenance import Action, provenance_event, record_event
 from memories.services.relations import (
     RELATIONS_VERSION,
-    EntityRef,
     LinkRef,
     Recognised,
     WrittenRelations,
     attributed_entities,
-    check_entities,
-    check_links,
     recognise,
+    resolve_links,
     store_relations,
 )
 from memories.services.supersede import supersede
@@ -67,40 +66,26 @@ def _writable_scope(
 
 
 @dataclass
-class PreparedMemory:
-    """A memory's validated values, ready to store (see ``prepare_remember``)."""
+class Placed:
+    """A remember command with what stored state resolves for it (see ``place``): its scope,
+    the memory it supersedes, its links' targets, its window's start, its attribution."""
 
     agent: Agent
-    text: str
-    category: str
-    memory_type: str
-    significance: float
-    scores: dict[str, float]  # the writer's scores, None values left out
-    valid_from: datetime | None
-    valid_until: datetime | None
-    observed_at: datetime | None
-    created_at: datetime
-    source: str
+    command: Remember
     scope: Scope
     supersedes: Memory | None
-    session: str
-    thread: str
-    metadata: dict[str, Any]
-    idempotency_key: str
+    valid_from: datetime | None
+    created_at: datetime
+    links: list[LinkRef]
     #: Asymmetry (``memories.attribution``): whom it is for, how its claim came, who made it
     #: (an entity's primary key, or a name resolved when it is stored), and where each came from.
-    perspective: str = "self"
-    source_kind: str = ""
+    perspective: str
+    source_kind: str
+    attribution: dict[str, Any]
     attributed_entity: int | None = None
     attributed_name: str = ""
     attributed_origin: str = Entity.Origin.WRITER
-    sig_self: float | None = None
-    sig_external: float | None = None
-    attribution: dict[str, Any] = field(default_factory=dict)
-    #: The entities and links the writer gave (``memories.services.relations``).
-    entities: list[EntityRef] = field(default_factory=list)
-    links: list[LinkRef] = field(default_factory=list)
-    #: Broken rules about the superseded memory's present state (see ``prepare_remember``).
+    #: Broken rules about the superseded memory's present state (see ``place``).
     deferred: dict[str, list[str]] = field(default_factory=dict)
 
     def raise_deferred(self) -> None:
@@ -108,8 +93,12 @@ class PreparedMemory:
             raise ValidationFailed(self.deferred)
 
     @property
+    def source(self) -> str:
+        return self.agent.name if self.command.source is None else self.command.source
+
+    @property
     def content_hash(self) -> str:
-        return content_hash(scope_id=self.scope.pk, source=self.source, text=self.text)
+        return content_hash(scope_id=self.scope.pk, source=self.source, text=self.command.text)
 
     def build(
         self,
@@ -124,43 +113,35 @@ class PreparedMemory:
         relations are (its extraction's version among them: ``store_relations`` runs in the
         same transaction). Each later UPDATE of the new row would leave a dead version in
         every index of the table, its vector index too."""
+        command = self.command
         memory = Memory(
+            **{name: getattr(command, name) for name in STORED_AS_GIVEN},
             workspace_id=self.agent.workspace_id,
             scope=self.scope,
-            text=self.text,
-            category=self.category,
-            memory_type=self.memory_type,
             source=self.source,
-            significance=self.significance,
+            significance=command.stored_significance,
             created_at=self.created_at,
-            observed_at=self.observed_at,
             valid_from=self.valid_from,
-            valid_until=self.valid_until,
-            session=self.session,
-            thread=self.thread,
+            metadata=dict(command.metadata),
             episode_text=episode.text,
             follows_id=episode.follows_id,
             embedding=vector,
             episode_embedding=episode_vector,
             embedding_model=model_name,
-            metadata=self.metadata,
-            idempotency_key=self.idempotency_key,
             content_hash=self.content_hash,
             perspective=self.perspective,
             source_kind=self.source_kind,
             attributed_to_id=self.attributed_entity,
-            sig_self=self.sig_self,
-            sig_external=self.sig_external,
             attribution=self.attribution,
             relations_version=RELATIONS_VERSION if recognised.extracted else None,
         )
-        for key, value in self.scores.items():
+        for key, value in command.stare_scores.items():
             setattr(memory, f"{key}_score", value)
             setattr(memory, f"{key}_origin", Memory.ScoreOrigin.WRITER)
         return memory
 
     def relations(self, memory: Memory, recognised: Recognised) -> WrittenRelations:
-        return WrittenRelations(memory, self.entities, self.links, recognised)
+        return WrittenRelations(memory, list(self.command.entities), self.links, recognised)
 
     def event(self, memory: Memory) -> ProvenanceEvent:
         """The ``remember`` provenance event of the stored memory (unsaved)."""
@@ -185,7 +166,7 @@ class PreparedMemory:
         )
 
 
-def resolve_attributions(pairs: Sequence[tuple[PreparedMemory, Memory]], *, agent: Agent) -> None:
+def resolve_attributions(pairs: Sequence[tuple[Placed, Memory]], *, agent: Agent) -> None:
     """Set ``attributed_to`` on memories (not yet saved) whose claim's maker was given or cued
     by name (inside the write's transaction: it may make entities)."""
     named = [(p, m) for p, m in pairs if p.attributed_name and p.attributed_entity is None]
@@ -207,81 +188,26 @@ def content_hash(*, scope_id: int, source: str, text: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def prepare_remember(
-    *,
+def place(
     agent: Agent,
-    text: str,
-    category: str | None = None,
-    memory_type: str | None = None,
-    significance: float | None = None,
-    stare_scores: dict[str, float | None] | None = None,
-    valid_from: datetime | None = None,
-    valid_until: datetime | None = None,
-    observed_at: datetime | None = None,
-    created_at: datetime | None = None,
-    source: str | None = None,
-    scope: str | None = None,
-    supersedes: str | None = None,
-    session: str | None = None,
-    thread: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    idempotency_key: str | None = None,
-    entities: list[dict[str, Any]] | None = None,
-    links: list[dict[str, Any]] | None = None,
-    perspective: str | None = None,
-    attributed_to: str | None = None,
-    source_kind: str | None = None,
-    sig_self: float | None = None,
-    sig_external: float | None = None,
+    command: Remember,
+    *,
     now: datetime | None = None,
     scopes: dict[str, Scope | None] | None = None,
-) -> PreparedMemory:
-    """Validate the remember arguments (every broken rule at once, as ValidationFailed) and
-    resolve their defaults; nothing is written.
+) -> Placed:
+    """Check what the command asks of stored state (every broken rule at once, as
+    ValidationFailed): a scope the agent belongs to, a superseded memory and link targets it
+    can see, a window that follows the superseded one's. Nothing is written.
 
     What depends on the superseded memory's present state (still active, still valid) is kept
-    in ``PreparedMemory.deferred`` instead: a retried write finds that memory superseded by its
-    own first attempt, and must come back as that stored memory, not as an error. Callers raise
+    in ``Placed.deferred`` instead: a retried write finds that memory superseded by its own
+    first attempt, and must come back as that stored memory, not as an error. Callers raise
     it (``raise_deferred``) for the writes they are about to store. ``scopes`` caches scope
     look-ups across many calls (bulk writes)."""
     now = now or timezone.now()
     errors = Errors()
-    text = text.strip() if isinstance(text, str) else ""
-    errors.check("text", rules.memory_text(text))
-    category = category or Memory.Category.FACT
-    errors.check("category", rules.choice(category, Memory.Category.values))
-    memory_type = memory_type or Memory.MemoryType.SEMANTIC
-    errors.check("memory_type", rules.choice(memory_type, Memory.MemoryType.values))
-    for name, value in (
-        ("source", source),
-        ("session", session),
-        ("thread", thread),
-        ("idempotency_key", idempotency_key),
-    ):
-        errors.check(name, rules.storable_text(value))
-    errors.check("idempotency_key", rules.idempotency_key(idempotency_key))
-    errors.check("metadata", rules.metadata(metadata))
-    errors.check("perspective", rules.perspective(perspective))
-    errors.check("source_kind", rules.source_kind(source_kind))
-    errors.check("attributed_to", rules.entity_reference(attributed_to))
-    for name, value in (("sig_self", sig_self), ("sig_external", sig_external)):
-        errors.check(name, rules.unit_interval(value))
-    if significance is None:
-        # Significance stays the ranking signal: without one, the larger of what the memory
-        # means to its writer and to others (docs/stare.md, Asymmetry).
-        given = [v for v in (sig_self, sig_external) if isinstance(v, int | float)]
-        significance = max(given) if given else DEFAULT_SIGNIFICANCE
-    errors.check("significance", rules.unit_interval(significance))
-    scores = stare_scores or {}
-    for key, value in scores.items():
-        if key not in STARE_DIMENSIONS:
-            errors.add(f"stare_scores.{key}", "is not a STARE dimension (s, t, a, r, e).")
-        else:
-            errors.check(f"stare_scores.{key}", rules.unit_interval(value))
-    errors.check("created_at", rules.not_in_future(created_at))
-    entity_refs = check_entities(entities, errors)
-    link_refs = check_links(agent, links, errors)
-
+    supersedes, scope, valid_from = command.supersedes, command.scope, command.valid_from
+    links = resolve_links(agent, command.links, errors)
     old: Memory | None = None
     target_scope: Scope | None = None
     state = Errors()  # the superseded memory's present state: see ``deferred``
@@ -309,7 +235,7 @@ def prepare_remember(
                 )
     if target_scope is None:
         target_scope = _writable_scope(agent, scope, errors, scopes)
-    errors.check("valid_until", rules.window(valid_from, valid_until))
+    errors.check("valid_until", rules.window(valid_from, command.valid_until))
     if old is not None and valid_from is not None:
         if old.valid_from is not None and not old.valid_from < valid_from:
             errors.add(
@@ -324,38 +250,23 @@ def prepare_remember(
             )
     errors.raise_if_any()
     assert target_scope is not None
-    attribution = attribute(
+    return Placed(
         agent=agent,
-        text=text,
-        scope=target_scope,
-        perspective=perspective,
-        attributed_to=attributed_to,
-        source_kind=source_kind,
-    )
-    return PreparedMemory(
-        agent=agent,
-        text=text,
-        category=category,
-        memory_type=memory_type,
-        significance=significance,
-        scores={k: v for k, v in scores.items() if v is not None},
-        valid_from=valid_from,
-        valid_until=valid_until,
-        observed_at=observed_at,
-        created_at=created_at or now,
-        source=agent.name if source is None else source,
+        command=command,
         scope=target_scope,
         supersedes=old,
-        session=session or "",
-        thread=thread or "",
-        metadata=metadata or {},
-        idempotency_key=idempotency_key or "",
-        entities=entity_refs,
-        links=link_refs,
+        valid_from=valid_from,
+        created_at=command.created_at or now,
+        links=links,
         deferred=state.errors,
-        sig_self=sig_self,
-        sig_external=sig_external,
-        **attribution,
+        **attribute(
+            agent=agent,
+            text=command.text,
+            scope=target_scope,
+            perspective=command.perspective,
+            attributed_to=command.attributed_to,
+            source_kind=command.source_kind,
+        ),
     )
 
 
@@ -424,58 +335,57 @@ class RememberResult:
     created: bool
 
 
-def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
-    """Store a memory for ``agent`` (the arguments of ``prepare_remember``); with
-    ``supersedes``, close the older memory's window.
+def remember(agent: Agent, command: Remember, *, now: datetime | None = None) -> RememberResult:
+    """Store the memory ``command`` describes for ``agent``; with ``supersedes``, close the
+    older memory's window.
 
     The new memory's ``valid_from`` defaults to now when it supersedes another; the older one's
     ``valid_until`` becomes that instant and its status ``superseded``. With an
     ``idempotency_key`` already used in the memory's scope, nothing is written and the memory
     stored under it is returned (``created`` is then false).
     """
-    prepared = prepare_remember(agent=agent, **arguments)
-    if prepared.idempotency_key:
-        existing = by_idempotency_key(prepared.scope, prepared.idempotency_key)
+    placed = place(agent, command, now=now)
+    key = command.idempotency_key
+    if key:
+        existing = by_idempotency_key(placed.scope, key)
         if existing is not None:
             return RememberResult(existing, created=False)
-    prepared.raise_deferred()
+    placed.raise_deferred()
     episode = episode_before(
         workspace_id=agent.workspace_id,
-        scope_id=prepared.scope.pk,
-        session=prepared.session,
-        before=prepared.created_at,
+        scope_id=placed.scope.pk,
+        session=command.session,
+        before=placed.created_at,
     )
     embedder = get_embedder()
     if episode.text:
-        vector, episode_vector = embedder.embed(
-            [prepared.text, episode.text + "\n" + prepared.text]
-        )
+        vector, episode_vector = embedder.embed([command.text, episode.text + "\n" + command.text])
     else:
-        vector, episode_vector = embedder.embed([prepared.text])[0], None
-    recognised = recognise(agent.workspace_id, [prepared.text])[0]
+        vector, episode_vector = embedder.embed([command.text])[0], None
+    recognised = recognise(agent.workspace_id, [command.text])[0]
 
     with transaction.atomic():
-        if prepared.idempotency_key:
+        if key:
             # Writers with keys serialise per workspace (as bulk writers do), so two requests
             # with one key store one memory; the second gets it back.
             lock_workspace(agent.workspace_id)
-            existing = by_idempotency_key(prepared.scope, prepared.idempotency_key)
+            existing = by_idempotency_key(placed.scope, key)
             if existing is not None:
                 return RememberResult(existing, created=False)
-        memory = prepared.build(
+        memory = placed.build(
             episode=episode,
             vector=vector,
             episode_vector=episode_vector,
             model_name=embedder.model_name,
             recognised=recognised,
         )
-        resolve_attributions([(prepared, memory)], agent=agent)
+        resolve_attributions([(placed, memory)], agent=agent)
         memory.save()
-        record_event(prepared.event(memory))
-        store_relations([prepared.relations(memory, recognised)], agent=agent)
+        record_event(placed.event(memory))
+        store_relations([placed.relations(memory, recognised)], agent=agent)
         asymmetry_fill([memory])
-        if prepared.supersedes is not None:
-            supersede(old=prepared.supersedes, new=memory, agent=agent)
+        if placed.supersedes is not None:
+            supersede(old=placed.supersedes, new=memory, agent=agent)
     return RememberResult(memory, created=True)
 
 

@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from memories.models import Memory, ProvenanceEvent
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 CHANGELIST = "/admin/memories/memory/"
 

@@ -7,7 +7,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from memories.models import Agent, Membership, Memory, ProvenanceEvent, Scope
-from memories.services import agent_authenticate, memory_remember
+from memories.operations import memory_remember
+from memories.services import agent_authenticate
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ from django.test.utils import CaptureQueriesContext
 
 from memories.errors import Forbidden, NotFound, ValidationFailed
 from memories.models import Membership, ProvenanceEvent
+from memories.operations import memory_remember
 from memories.selectors import supersession_chain
-from memories.services import agent_authenticate, agent_revoke, memory_remember
+from memories.services import agent_authenticate, agent_revoke
 from memories.tests.test_dashboard import member
 
 

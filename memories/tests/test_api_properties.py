@@ -34,7 +34,8 @@ from schemathesis.checks import positive_data_acceptance
 
 from consolidation.models import CompiledSnapshot, ConsolidationRun
 from memories.models import Divergence, Entity, Memory
-from memories.services import link_add, memory_remember
+from memories.operations import memory_remember
+from memories.services import link_add
 
 #: Cases per operation and mode (positive, negative): about 650 requests in all, 10 to 15 s.
 EXAMPLES = 50

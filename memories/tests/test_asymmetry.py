@@ -7,14 +7,9 @@ import pytest
 
 from memories.attribution import clarity, read_cues
 from memories.models import Entity, Memory, SourceRecord
-from memories.search import memory_search
+from memories.operations import memory_remember, memory_remember_bulk, memory_search
 from memories.selectors.sources import WRITER, source_records
-from memories.services import (
-    memory_feedback,
-    memory_forget,
-    memory_remember,
-    memory_remember_bulk,
-)
+from memories.services import memory_feedback, memory_forget
 from memories.services.asymmetry import asymmetry_refresh
 
 URL = "/api/v1/memories"

@@ -6,7 +6,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.services import memory_forget, memory_remember
+from memories.operations import memory_remember
+from memories.services import memory_forget
 
 URL = "/api/v1/memories"
 

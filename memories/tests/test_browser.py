@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 
 from meaning_memory.testing import make_actor
 from memories.models import Membership, Memory, ProvenanceEvent
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"

@@ -7,7 +7,8 @@ from django.contrib.auth import get_user_model
 
 from meaning_memory.testing import make_actor
 from memories.models import Agent, Entity
-from memories.services import link_add, memory_remember
+from memories.operations import memory_remember
+from memories.services import link_add
 from memories.tests.test_browser import browser, log_in, shot, team  # noqa: F401 (fixtures)
 
 

@@ -2,8 +2,8 @@ import pytest
 from django.db import connection
 
 from memories.models import Memory, ProvenanceEvent
-from memories.search import memory_search
-from memories.services import content_hash, memory_remember, memory_remember_bulk
+from memories.operations import memory_remember, memory_remember_bulk, memory_search
+from memories.services import content_hash
 
 URL = "/api/v1/memories/bulk"
 TEXTS = [

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memories.models import Memory
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 
 def run(*args: str) -> str:

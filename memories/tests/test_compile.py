@@ -15,8 +15,8 @@ from memories.compile import (
 )
 from memories.errors import ValidationFailed
 from memories.models import Memory
-from memories.search import memory_search
-from memories.services import memory_feedback, memory_forget, memory_remember
+from memories.operations import memory_remember, memory_search
+from memories.services import memory_feedback, memory_forget
 from memories.tokens import count_tokens
 
 RENEWAL = (

@@ -4,7 +4,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 RENEWAL = (
     "Zephyr Logistics renews its support contract every March; the renewal decides "

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 URL = "/api/v1/compiled"
 RENEWAL = (

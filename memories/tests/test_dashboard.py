@@ -3,7 +3,7 @@ from django.contrib.auth import get_user_model
 
 from memories import services
 from memories.models import Membership, Memory, ProvenanceEvent
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 RENEWAL = "Zephyr Logistics renews its support contract every March."
 

@@ -5,7 +5,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from memories.models import Entity, ProvenanceEvent
-from memories.services import entity_declare, memory_remember
+from memories.operations import memory_remember
+from memories.services import entity_declare
 from memories.tests.test_dashboard import member
 
 

@@ -16,7 +16,7 @@ from meaning_memory.testing import make_member
 from memories.divergence import assess, rules
 from memories.errors import Forbidden
 from memories.models import Divergence, DivergenceScan, Link, Memory, ProvenanceEvent
-from memories.services import memory_remember
+from memories.operations import memory_remember
 from memories.services.divergence import divergence_close, divergence_run
 from memories.tests.test_dashboard import member
 

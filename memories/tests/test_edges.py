@@ -204,7 +204,7 @@ def test_an_infinite_number_is_a_400_naming_the_field_not_a_500(alice, body, fie
 
 
 def test_forget_is_a_feedback_action_over_rest_as_it_is_named(alice):
-    from memories.services import memory_remember
+    from memories.operations import memory_remember
 
     memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
     url = f"/api/v1/memories/{memory.mem_id}/feedback"

@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories.search import memory_search
-from memories.services import memory_feedback, memory_remember
+from memories.operations import memory_remember, memory_search
+from memories.services import memory_feedback
 from memories.tests.test_compile import FILLER, compile_for, remember_fillers
 
 

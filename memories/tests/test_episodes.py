@@ -8,8 +8,8 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.search import memory_search
-from memories.services import memory_forget, memory_remember
+from memories.operations import memory_remember, memory_search
+from memories.services import memory_forget
 
 START = timezone.now() - timedelta(days=3)
 

@@ -19,7 +19,8 @@ from consolidation.models import CompiledSnapshot, SupersessionProposal
 from consolidation.services import consolidation_execute, consolidation_start
 from consolidation.tasks import purge_erased as purge_consolidation
 from memories.models import Divergence, Entity, Memory, ProvenanceEvent, Thread
-from memories.services import memory_feedback, memory_remember
+from memories.operations import memory_remember
+from memories.services import memory_feedback
 from memories.tasks import purge_erased
 
 SHARED = "team:accounts"

@@ -1,7 +1,7 @@
 import pytest
 
 from memories.models import Memory, ProvenanceEvent
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 
 def feedback(actor, mem_id, **body):

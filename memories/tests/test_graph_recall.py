@@ -4,7 +4,7 @@ never through a memory the reader may not see."""
 
 import pytest
 
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,7 @@ from django.db import connection
 
 from memories.indexing import existing_workspace_indexes, workspace_indexes_sync
 from memories.models import Memory
-from memories.search import memory_search
-from memories.services import memory_remember
+from memories.operations import memory_remember, memory_search
 
 
 @pytest.fixture

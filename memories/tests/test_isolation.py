@@ -1,4 +1,4 @@
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 
 def test_outsider_gets_404_on_every_endpoint_and_sees_nothing(alice, charlie):

@@ -381,7 +381,7 @@ def test_traversal_tools_follow_links_only_when_switched_on(served, actors, sett
 def test_the_divergences_tool_lists_what_the_reader_sees_only_when_switched_on(
     served, actors, settings
 ):
-    from memories.services import memory_remember
+    from memories.operations import memory_remember
     from memories.services.divergence import divergence_run
 
     alice, charlie = actors["alice"], actors["charlie"]
@@ -449,7 +449,7 @@ def test_mm_remember_and_mm_search_carry_asymmetry(served, actors):
 
 def test_mm_list_pages_through_what_the_reader_sees(served, actors):
     alice, charlie = actors["alice"], actors["charlie"]
-    from memories.services import memory_remember
+    from memories.operations import memory_remember
 
     mine = [
         memory_remember(agent=alice.agent, text=f"Note {n}.", significance=0.1 * (n + 1)).memory

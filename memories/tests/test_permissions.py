@@ -42,6 +42,7 @@ from memories.models import (
     ProvenanceEvent,
     Workspace,
 )
+from memories.operations import memory_remember
 from memories.selectors.permissions import ROLE_FOR
 from memories.services import (
     agent_create,
@@ -59,7 +60,6 @@ from memories.services import (
     memory_curate_by_user,
     memory_feedback_by_user,
     memory_forget_by_user,
-    memory_remember,
     memory_restore,
     supersede,
 )

@@ -7,13 +7,8 @@ import pytest
 
 from meaning_memory.testing import make_member
 from memories.models import Entity, Link, Memory, ProvenanceEvent
-from memories.services import (
-    entity_declare,
-    entity_merge,
-    entity_unmerge,
-    memory_remember,
-    memory_remember_bulk,
-)
+from memories.operations import memory_remember, memory_remember_bulk
+from memories.services import entity_declare, entity_merge, entity_unmerge
 
 
 def remember(actor, text, **fields):
@@ -670,7 +665,9 @@ def test_a_popular_entitys_vector_candidates_are_shortlisted_by_their_codes(
     sign bits in the reader's scopes; keyword candidates still come from all of them."""
     import numpy as np
 
-    from memories.search import memory_search, relational
+    from memories.commands import Search
+    from memories.operations import memory_search
+    from memories.search import relational
 
     monkeypatch.setattr(relational, "ENTITY_LIST_MAX", 3)
     monkeypatch.setattr(relational, "SHORTLIST_FACTOR", 2)
@@ -702,7 +699,7 @@ def test_a_popular_entitys_vector_candidates_are_shortlisted_by_their_codes(
     scopes = [alice.agent.private_scope_id, *alice.agent.scopes.values_list("pk", flat=True)]
     vector = "[" + ",".join(f"{x:.7g}" for x in query.tolist()) + "]"
     resolved = relational.relational_filter(
-        {"entity": "Zephyr Logistics"},
+        Search(query="Zephyr", entity="Zephyr Logistics"),
         workspace_id=alice.agent.workspace_id,
         scope_ids=scopes,
         vector=vector,

@@ -6,7 +6,7 @@ prints the run's updates and dead versions)."""
 from django.db import connection
 
 from memories.models import Link, Memory
-from memories.services import memory_remember, memory_remember_bulk
+from memories.operations import memory_remember, memory_remember_bulk
 from memories.services.relations import RELATIONS_VERSION
 
 TEXTS = [

@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from consolidation.services import consolidation_execute, consolidation_start
 from meaning_memory.testing import make_actor
 from memories.models import Divergence, Entity, Membership, Memory, Thread
-from memories.services import memory_feedback, memory_remember
+from memories.operations import memory_remember
+from memories.services import memory_feedback
 from memories.services.divergence import divergence_run
 from memories.tests.test_browser import SCREENSHOTS, browser  # noqa: F401 (a fixture)
 

@@ -9,8 +9,7 @@ from django.utils import timezone
 
 from memories.errors import ValidationFailed
 from memories.models import Memory
-from memories.search import memory_search
-from memories.services import memory_remember
+from memories.operations import memory_remember, memory_search
 
 RENEWAL = (
     "Zephyr Logistics renews its support contract every March; the renewal decides "

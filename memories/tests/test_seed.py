@@ -94,7 +94,7 @@ def test_bad_arguments(alice, tmp_path):
 
 
 def test_a_store_time_refusal_names_the_line_and_what_was_stored(alice, tmp_path):
-    from memories.services import memory_remember
+    from memories.operations import memory_remember
 
     old = memory_remember(agent=alice.agent, text="The office closes at 17:00.").memory
     memory_remember(agent=alice.agent, text="It closes at 18:00.", supersedes=old.mem_id)

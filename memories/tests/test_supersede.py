@@ -3,7 +3,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from memories.models import Memory, ProvenanceEvent
-from memories.services import memory_remember
+from memories.operations import memory_remember
 
 
 def search(actor, **body):

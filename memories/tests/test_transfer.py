@@ -27,7 +27,8 @@ from memories.models import (
     Thread,
     Workspace,
 )
-from memories.services import agent_authenticate, memory_feedback, memory_forget, memory_remember
+from memories.operations import memory_remember
+from memories.services import agent_authenticate, memory_feedback, memory_forget
 from memories.services.divergence import divergence_run
 from memories.services.feedback import memory_feedback_by_user
 from memories.services.transfer import import_file

@@ -4,7 +4,7 @@ two nodes, over REST, never reaching or passing through a memory the agent canno
 import pytest
 
 from memories.models import Entity
-from memories.services import memory_remember, memory_remember_bulk
+from memories.operations import memory_remember, memory_remember_bulk
 
 TEAM = "team:accounts"
 ZEPHYR = [{"name": "Zephyr Logistics", "type": "customer"}]

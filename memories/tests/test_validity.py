@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from memories.models import Memory
-from memories.services import memory_remember
+from memories.operations import memory_remember
 from memories.validity import (
     ended_by_q,
     ended_by_sql,

@@ -29,8 +29,8 @@ from memories.forms import (
 )
 from memories.models import DEFAULT_SIGNIFICANCE, Membership, Memory
 from memories.neighbourhood import neighbourhood
+from memories.operations import memory_search
 from memories.presenters import SOURCE_TOPICS_LISTED, error_status
-from memories.search import memory_search
 from memories.selectors import (
     memberships_of,
     memory_history,

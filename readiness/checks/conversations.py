@@ -11,10 +11,9 @@ from django.test.utils import override_settings
 
 from memories.embeddings import get_embedder
 from memories.models import Memory
+from memories.operations import memory_remember_bulk, memory_search
 from memories.scorer import bundled_scorer, calibration
-from memories.search import memory_search
 from memories.selectors.relations import hub_entities, joined_within_two_links
-from memories.services import memory_remember_bulk
 from readiness.checks.gated import read_data
 from readiness.checks.sandbox import Result, _agent, _sandboxed
 from readiness.locomo import memory_text, read, turn_prints

@@ -11,7 +11,8 @@ from django.test.utils import override_settings
 from django.utils import timezone
 
 from memories.models import Memory
-from memories.services import agent_create, memory_remember
+from memories.operations import memory_remember
+from memories.services import agent_create
 from readiness.checks.sandbox import Result
 
 #: Two stories told across four sessions between other talk, and one in another reader's scope.

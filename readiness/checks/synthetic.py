@@ -12,18 +12,12 @@ from django.test.utils import override_settings
 from django.utils import timezone
 
 from memories.models import Divergence, Link, Memory
-from memories.search import memory_search
+from memories.operations import memory_remember, memory_search
 from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergences_visible
 from memories.selectors.sources import source_records
 from memories.selectors.traversal import shortest_path, traverse
-from memories.services import (
-    agent_create,
-    entity_declare,
-    memory_feedback,
-    memory_forget,
-    memory_remember,
-)
+from memories.services import agent_create, entity_declare, memory_feedback, memory_forget
 from memories.services.asymmetry import asymmetry_refresh
 from memories.services.divergence import divergence_run
 from readiness.checks.sandbox import Result, _agent

@@ -40,6 +40,8 @@ SEARCH_MODULES = (
     "memories/search/statistics.py",
     "memories/search/hydration.py",
     "memories/validity.py",
+    "memories/commands.py",
+    "memories/operations.py",
 )
 #: The writes that store what search and compile read.
 WRITE_MODULES = (
@@ -48,4 +50,24 @@ WRITE_MODULES = (
     "memories/services/episodes.py",
     "memories/services/supersede.py",
     "memories/services/feedback.py",
+    "memories/commands.py",
+    "memories/operations.py",
+)
+#: Relations: the writes of entities and links, and their reads.
+RELATION_WRITE_MODULES = tuple(
+    f"memories/services/relations/{name}.py"
+    for name in (
+        "__init__",
+        "given",
+        "recognition",
+        "resolution",
+        "storing",
+        "links",
+        "declaring",
+        "backfill",
+    )
+)
+RELATION_READ_MODULES = tuple(
+    f"memories/selectors/relations/{name}.py"
+    for name in ("__init__", "links", "entities", "connections")
 )

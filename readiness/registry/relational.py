@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from readiness.registry.common import CHECK_MODULES, SEARCH_MODULES, SEARCH_SETTINGS, WRITE_MODULES
+from readiness.registry.common import (
+    CHECK_MODULES,
+    RELATION_READ_MODULES,
+    RELATION_WRITE_MODULES,
+    SEARCH_MODULES,
+    SEARCH_SETTINGS,
+    WRITE_MODULES,
+)
 from readiness.registry.declarations import Capability, Check, declared
 
 
@@ -36,8 +43,8 @@ RELATIONAL: tuple[Capability, ...] = (
         implementation=declared("memories.services.relations", "R/links"),
         summary="entities and typed links on every write; related_to, entity and min_r filters",
         modules=(
-            "memories/services/relations.py",
-            "memories/selectors/relations.py",
+            *RELATION_WRITE_MODULES,
+            *RELATION_READ_MODULES,
             "memories/search/relational.py",
             "memories/extraction.py",
             "memories/gazetteer.py",
@@ -122,7 +129,7 @@ RELATIONAL: tuple[Capability, ...] = (
         "two, as a reader may see them; search spread over the graph (expand: graph)",
         modules=(
             "memories/selectors/traversal.py",
-            "memories/selectors/relations.py",
+            *RELATION_READ_MODULES,
             "memories/search/graph.py",
             *SEARCH_MODULES,
             *CHECK_MODULES,

@@ -52,7 +52,7 @@ django.setup()
 from django.core.management import call_command
 call_command("migrate", interactive=False, verbosity=0)
 from meaning_memory.testing import make_actor
-from memories.services import memory_remember
+from memories.operations import memory_remember
 from memories.models import Memory
 from memories.indexing import workspace_indexes_sync
 big = make_actor("acme", "alice", scopes=["team:accounts"]).agent

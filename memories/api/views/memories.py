@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
+from memories.operations import remember_command, remember_commands
 from memories.presenters import (
     bulk_results_to_dict,
     erasure_to_dict,
@@ -37,7 +38,6 @@ from memories.serializers import (
     RememberInput,
     StrictSerializer,
     parse,
-    parse_bulk,
     query_values,
 )
 from memories.signals import bulk_imported
@@ -90,7 +90,7 @@ class MemoryCreateApi(APIView):
         summary="Remember: store a memory",
     )
     def post(self, request: Request) -> Response:
-        result = services.memory_remember(agent=request.user, **parse(RememberInput, request.data))
+        result = services.remember(request.user, remember_command(request.data))
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(memory_detail(result.memory, request.user), status=code)
 
@@ -114,7 +114,9 @@ class MemoryBulkApi(APIView):
         "as `existing`; 201 when at least one was stored.",
     )
     def post(self, request: Request) -> Response:
-        results = services.memory_remember_bulk(agent=request.user, items=parse_bulk(request.data))
+        results = services.remember_many(
+            agent=request.user, commands=remember_commands(request.data, request=True)
+        )
         data = bulk_results_to_dict(results)
         if data["stored"]:
             bulk_imported.send(

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from memories.api.views.common import ErrorsAsJson, preferred
 from memories.compile import compiled_memory_file
 from memories.errors import ValidationFailed
+from memories.operations import memory_search
 from memories.presenters import (
     compiled_to_dict,
     hits_to_list,
@@ -20,7 +21,6 @@ from memories.presenters import (
     traversal_to_dict,
 )
 from memories.reading import read_as
-from memories.search import memory_search
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,

@@ -4,9 +4,10 @@ from django.core.management.base import BaseCommand
 
 from memories.errors import MemoryEngineError
 from memories.management.acting import add_agent_arguments, command_error, resolve_agent
+from memories.operations import remember_command
 from memories.presenters import memory_detail
-from memories.serializers import RememberInput, parse
-from memories.services import memory_remember
+from memories.serializers import RememberInput
+from memories.services import remember
 from memories.shapes import add_options, command_input
 
 
@@ -21,7 +22,7 @@ class Command(BaseCommand):
         agent = resolve_agent(options)
         data = command_input(RememberInput, options)
         try:
-            result = memory_remember(agent=agent, **parse(RememberInput, data, from_text=True))
+            result = remember(agent, remember_command(data, from_text=True))
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
         self.stdout.write(json.dumps(memory_detail(result.memory, agent), indent=2))

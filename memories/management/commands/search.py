@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand
 
 from memories.errors import MemoryEngineError
 from memories.management.acting import add_agent_arguments, command_error, resolve_agent
+from memories.operations import memory_search
 from memories.presenters import hits_to_list, results_table
-from memories.search import memory_search
 from memories.serializers import SearchInput
 from memories.shapes import add_options, command_input
 

@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django_q.tasks import async_task
 
+from memories.commands import Remember
 from memories.errors import MemoryEngineError, ValidationFailed
 from memories.management.acting import add_agent_arguments, resolve_agent
 from memories.serializers import RememberInput, parse
@@ -47,7 +48,9 @@ class Command(BaseCommand):
         }
         lines, items = read_items(path, kind, defaults)
         try:
-            prepared = bulk_prepare(agent=agent, items=items)
+            prepared = bulk_prepare(
+                agent=agent, commands=[Remember.from_values(item) for item in items]
+            )
         except ValidationFailed as exc:
             raise CommandError(_by_line(exc, lines)) from exc
         started, done, stored = time.monotonic(), 0, 0

@@ -36,7 +36,7 @@ from memories.services.relations.declaring import (
     entity_declare,
     lock_entities,
 )
-from memories.services.relations.given import EntityRef, LinkRef, check_entities, check_links
+from memories.services.relations.given import EntityRef, LinkRef, resolve_links
 from memories.services.relations.links import LinkResult, link_add, link_remove
 from memories.services.relations.recognition import Recognised, recognise, workspace_gazetteer
 from memories.services.relations.resolution import (
@@ -51,6 +51,7 @@ from memories.services.relations.storing import RELATIONS_VERSION, WrittenRelati
 READINESS = {"R/links": "beta"}
 
 __all__ = [
+    "resolve_links",
     "BackfillProgress",
     "DeclareResult",
     "ENTITY_LOCK_NAMESPACE",
@@ -66,8 +67,6 @@ __all__ = [
     "WrittenRelations",
     "attributed_entities",
     "check_declared",
-    "check_entities",
-    "check_links",
     "entities_declare",
     "entity_declare",
     "link_add",

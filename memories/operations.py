@@ -1,0 +1,81 @@
+"""The operations as code and the adapters call them: arguments checked by the operation's
+input shape (``memories.serializers``: types, bounds and every rule that needs no stored
+state), the typed command built from them (``memories.commands``), the service run with it.
+
+A request's arguments are checked here once, whoever calls: an adapter passes them as they came
+(``arguments``), code as keyword arguments. The services check only what depends on stored
+state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memories.commands import Remember, Search
+from memories.models import Agent, Workspace
+from memories.search import SearchHit, search
+from memories.serializers import RememberInput, SearchInput, parse, parse_bulk, parse_items
+from memories.services.bulk import BulkResult, remember_many
+from memories.services.remember import RememberResult, remember
+
+
+def remember_command(arguments: Any, *, from_text: bool = False) -> Remember:
+    """The command of remember's raw arguments (ValidationFailed naming each broken rule)."""
+    return Remember.from_values(parse(RememberInput, arguments, from_text=from_text))
+
+
+def memory_remember(*, agent: Agent, **arguments: Any) -> RememberResult:
+    """Store a memory for ``agent`` (see ``services.remember.remember``): code's keyword
+    arguments, each checked as given (``Remember.checked``)."""
+    return remember(agent, Remember.checked(**arguments))
+
+
+def remember_commands(items: Sequence[Any], *, request: bool = False) -> list[Remember]:
+    """Each item's command; ``request``: ``items`` is a bulk request's body
+    (``{"memories": [...]}``, at most ``MM_BULK_MAX_ITEMS``)."""
+    values = parse_bulk(items) if request else parse_items(list(items))
+    return [Remember.from_values(item) for item in values]
+
+
+def memory_remember_bulk(
+    *, agent: Agent, items: Sequence[Any], now: datetime | None = None
+) -> list[BulkResult]:
+    """Store many memories (each item the remember arguments; see ``services.bulk``)."""
+    return remember_many(agent=agent, commands=remember_commands(items), now=now)
+
+
+def memory_search(
+    *,
+    agent: Agent | None = None,
+    workspace: Workspace | None = None,
+    arguments: Any = None,
+    from_text: bool = False,
+    now: datetime | None = None,
+    query_vector: np.ndarray | None = None,
+    exact: bool = False,
+    **given: Any,
+) -> list[SearchHit]:
+    """Search (``memories.search``) with the arguments ``SearchInput`` declares (``query``,
+    ``limit``, the filters), given as ``arguments`` (a request's raw values, as they came) or as
+    keyword arguments (code); ``from_text`` when the values came as text (a command line, a
+    page's query string), otherwise each must have its JSON type. ``now``, ``query_vector`` and
+    ``exact`` are for code only (see ``memories.search.ranking.search``)."""
+    if agent is None and workspace is None:
+        raise ValueError("memory_search needs an agent or a workspace")
+    if arguments is None:
+        arguments = given
+    elif given:
+        raise TypeError("memory_search takes arguments or keyword arguments, not both")
+    command = Search.from_values(parse(SearchInput, arguments, from_text=from_text))
+    return search(
+        command,
+        agent=agent,
+        workspace=workspace,
+        now=now,
+        query_vector=query_vector,
+        exact=exact,
+    )
