@@ -56,7 +56,7 @@ def main() -> None:
         args.data_dir = ROOT / "benchmarks" / "out" / "smoke-asymmetry"
     setup_django(args.data_dir)
 
-    from memories import asymmetry
+    from memories.asymmetry import score as asymmetry
     from memories.models import Agent, Memory, Workspace
     from memories.services import agent_create
     from readiness import liar

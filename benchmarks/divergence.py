@@ -6,7 +6,7 @@
 Pairs (``--data``, ProSeCCo's JSON-lines shape: ``proposition_1``, ``proposition_2``, ``label``
 ``self-contradiction`` or another; see ``../shared/data/README.md``): each pair's two
 propositions are embedded by the engine's embedder and scored by the detector
-(``memories.divergence.assess``, no model endpoint). Printed side by side, AUC for
+(``memories.divergence.detectors.assess``, no model endpoint). Printed side by side, AUC for
 "self-contradiction": the detector, its rules alone, and the baselines (the embedder's cosine
 similarity alone; one side negated and the other not); then precision and recall at the
 operating threshold (``MM_DIVERGENCE_THRESHOLD``) among the pairs a run would examine (cosine at
@@ -39,7 +39,7 @@ from common import ROOT, add_smoke_option, describe, machine, setup_django
 def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
     from django.conf import settings
 
-    from memories.divergence import NEGATIONS, words
+    from memories.divergence.detectors import NEGATIONS, words
     from readiness.metrics import auc
     from readiness.pairs import read, score
 

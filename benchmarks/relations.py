@@ -78,7 +78,7 @@ def load_relations(
     from django.db import connection
     from psycopg.types.json import Jsonb
 
-    from memories.gazetteer import normalize, tokens
+    from memories.relational.gazetteer import normalize, tokens
 
     started = time.perf_counter()
     with connection.cursor() as cursor:
@@ -341,8 +341,8 @@ def backfill_case(args: argparse.Namespace) -> dict[str, Any]:
     """N LoCoMo turns stored without entities, then linked by ``link_backfill``."""
     from django.db import connection
 
-    from memories.extraction import extract
     from memories.models import Memory, Workspace
+    from memories.relational.extraction import extract
     from memories.services import agent_create, content_hash, entities_declare, link_backfill
     from readiness.locomo import memory_text, read
 

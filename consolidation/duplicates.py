@@ -6,13 +6,14 @@ Two gates must both open: the embedder's cosine similarity is at least
 words and pairs of neighbouring words, lower case) is at least ``MM_DEDUPE_MIN_OVERLAP``. Then
 guards refuse the pair when the texts differ in what a merge would lose, however close they are:
 
-* **numbers**: amounts, percentages, counts, years, months (``memories.divergence.numbers``);
+* **numbers**: amounts, percentages, counts, years, months
+  (``memories.divergence.detectors.numbers``);
 * **dates**: a weekday or a relative day (today, tomorrow, next week) on one side only;
 * **names**: a word written with a capital inside a sentence (a person, a place, a product) on
   one side that the other does not have, in any case; or entities found in one memory and not
   the other (the relational issue's extraction: "Priya approved it" names Priya);
 * **negation**: a negation on one side and not the other (an odd count of them), or a word on
-  one side whose antonym is on the other (``memories.divergence.ANTONYMS``).
+  one side whose antonym is on the other (``memories.divergence.detectors.ANTONYMS``).
 
 The thresholds were measured on outside data (``benchmarks/dedupe.py``; BENCHMARKS.md): the
 pairs of distinct turns nearest to each other in LoCoMo, against the same turns written again
@@ -24,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memories.divergence import NEGATIONS, STOP_WORDS, antonyms, numbers, words
+from memories.divergence.detectors import NEGATIONS, STOP_WORDS, antonyms, numbers, words
 
 _DAYS = frozenset(
     ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

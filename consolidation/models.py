@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from memories.models import Agent, Entity, Memory, Scope, Workspace, new_public_id
+from memories.models.decisions import CuratorDecision
 
 
 class ConsolidationRun(models.Model):
@@ -148,7 +149,7 @@ class CompiledSnapshot(models.Model):
         return f"{self.agent_id} as of {self.as_of}"
 
 
-class SupersessionProposal(models.Model):
+class SupersessionProposal(CuratorDecision, models.Model):
     """A newer memory of a scope gives another value for a slot an older one fills (one entity,
     one single-valued attribute): consolidation's supersede phase applied it (``applied``, a
     high-confidence rule) or proposes it to a curator, who accepts or rejects it with a reason."""

@@ -27,7 +27,7 @@ from memories.errors import Forbidden, NotFound
 from memories.models import Agent, Memory, Thread, ThreadMember
 from memories.operations import memory_search
 from memories.selectors import visible_scope_ids
-from memories.validity import valid_at_q
+from memories.temporal.validity import valid_at_q
 
 #: How mature saga recall is, read by the readiness registry.
 READINESS = {"E/saga": "preview"}

@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from consolidation.models import ConsolidationRun, SupersessionProposal
 from consolidation.phases import PHASES, PhaseContext
-from memories import rules
 from memories.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from memories.models import Agent, Workspace
 from memories.selectors.permissions import require_role
+from memories.services.decisions import deciding, decision_reason
 from memories.services.supersede import supersede
 
 #: The advisory lock namespace of consolidation runs (the key is the workspace's id).
@@ -170,6 +170,10 @@ def run_get(*, run_id: str, workspace_id: int) -> ConsolidationRun:
     return run
 
 
+def _decided_already(proposal: SupersessionProposal) -> tuple[str, str]:
+    return "proposal", f"proposal {proposal.proposal_id!r} is {proposal.status} already."
+
+
 def proposal_decide(
     *, proposal: SupersessionProposal, user: Any, accept: bool, reason: str
 ) -> SupersessionProposal:
@@ -178,15 +182,10 @@ def proposal_decide(
     the proposal). A proposal decided already, a missing reason, or an older memory no longer
     active are errors, and nothing is written."""
     require_role(user, proposal.workspace_id, "decide proposals")
-    reason = (reason or "").strip()
-    if message := rules.reason_given(reason, "say why the proposal is accepted or rejected."):
+    reason, message = decision_reason(reason, "say why the proposal is accepted or rejected.")
+    if message:
         raise ValidationFailed.single("reason", message)
-    with transaction.atomic():
-        proposal = SupersessionProposal.objects.select_for_update().get(pk=proposal.pk)
-        if proposal.status != SupersessionProposal.Status.OPEN:
-            raise ValidationFailed.single(
-                "proposal", f"proposal {proposal.proposal_id!r} is {proposal.status} already."
-            )
+    with deciding(proposal, decided=_decided_already) as proposal:
         if accept:
             supersede(
                 old=proposal.older,
@@ -194,10 +193,11 @@ def proposal_decide(
                 user=user,
                 reason=f"proposal {proposal.proposal_id} accepted: {reason}",
             )
-        proposal.status = (
-            SupersessionProposal.Status.ACCEPTED if accept else SupersessionProposal.Status.REJECTED
+        proposal.decide(
+            status=SupersessionProposal.Status.ACCEPTED
+            if accept
+            else SupersessionProposal.Status.REJECTED,
+            reason=reason,
+            user=user,
         )
-        proposal.reason, proposal.decided_by = reason, user
-        proposal.decided_at = timezone.now()
-        proposal.save(update_fields=["status", "reason", "decided_by", "decided_at"])
     return proposal

@@ -37,7 +37,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memories.divergence import NEGATIONS, STOP_WORDS, words
+from memories.divergence.detectors import NEGATIONS, STOP_WORDS, words
 
 #: How mature what this module implements is, read by the readiness registry.
 READINESS = {"E/threads": "beta"}

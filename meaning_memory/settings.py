@@ -25,8 +25,8 @@ from meaning_memory.env import (
     envoptional,
     envstr,
 )
-from memories.decay import DEFAULT_PRESET, PRESET_NAMES
 from memories.rules import MIN_COMPILE_BUDGET
+from memories.temporal.decay import DEFAULT_PRESET, PRESET_NAMES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 #: Run from a clone of the repository (``manage.py`` and ``templates/`` beside the packages):
@@ -340,7 +340,8 @@ MM_EXTRACTION_URL = envstr("MM_EXTRACTION_URL", "")
 MM_EXTRACTION_MODEL = envstr("MM_EXTRACTION_MODEL", "gpt-4o-mini")
 MM_EXTRACTION_API_KEY = envstr("MM_EXTRACTION_API_KEY", "")
 MM_EXTRACTION_TIMEOUT = envfloat("MM_EXTRACTION_TIMEOUT", 60.0, minimum=0, exclusive_minimum=True)
-#: Divergence detection (``memories.divergence``; ``meaning-memory divergence``): built, off.
+#: Divergence detection (``memories.divergence.detectors``; ``meaning-memory divergence``):
+#: built, off.
 #: A pair of memories is examined when its cosine similarity is at least
 #: MM_DIVERGENCE_MIN_SIMILARITY and flagged when its score is at least MM_DIVERGENCE_THRESHOLD;
 #: each memory is compared with its MM_DIVERGENCE_NEIGHBOURS nearest. A model behind an
@@ -355,7 +356,7 @@ MM_DIVERGENCE_MODEL_API_KEY = envstr("MM_DIVERGENCE_MODEL_API_KEY", "")
 MM_DIVERGENCE_MODEL_TIMEOUT = envfloat(
     "MM_DIVERGENCE_MODEL_TIMEOUT", 30.0, minimum=0, exclusive_minimum=True
 )
-#: Asymmetry (``memories.asymmetry``): a source's estimate is shrunk toward the workspace's
+#: Asymmetry (``memories.asymmetry.score``): a source's estimate is shrunk toward the workspace's
 #: prior as if it had MM_SOURCE_PRIOR_STRENGTH more memories judged at the prior's rate. The A
 #: score changes ranking only with MM_ASYMMETRY_RANKING, which the engine refuses to start with
 #: while A's gated check has not passed (``readiness``).

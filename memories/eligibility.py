@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from memories.compile import BudgetLine, CompileOptions, budget_line, compile_options, keys_of
 from memories.models import Agent, Memory, Workspace
-from memories.validity import is_valid_at
+from memories.temporal.validity import is_valid_at
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,16 @@ from typing import Any
 
 from memories.compile import CUT_LIST_MAX, CompiledEntry, CompiledFile
 from memories.errors import MemoryEngineError, ValidationFailed
-from memories.models import Agent, Divergence, Entity, Link, Memory, ProvenanceEvent
+from memories.models import (
+    PLAIN_FIELDS,
+    TIME_FIELDS,
+    Agent,
+    Divergence,
+    Entity,
+    Link,
+    Memory,
+    ProvenanceEvent,
+)
 from memories.search import SearchHit
 from memories.selectors import memory_history, visible_scope_ids
 from memories.selectors.first_seen import first_seen
@@ -51,34 +60,21 @@ def error_response(exc: MemoryEngineError) -> tuple[int, dict[str, Any]]:
     return status, {"detail": ERROR_PREFIX.get(exc.code, "") + exc.message}
 
 
+#: What the API keeps back of a memory's plain fields (``PLAIN_FIELDS``): the engine's own.
+KEPT_BACK = frozenset({"episode_text", "idempotency_key", "relations_version"})
+
+
 def memory_to_dict(memory: Memory) -> dict[str, Any]:
     return {
         "mem_id": memory.mem_id,
-        "text": memory.text,
-        "category": memory.category,
-        "memory_type": memory.memory_type,
-        "source": memory.source,
+        **{name: getattr(memory, name) for name in PLAIN_FIELDS if name not in KEPT_BACK},
+        **{name: iso(getattr(memory, name)) for name in TIME_FIELDS},
         "scope": memory.scope.name,
-        "significance": memory.significance,
-        "pinned": memory.pinned,
-        "status": memory.status,
         "superseded_by": memory.superseded_by.mem_id if memory.superseded_by_id else None,
-        "created_at": iso(memory.created_at),
-        "observed_at": iso(memory.observed_at),
-        "valid_from": iso(memory.valid_from),
-        "valid_until": iso(memory.valid_until),
         "stare_scores": memory.stare_scores,
         "stare_origins": memory.stare_origins,
-        "session": memory.session,
-        "thread": memory.thread,
-        "perspective": memory.perspective,
         "attributed_to": _attributed(memory),
         "source_kind": memory.source_kind or None,
-        "sig_self": memory.sig_self,
-        "sig_external": memory.sig_external,
-        "attribution": memory.attribution,
-        "embedding_model": memory.embedding_model,
-        "metadata": memory.metadata,
     }
 
 
@@ -353,7 +349,7 @@ SOURCE_TOPICS_LISTED = 20
 
 def source_to_dict(record: Record) -> dict[str, object]:
     """A source's record: its memories, how many were found right and wrong, its estimate
-    (shrunk toward the workspace's prior; ``memories.asymmetry``)."""
+    (shrunk toward the workspace's prior; ``memories.asymmetry.score``)."""
     return {
         "kind": record.kind,
         "key": record.key,

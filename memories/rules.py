@@ -13,7 +13,6 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
-from memories.gazetteer import normalize
 from memories.kinds import (
     CUSTOM_TYPE_PREFIX,
     DERIVED_LINK_TYPES,
@@ -22,6 +21,7 @@ from memories.kinds import (
     PERSPECTIVES,
     SOURCE_KINDS,
 )
+from memories.relational.gazetteer import normalize
 
 
 def unit_interval(value: float | None) -> str | None:

@@ -3,9 +3,9 @@ their ``AppConfig.ready`` (consolidation queues a run after an import)."""
 
 from django.dispatch import Signal
 
-#: A bulk import stored new memories (the bulk API, ``mm_bulk_remember``, ``meaning-memory
-#: seed``): sent with
-#: ``workspace_id`` and ``stored`` (how many) once they are committed.
+#: An import stored new memories (the bulk API and ``mm_bulk_remember``, ``meaning-memory seed``
+#: and ``import``): sent by ``services.bulk.announce_import`` with ``workspace_id`` and
+#: ``stored`` (how many) once they are committed.
 bulk_imported = Signal()
 
 #: Memories are about to be erased for good (``memories.services.erase``), inside its

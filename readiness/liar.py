@@ -27,7 +27,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from memories.asymmetry import FEATURES, features, shrunk, workspace_prior
+from memories.asymmetry.score import FEATURES, features, shrunk, workspace_prior
 from memories.models import Agent, Memory
 from memories.operations import memory_remember_bulk
 from memories.selectors.sources import ENTITY, WRITER, Records, source_records

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memories.divergence import Assessment, assess, cosine
+from memories.divergence.detectors import Assessment, assess, cosine
 from memories.embeddings import get_embedder
 
 POSITIVE = "self-contradiction"

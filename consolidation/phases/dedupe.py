@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import connection
-from psycopg.types.numeric import Int8
 
 from consolidation import duplicates
 from consolidation.phases.context import BATCH, PhaseContext, newest_id, written_since
@@ -12,6 +11,7 @@ from memories.models import (
     Link,
     Memory,
 )
+from memories.selectors.neighbours import nearest_pairs
 from memories.services import memory_merge
 
 #: A memory's text as dedupe compares it: lower case, runs of white space as one space, no
@@ -147,30 +147,13 @@ def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
 def _neighbours(workspace_id: int, batch: list[int]) -> dict[tuple[int, int], float]:
     """(lower id, higher id) -> cosine similarity, for each of the batch's memories and its
     nearest active memories of the same scope at or above the similarity threshold."""
-    # The workspace is a constant in the text: a large workspace's partial HNSW index serves
-    # the scan only if its predicate is proved from one (``memories.indexing``).
-    sql = f"""
-        SELECT m.id, o.id, o.similarity
-        FROM memories_memory m
-        CROSS JOIN LATERAL (
-            SELECT n.id, 1 - (n.embedding <=> m.embedding) AS similarity
-            FROM memories_memory n
-            WHERE n.workspace_id = {int(workspace_id)} AND n.status = 'active'
-                AND n.embedding IS NOT NULL AND n.embedding_model = m.embedding_model
-                AND n.scope_id = m.scope_id AND n.id <> m.id
-                AND {NOT_RESTORED_SQL.format(table="n")}
-            ORDER BY n.embedding <=> m.embedding
-            LIMIT {int(settings.MM_DEDUPE_NEIGHBOURS)}
-        ) AS o
-        WHERE m.id = ANY(%(batch)s) AND o.similarity >= %(min_similarity)s
-            AND {NOT_RESTORED_SQL.format(table="m")}
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            {
-                "batch": [Int8(i) for i in batch],
-                "min_similarity": float(settings.MM_DEDUPE_MIN_SIMILARITY),
-            },
-        )
-        return {(min(a, b), max(a, b)): float(s) for a, b, s in cursor.fetchall()}
+    rows = nearest_pairs(
+        workspace_id,
+        batch,
+        neighbours=settings.MM_DEDUPE_NEIGHBOURS,
+        min_similarity=settings.MM_DEDUPE_MIN_SIMILARITY,
+        same_scope=True,
+        neighbour_where=NOT_RESTORED_SQL.format(table="n"),
+        pair_where=NOT_RESTORED_SQL.format(table="m"),
+    )
+    return {(min(a, b), max(a, b)): float(s) for a, b, s in rows}

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import connection, transaction
-from psycopg.types.numeric import Int8
+from django.db import transaction
 
 from consolidation.phases.context import BATCH, PhaseContext, newest_id, written_since
 from memories.models import (
     Link,
     Memory,
 )
+from memories.selectors.neighbours import nearest_pairs
 from memories.services import link_backfill
 
 
@@ -70,21 +70,15 @@ def run(context: PhaseContext) -> dict[str, int]:
 def _related(workspace_id: int, batch: list[int]) -> dict[tuple[int, int], tuple[float, str]]:
     """(newer id, older id) -> (similarity, "session" or "entities") for the batch's memories
     and their neighbours that ``link`` relates."""
-    sql = f"""
-        SELECT m.id, o.id, o.similarity,
-            CASE WHEN m.session <> '' AND o.session = m.session THEN 'session' ELSE 'entities' END
-        FROM memories_memory m
-        CROSS JOIN LATERAL (
-            SELECT n.id, n.session, 1 - (n.embedding <=> m.embedding) AS similarity
-            FROM memories_memory n
-            WHERE n.workspace_id = {int(workspace_id)} AND n.status = 'active'
-                AND n.embedding IS NOT NULL AND n.embedding_model = m.embedding_model
-                AND n.scope_id = m.scope_id AND n.id <> m.id
-            ORDER BY n.embedding <=> m.embedding
-            LIMIT {int(settings.MM_RELATES_NEIGHBOURS)}
-        ) AS o
-        WHERE m.id = ANY(%(batch)s) AND o.similarity >= %(min_similarity)s
-            AND (
+    rows = nearest_pairs(
+        workspace_id,
+        batch,
+        neighbours=settings.MM_RELATES_NEIGHBOURS,
+        min_similarity=settings.MM_RELATES_MIN_SIMILARITY,
+        same_scope=True,
+        columns="CASE WHEN m.session <> '' AND o.session = m.session THEN 'session' "
+        "ELSE 'entities' END",
+        pair_where="""(
                 (m.session <> '' AND o.session = m.session)
                 OR EXISTS (
                     SELECT 1 FROM memories_link a
@@ -97,15 +91,6 @@ def _related(workspace_id: int, batch: list[int]) -> dict[tuple[int, int], tuple
                 SELECT 1 FROM memories_link c
                 WHERE (c.source_id = m.id AND c.target_memory_id = o.id)
                     OR (c.source_id = o.id AND c.target_memory_id = m.id)
-            )
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            {
-                "batch": [Int8(i) for i in batch],
-                "min_similarity": float(settings.MM_RELATES_MIN_SIMILARITY),
-            },
-        )
-        rows = cursor.fetchall()
+            )""",
+    )
     return {(max(a, b), min(a, b)): (float(similarity), why) for a, b, similarity, why in rows}

@@ -11,7 +11,7 @@ from consolidation.models import (
     SupersessionProposal,
 )
 from consolidation.phases.context import BATCH, PhaseContext, newest_id, written_since
-from memories.divergence import attributes
+from memories.divergence.detectors import attributes
 from memories.errors import ValidationFailed
 from memories.models import (
     Entity,
@@ -23,7 +23,8 @@ from memories.services.supersede import supersede
 def run(context: PhaseContext) -> dict[str, int]:
     """A memory written since the watermark that gives another value for a slot an older active
     memory of its scope fills (an entity both mention, a single-valued attribute of
-    ``memories.divergence.ATTRIBUTES``: a renewal or due month, a plan, an owner) supersedes it
+    ``memories.divergence.detectors.ATTRIBUTES``: a renewal or due month, a plan, an owner)
+    supersedes it
     when the rule is confident (``HIGH_CONFIDENCE``: the same writer, one value on each side),
     and is proposed to a curator otherwise (``SupersessionProposal``)."""
     through = context.watermark("supersede")

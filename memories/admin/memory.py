@@ -20,11 +20,8 @@ from memories.admin.common import (
     cut,
 )
 from memories.errors import MemoryEngineError
-from memories.models import (
-    Memory,
-    ProvenanceEvent,
-)
-from memories.validity import ended_by_q, not_yet_valid_q, valid_at_q
+from memories.models import PLAIN_FIELDS, TIME_FIELDS, Memory, ProvenanceEvent
+from memories.temporal.validity import ended_by_q, not_yet_valid_q, valid_at_q
 
 
 class ValidityFilter(admin.SimpleListFilter):
@@ -109,32 +106,13 @@ class MemoryAdmin(WorkspaceScoped, admin.ModelAdmin):
         "mem_id",
         "workspace",
         "scope",
-        "text",
-        "category",
-        "memory_type",
-        "source",
-        "significance",
-        "pinned",
-        "status",
+        *PLAIN_FIELDS,
         "superseded_by",
-        "created_at",
-        "observed_at",
-        "valid_from",
-        "valid_until",
+        *TIME_FIELDS,
         *(f"{d}_{kind}" for d in "stare" for kind in ("score", "origin")),
-        "session",
-        "thread",
-        "perspective",
         "attributed_to",
-        "source_kind",
-        "sig_self",
-        "sig_external",
-        "attribution",
-        "episode_text",
         "follows",
         "embedding_summary",
-        "metadata",
-        "idempotency_key",
         "content_hash",
         "updated_at",
     )

@@ -8,7 +8,8 @@ What goes in
     applies that instant to validity windows, writing times and ages, not to later feedback.
 
 Weight and protection
-    weight = significance × decay factor (``memories.decay``; 1 with decay off, the default,
+    weight = significance × decay factor (``memories.temporal.decay``; 1 with decay off, the
+    default,
     and for pinned memories). A memory is *protected* when it is pinned or its stored
     significance is at least ``PROTECTED_SIGNIFICANCE`` (0.90), whatever its decay.
 

@@ -8,9 +8,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from memories import rules
-from memories.decay import PRESET_NAMES, DecayPolicy, parse_overrides
 from memories.errors import Errors
 from memories.models import Memory
+from memories.temporal.decay import PRESET_NAMES, DecayPolicy, parse_overrides
 
 DISPLAY_MODES = ("marks", "verbose", "off")
 

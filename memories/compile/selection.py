@@ -9,10 +9,10 @@ from datetime import datetime
 
 import numpy as np
 
-from memories.decay import DecayPolicy
 from memories.models import Memory
 from memories.reading import reader
-from memories.validity import valid_at_sql
+from memories.temporal.decay import DecayPolicy
+from memories.temporal.validity import valid_at_sql
 
 PROTECTED_SIGNIFICANCE = 0.90
 SECONDS_PER_DAY = 86_400.0

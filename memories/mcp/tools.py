@@ -32,9 +32,9 @@ from memories.presenters import (
     traversal_to_dict,
 )
 from memories.reading import read_as
-from memories.rules import PAGE_SIZE_DEFAULT
 from memories.selectors.divergences import divergences_visible
 from memories.selectors.memories import memory_list_page
+from memories.selectors.paging import page_of
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
@@ -52,9 +52,7 @@ from memories.serializers import (
     parse,
 )
 from memories.services import link_add, memory_erase, memory_feedback, memory_forget
-from memories.services.divergence import require_divergence
 from memories.shapes import json_schema, object_schema
-from memories.signals import bulk_imported
 
 # --- Argument shapes: the REST API's, plus mem_id where the REST API takes it from the URL ------
 
@@ -183,8 +181,6 @@ def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
         agent=agent, commands=remember_commands(arguments, request=True)
     )
     data = bulk_results_to_dict(results)
-    if data["stored"]:
-        bulk_imported.send(sender=Tool, workspace_id=agent.workspace_id, stored=data["stored"])
     return tool_result(f"{data['stored']} stored, {data['existing']} already there", data)
 
 
@@ -254,35 +250,30 @@ def explain_path(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 
 def divergences(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    require_divergence()
     values = parse(DivergenceListInput, arguments)
-    size = values.get("page_size", PAGE_SIZE_DEFAULT)
-    number = values.get("page", 1)
-    rows = divergences_visible(agent=agent, status=values.get("status") or None)
-    found = [divergence_to_dict(d) for d in rows[(number - 1) * size : number * size]]
+    rows, page = page_of(
+        divergences_visible(agent=agent, status=values.get("status") or None), values
+    )
+    found = [divergence_to_dict(d) for d in rows]
     lines = [
         f"{d['divergence_id']} ({d['status']}, {d['score']:.2f}, {d['detector']}): "
         + " ≠ ".join(f"{m['mem_id']} {m['text'][:80]!r}" for m in d["memories"])
         for d in found
     ]
-    data = {"page": number, "page_size": size, "results": found}
-    return tool_result("\n".join(lines) or "no divergences", data)
+    return tool_result("\n".join(lines) or "no divergences", {**page, "results": found})
 
 
 def list_memories(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     values = parse(MemoryPageInput, arguments)
-    size = values.get("page_size", PAGE_SIZE_DEFAULT)
-    number = values.get("page", 1)
 
-    def listed() -> tuple[bool, list[dict[str, Any]]]:
-        page, more = memory_list_page(agent=agent, values=values, now=timezone.now(), size=size)
-        return more, [memory_to_dict(m) for m in page]
+    def listed() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        rows, page = memory_list_page(agent=agent, values=values, now=timezone.now())
+        return page, [memory_to_dict(m) for m in rows]
 
-    more, found = read_as(agent, listed)
+    page, found = read_as(agent, listed)
     lines = [f"{m['mem_id']} ({m['category']}, {m['significance']:.2f}): {m['text'][:100]}"
              for m in found]  # fmt: skip
-    data = {"page": number, "page_size": size, "more": more, "results": found}
-    return tool_result("\n".join(lines) or "no memories", data)
+    return tool_result("\n".join(lines) or "no memories", {**page, "results": found})
 
 
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:

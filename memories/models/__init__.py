@@ -14,7 +14,7 @@ from memories.models.base import (
 )
 from memories.models.divergence import Divergence, DivergenceScan
 from memories.models.history import ProvenanceEvent
-from memories.models.memory import Memory
+from memories.models.memory import PLAIN_FIELDS, TIME_FIELDS, Memory
 from memories.models.relations import Entity, Link, MemoryDegree
 from memories.models.sources import SourceRecord
 from memories.models.tenancy import (
@@ -42,6 +42,8 @@ __all__ = [
     "LoginThrottle",
     "Membership",
     "Memory",
+    "PLAIN_FIELDS",
+    "TIME_FIELDS",
     "MemoryDegree",
     "OWN_WEIGHT",
     "ProvenanceEvent",

@@ -9,6 +9,7 @@ from django.db.models import F, Q
 from memories.models.base import (
     new_public_id,
 )
+from memories.models.decisions import CuratorDecision
 from memories.models.memory import Memory
 from memories.models.relations import Link
 from memories.models.tenancy import (
@@ -16,7 +17,7 @@ from memories.models.tenancy import (
 )
 
 
-class Divergence(models.Model):
+class Divergence(CuratorDecision, models.Model):
     """Two active memories about the same thing, by different writers, that disagree, as
     divergence detection found them (``memories.services.divergence``): its score, the detector
     that decided and its evidence, and the ``contradicts`` link it made. A curator resolves it
@@ -54,6 +55,7 @@ class Divergence(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     closed_at = models.DateTimeField(null=True, blank=True)
+    DECIDER, DECIDED_AT = "closed_by", "closed_at"
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

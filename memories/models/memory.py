@@ -52,7 +52,7 @@ class Memory(models.Model):
         WRITER = "writer"
         SCORER = "scorer"
         EXTRACTION = "extraction"
-        ASYMMETRY = "asymmetry"  # the engine's A score (``memories.asymmetry``)
+        ASYMMETRY = "asymmetry"  # the engine's A score (``memories.asymmetry.score``)
 
     class SourceKind(models.TextChoices):
         """How the claim reached the writer; blank when neither the writer nor a cue says."""
@@ -112,7 +112,7 @@ class Memory(models.Model):
     thread = models.CharField(max_length=200, blank=True)
 
     # Asymmetry: whose perspective it serves and where its claim came from
-    # (``memories.attribution``; the origin of each value in ``attribution``).
+    # (``memories.asymmetry.cues``; the origin of each value in ``attribution``).
     perspective = models.CharField(
         max_length=80,
         default="self",
@@ -285,3 +285,31 @@ class Memory(models.Model):
             return None
         entity = self.attributed_to
         return entity.merged_into if entity.merged_into_id else entity
+
+
+#: A memory's own values, each kept as it is (no relation, vector, time or STARE score): the one
+#: list an export writes and an import reads (``memories.exchange``), the admin shows and the
+#: API presents (``memories.presenters`` keeps some back). A field added here travels with them.
+PLAIN_FIELDS = (
+    "text",
+    "category",
+    "memory_type",
+    "source",
+    "significance",
+    "pinned",
+    "status",
+    "session",
+    "thread",
+    "perspective",
+    "source_kind",
+    "sig_self",
+    "sig_external",
+    "attribution",
+    "episode_text",
+    "embedding_model",
+    "metadata",
+    "idempotency_key",
+    "relations_version",
+)
+#: Its times (ISO 8601 text in an export).
+TIME_FIELDS = ("created_at", "observed_at", "valid_from", "valid_until")

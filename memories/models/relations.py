@@ -38,7 +38,8 @@ class Entity(models.Model):
     aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     #: The normalised name and aliases, for finding an entity by any of them.
     keys = ArrayField(models.CharField(max_length=200), default=list, blank=True)
-    #: The words of its keys and each word's first letters (``memories.gazetteer.tokens``):
+    #: The words of its keys and each word's first letters
+    #: (``memories.relational.gazetteer.tokens``):
     #: the entities a fuzzy match compares a name with share one of them.
     tokens = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     declared = models.BooleanField(

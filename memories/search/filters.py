@@ -9,7 +9,7 @@ from memories.commands import COLUMN_FILTERS, Search
 from memories.models import STARE_DIMENSIONS, Memory
 from memories.search.relational import NAMES as RELATIONAL_NAMES
 from memories.search.relational import RelationalFilter
-from memories.validity import ended_by_sql, valid_at_sql
+from memories.temporal.validity import ended_by_sql, valid_at_sql
 
 #: Statuses a search can return. A superseded memory's window closes where its replacement's
 #: begins, so it is found by ``as_of`` inside its window, by ``currently_valid: false`` once the

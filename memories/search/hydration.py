@@ -52,7 +52,8 @@ class SearchHit:
             "significance": self.memory.significance,
             "age_days": round(self.age_days, 3),
             "age_factor": round(self.age_factor, 6),
-            # A (memories.asymmetry): shown always, in the score only with MM_ASYMMETRY_RANKING.
+            # A (memories.asymmetry.score): shown always, in the score only with
+            # MM_ASYMMETRY_RANKING.
             "a_score": self.memory.a_score,
             **(
                 {"asymmetry_factor": round(self.asymmetry_factor, 6)}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from memories.errors import NotFound
+from memories.features import require_divergence
 from memories.models import Agent, Divergence, Workspace
 from memories.selectors.visibility import visible_scope_ids
 
@@ -17,6 +18,8 @@ def divergences_visible(
     """Newest first, with both memories (and their scopes) loaded."""
     if agent is None and workspace is None:
         raise ValueError("divergences_visible needs an agent or a workspace")
+    if agent is not None:  # an agent's read: the feature is opt-in
+        require_divergence()
     rows = Divergence.objects.select_related(
         "first__scope", "second__scope", "link", "closed_by"
     ).filter(workspace=agent.workspace_id if agent is not None else workspace.pk)

@@ -28,7 +28,9 @@ from django.db.models.functions import Coalesce, NullIf
 from memories.embeddings import current_model_name
 from memories.exchange import FORMAT, FORMAT_VERSION, encode_vector
 from memories.models import (
+    PLAIN_FIELDS,
     STARE_DIMENSIONS,
+    TIME_FIELDS,
     Agent,
     Divergence,
     Entity,
@@ -204,36 +206,12 @@ def _entities(workspace: Workspace) -> Iterator[dict[str, Any]]:
             }
 
 
-MEMORY_FIELDS = (
-    "text",
-    "category",
-    "memory_type",
-    "source",
-    "significance",
-    "pinned",
-    "status",
-    "session",
-    "thread",
-    "perspective",
-    "source_kind",
-    "sig_self",
-    "sig_external",
-    "attribution",
-    "episode_text",
-    "embedding_model",
-    "metadata",
-    "idempotency_key",
-    "relations_version",
-)
-MEMORY_TIMES = ("created_at", "observed_at", "valid_from", "valid_until")
-
-
 def _memories(memories, *, vectors: bool) -> Iterator[dict[str, Any]]:
     columns = [
         "id",
         "mem_id",
-        *MEMORY_FIELDS,
-        *MEMORY_TIMES,
+        *PLAIN_FIELDS,
+        *TIME_FIELDS,
         *(f"{d}_score" for d in STARE_DIMENSIONS),
         *(f"{d}_origin" for d in STARE_DIMENSIONS),
         "scope__name",
@@ -263,8 +241,8 @@ def _memories(memories, *, vectors: bool) -> Iterator[dict[str, Any]]:
                 "origin": row["key"],
                 "mem_id": row["mem_id"],
                 "scope": row["scope__name"],
-                **{name: row[name] for name in MEMORY_FIELDS},
-                **{name: iso(row[name]) for name in MEMORY_TIMES},
+                **{name: row[name] for name in PLAIN_FIELDS},
+                **{name: iso(row[name]) for name in TIME_FIELDS},
                 "scores": {d: row[f"{d}_score"] for d in STARE_DIMENSIONS},
                 "score_origins": {d: row[f"{d}_origin"] for d in STARE_DIMENSIONS},
                 "attributed_to": row["attributed_to__entity_id"],

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
 
+from memories.commands import COLUMN_FILTERS
 from memories.errors import NotFound
 from memories.models import (
     STARE_DIMENSIONS,
@@ -20,9 +21,10 @@ from memories.models import (
     Workspace,
 )
 from memories.reading import reader
+from memories.selectors.paging import page_with_more
 from memories.selectors.relations import attach_references, entities_named, entity_members
 from memories.selectors.visibility import visible_scope_ids
-from memories.validity import ended_by_q, valid_at_q
+from memories.temporal.validity import ended_by_q, valid_at_q
 
 MEM_ID = re.compile(r"[0-9a-f]{16}")
 #: How many replacements (and replaced memories) the chain of a memory shows each way.
@@ -144,7 +146,7 @@ def memory_list(
         queryset = queryset.filter(valid_at_q(as_of))
     if currently_valid is not None:
         queryset = queryset.filter(valid_at_q(now) if currently_valid else ended_by_q(now))
-    for column in ("category", "memory_type", "source", "perspective", "source_kind"):
+    for column in COLUMN_FILTERS:
         if value := values.pop(column, None):
             queryset = queryset.filter(**{column: value})
     for dim in STARE_DIMENSIONS:
@@ -178,15 +180,14 @@ def memory_list(
 
 
 def memory_list_page(
-    *, agent: Any, values: dict[str, Any], now: datetime, size: int
-) -> tuple[list[Memory], bool]:
-    """One page (``values``' ``page``, from 1) of ``memory_list`` as ``agent`` sees it, with
-    what its rows name attached, and whether another page follows: the MCP tool's and the
-    command's (the REST API pages by cursor)."""
-    number = values.get("page", 1)
+    *, agent: Any, values: dict[str, Any], now: datetime
+) -> tuple[list[Memory], dict[str, Any]]:
+    """One page (``values``' ``page`` and ``page_size``) of ``memory_list`` as ``agent`` sees
+    it, with what its rows name attached, and where it stands (``page_with_more``): the MCP
+    tool's and the command's (the REST API pages by cursor)."""
     memories = memory_list(
         workspace_id=agent.workspace_id, scope_ids=visible_scope_ids(agent), values=values, now=now
     )
-    page = list(memories[(number - 1) * size : number * size + 1])
-    attach_references(page[:size])
-    return page[:size], len(page) > size
+    rows, page = page_with_more(memories, values)
+    attach_references(rows)
+    return rows, page

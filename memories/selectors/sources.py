@@ -1,6 +1,6 @@
 """Sources' records: how often the memories of each writer and of each entity that made claims
 were found right or wrong in a workspace, read live from the memories and their history (see
-``memories.asymmetry`` for what counts and how an estimate is shrunk).
+``memories.asymmetry.score`` for what counts and how an estimate is shrunk).
 
 A reader sees the record its memories make: an agent's records count only the memories of the
 scopes it reads (None: a team member, the whole workspace).
@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memories.asymmetry import shrunk, workspace_prior
+from memories.asymmetry.score import shrunk, workspace_prior
 from memories.errors import NotFound
 from memories.models import Entity, Link, Memory, ProvenanceEvent
 from memories.reading import reader

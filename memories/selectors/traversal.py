@@ -27,7 +27,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import DatabaseError, transaction
 
-from memories.errors import Forbidden, NotFound, ValidationFailed
+from memories.errors import NotFound, ValidationFailed
+from memories.features import require_traversal
 from memories.models import Agent, Entity, Link, Memory
 from memories.reading import reader
 from memories.selectors.relations import link_made_by, visible_entities
@@ -324,14 +325,6 @@ def made_by(step: Step) -> str:
 
 def step_time(step: Step) -> datetime | None:
     return None if step.link is None else step.link.created_at
-
-
-def require_traversal() -> None:
-    """Traversal is opt-in: refused, naming the setting, while it is off."""
-    if not settings.MM_TRAVERSAL:
-        raise Forbidden(
-            "traversal is switched off on this engine (MM_TRAVERSAL); an operator turns it on."
-        )
 
 
 def traverse_from(

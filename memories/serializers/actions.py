@@ -10,7 +10,6 @@ from rest_framework import serializers
 
 from memories import rules
 from memories.compile import DISPLAY_MODES, compile_options
-from memories.decay import PRESET_NAMES
 from memories.serializers.fields import (
     BLANK_MESSAGES,
     DATETIME_MESSAGES,
@@ -33,6 +32,7 @@ from memories.serializers.fields import (
     unit_field,
 )
 from memories.services import CURATE_ACTIONS
+from memories.temporal.decay import PRESET_NAMES
 from memories.tokens import COUNTER_NAME
 
 

@@ -5,7 +5,13 @@ each validates everything before it writes and writes in one transaction, so bad
 nothing. Each module does one job; the public names are also importable from here.
 """
 
-from memories.services.bulk import BulkResult, bulk_prepare, bulk_store, remember_many
+from memories.services.bulk import (
+    BulkResult,
+    announce_import,
+    bulk_prepare,
+    bulk_store,
+    remember_many,
+)
 from memories.services.entity_curation import entity_merge, entity_retype, entity_unmerge
 from memories.services.episodes import Episode, episode_before, episode_rows
 from memories.services.erase import (
@@ -96,6 +102,7 @@ __all__ = [
     "agent_revoke",
     "bulk_prepare",
     "bulk_store",
+    "announce_import",
     "content_hash",
     "episode_before",
     "episode_rows",

@@ -1,4 +1,4 @@
-"""The A scores (``memories.asymmetry``): filled when memories are written, from the sources'
+"""The A scores (``memories.asymmetry.score``): filled when memories are written, from the sources'
 records as the last refresh kept them (``SourceRecord``), and refreshed for a whole workspace
 by ``asymmetry_refresh`` (the consolidation phase ``asymmetry``, ``meaning-memory
 consolidate``), which counts the records again from the memories' histories.
@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memories.asymmetry import a_score, features, model
+from memories.asymmetry.score import a_score, features, model
 from memories.models import Link, Memory, SourceRecord
 from memories.selectors.sources import ENTITY, TOPIC, WRITER, Record, Records, source_records
 

@@ -44,6 +44,7 @@ from memories.services.provenance import record_many
 from memories.services.relations import recognise, store_relations
 from memories.services.remember import Placed, lock_workspace, place, resolve_attributions
 from memories.services.supersede import supersede
+from memories.signals import bulk_imported
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,20 @@ def bulk_prepare(
 def remember_many(
     *, agent: Agent, commands: Sequence[Remember], now: datetime | None = None
 ) -> list[BulkResult]:
-    """Place all, then store those not stored yet (see the module docstring)."""
-    return bulk_store(agent=agent, prepared=bulk_prepare(agent=agent, commands=commands, now=now))
+    """Place all, then store those not stored yet (see the module docstring), and announce
+    what was stored (``announce_import``)."""
+    results = bulk_store(
+        agent=agent, prepared=bulk_prepare(agent=agent, commands=commands, now=now)
+    )
+    announce_import(agent.workspace_id, sum(1 for r in results if r.status == "stored"))
+    return results
+
+
+def announce_import(workspace_id: int, stored: int) -> None:
+    """The one trigger after an import (the bulk API and tool, ``seed``, ``import``) stored
+    memories: ``memories.signals.bulk_imported`` (consolidation queues a run)."""
+    if stored:
+        bulk_imported.send(sender=announce_import, workspace_id=workspace_id, stored=stored)
 
 
 def bulk_store(

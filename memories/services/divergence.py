@@ -7,7 +7,8 @@ A run reads the workspace's active, currently valid memories written since the p
 the two have different ``source`` (different agents or sources), a cosine similarity of at
 least ``MM_DIVERGENCE_MIN_SIMILARITY``, and share an entity or a link (they are about the same
 thing); a pair already recorded, whatever its status, is not examined again. The detectors of
-``memories.divergence`` score it (and the model, when ``MM_DIVERGENCE_MODEL_URL`` is set); a
+``memories.divergence.detectors`` score it (and the model, when ``MM_DIVERGENCE_MODEL_URL`` is
+set); a
 score of at least ``MM_DIVERGENCE_THRESHOLD`` makes, in one transaction, a ``contradicts``
 link from the newer memory to the older, a ``Divergence`` record (open) with the evidence, and
 a ``diverge`` event in both memories' histories. Nothing is deleted and no significance
@@ -24,31 +25,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
-from psycopg.types.numeric import Int8
 
-from memories import divergence_model, rules
-from memories.divergence import Assessment, assess
+from memories.divergence import model as divergence_model
+from memories.divergence.detectors import Assessment, assess
 from memories.embeddings import current_model_name
-from memories.errors import Errors, Forbidden, ValidationFailed
+from memories.errors import Errors
+from memories.features import require_divergence
 from memories.models import Divergence, DivergenceScan, Link, Memory, Workspace
+from memories.selectors.neighbours import nearest_pairs
 from memories.selectors.permissions import require_role
+from memories.services.decisions import deciding, decision_reason
 from memories.services.provenance import Action, record
-from memories.validity import valid_at_q, valid_at_sql
+from memories.temporal.validity import valid_at_q, valid_at_sql
 
 #: How mature what this module implements is, read by the readiness registry.
 READINESS = {"R/divergence": "beta"}
 #: Memories read a statement.
 BATCH = 200
-
-
-def require_divergence() -> None:
-    if not settings.MM_DIVERGENCE:
-        raise Forbidden(
-            "divergence detection is switched off on this engine (MM_DIVERGENCE); an operator "
-            "turns it on."
-        )
 
 
 @dataclass
@@ -140,23 +135,13 @@ def divergence_run(
 def _candidates(workspace_id: int, batch: list[int], now: Any) -> list[tuple[int, int, float]]:
     """The pairs of the batch's memories with their neighbours that are worth examining:
     (lower id, higher id, similarity)."""
-    # The workspace is a constant in the text: a large workspace's partial HNSW index serves
-    # the scan only if its predicate is proved from one (``memories.indexing``).
-    sql = f"""
-        SELECT m.id, o.id, o.similarity
-        FROM memories_memory m
-        CROSS JOIN LATERAL (
-            SELECT n.id, n.source, 1 - (n.embedding <=> m.embedding) AS similarity
-            FROM memories_memory n
-            WHERE n.workspace_id = {int(workspace_id)} AND n.status = 'active'
-                AND n.embedding IS NOT NULL AND n.embedding_model = m.embedding_model
-                AND n.id <> m.id AND {valid_at_sql("now", "n")}
-            ORDER BY n.embedding <=> m.embedding
-            LIMIT {int(settings.MM_DIVERGENCE_NEIGHBOURS)}
-        ) AS o
-        WHERE m.id = ANY(%(batch)s)
-            AND o.similarity >= %(min_similarity)s
-            AND o.source IS DISTINCT FROM m.source
+    rows = nearest_pairs(
+        workspace_id,
+        batch,
+        neighbours=settings.MM_DIVERGENCE_NEIGHBOURS,
+        min_similarity=settings.MM_DIVERGENCE_MIN_SIMILARITY,
+        neighbour_where=valid_at_sql("now", "n"),
+        pair_where="""o.source IS DISTINCT FROM m.source
             AND (
                 EXISTS (
                     SELECT 1 FROM memories_link a
@@ -171,18 +156,9 @@ def _candidates(workspace_id: int, batch: list[int], now: Any) -> list[tuple[int
                         OR (c.source_id = o.id AND c.target_memory_id = m.id)
                     )
                 )
-            )
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            {
-                "batch": [Int8(i) for i in batch],
-                "min_similarity": float(settings.MM_DIVERGENCE_MIN_SIMILARITY),
-                "now": now,
-            },
-        )
-        rows = cursor.fetchall()
+            )""",
+        params={"now": now},
+    )
     pairs = {}
     for a, b, similarity in rows:
         pairs[(min(a, b), max(a, b))] = float(similarity)
@@ -245,6 +221,10 @@ def _record_flag(workspace: Workspace, found: FoundPair) -> None:
             )
 
 
+def _closed_already(divergence: Divergence) -> tuple[str, str]:
+    return "status", f"this divergence is already {divergence.status}."
+
+
 def divergence_close(
     *, divergence: Divergence, user: Any, status: str, reason: str, right: str | None = None
 ) -> Divergence:
@@ -252,14 +232,15 @@ def divergence_close(
     (``dismissed``: it was no disagreement; its ``contradicts`` link is removed, its row kept)
     an open divergence, with a reason kept on it and in both memories' histories. Resolving, the
     curator may say which memory was right (``right``: its mem_id): each memory's event then
-    says ``outcome`` right or wrong, which its source's record counts (``memories.asymmetry``)."""
+    says ``outcome`` right or wrong, which its source's record counts
+    (``memories.asymmetry.score``)."""
     require_role(user, divergence.workspace_id, "close divergences")
     errors = Errors()
     closing = {Divergence.Status.RESOLVED.value, Divergence.Status.DISMISSED.value}
     if status not in closing:
         errors.add("status", f"must be one of: {', '.join(sorted(closing))}.")
-    reason = (reason or "").strip()
-    errors.check("reason", rules.reason_given(reason, "say why."))
+    reason, problem = decision_reason(reason, "say why.")
+    errors.check("reason", problem)
     pair = {divergence.first.mem_id, divergence.second.mem_id}
     if right and status != Divergence.Status.RESOLVED:
         errors.add("right", "only a resolved divergence has a memory that was right.")
@@ -268,19 +249,11 @@ def divergence_close(
             "right", f"must be one of this divergence's memories: {', '.join(sorted(pair))}."
         )
     errors.raise_if_any()
-    with transaction.atomic():
-        divergence = Divergence.objects.select_for_update().get(pk=divergence.pk)
-        if divergence.status != Divergence.Status.OPEN:
-            raise ValidationFailed.single(
-                "status", f"this divergence is already {divergence.status}."
-            )
-        now = timezone.now()
-        divergence.status, divergence.reason = status, reason
-        divergence.closed_by, divergence.closed_at = user, now
-        divergence.save(update_fields=["status", "reason", "closed_by", "closed_at"])
+    with deciding(divergence, decided=_closed_already) as divergence:
+        divergence.decide(status=status, reason=reason, user=user)
         if status == Divergence.Status.DISMISSED and divergence.link_id is not None:
             Link.objects.filter(pk=divergence.link_id, removed_at__isnull=True).update(
-                removed_at=now
+                removed_at=divergence.closed_at
             )
         action = Action.RESOLVE if status == Divergence.Status.RESOLVED else Action.DISMISS
         first, second = divergence.first, divergence.second

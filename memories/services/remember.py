@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import rules
-from memories.attribution import read_cues
+from memories.asymmetry.cues import read_cues
 from memories.commands import STORED_AS_GIVEN, Remember
 from memories.embeddings import get_embedder
 from memories.errors import Errors, NotFound, ValidationFailed
@@ -77,7 +77,7 @@ class Placed:
     valid_from: datetime | None
     created_at: datetime
     links: list[LinkRef]
-    #: Asymmetry (``memories.attribution``): whom it is for, how its claim came, who made it
+    #: Asymmetry (``memories.asymmetry.cues``): whom it is for, how its claim came, who made it
     #: (an entity's primary key, or a name resolved when it is stored), and where each came from.
     perspective: str
     source_kind: str
@@ -280,7 +280,7 @@ def attribute(
     source_kind: str | None,
 ) -> dict[str, Any]:
     """A memory's perspective, source kind and attribution: the writer's, else the scope's
-    (perspective) and the text's cues (``memories.attribution``), each with its origin.
+    (perspective) and the text's cues (``memories.asymmetry.cues``), each with its origin.
     ``attributed_to`` given as an entity id must be one of the agent's workspace (NotFound
     otherwise, as for one that does not exist)."""
     origins: dict[str, Any] = {}

@@ -5,7 +5,7 @@ from urllib.parse import quote
 
 import pytest
 
-from memories.attribution import clarity, read_cues
+from memories.asymmetry.cues import clarity, read_cues
 from memories.models import Entity, Memory, SourceRecord
 from memories.operations import memory_remember, memory_remember_bulk, memory_search
 from memories.selectors.sources import WRITER, source_records

@@ -4,7 +4,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from memories import decay
 from memories.compile import (
     CUT_PROTECTED_REASON,
     CUT_REASON,
@@ -17,6 +16,7 @@ from memories.errors import ValidationFailed
 from memories.models import Memory
 from memories.operations import memory_remember, memory_search
 from memories.services import memory_feedback, memory_forget
+from memories.temporal import decay
 from memories.tokens import count_tokens
 
 RENEWAL = (
@@ -58,7 +58,7 @@ def test_verbose_and_off_modes(alice):
         agent=alice.agent, text=RENEWAL, stare_scores={"s": 0.9, "t": 0.4}
     ).memory
 
-    # A is the engine's (memories.asymmetry), given when the memory was written.
+    # A is the engine's (memories.asymmetry.score), given when the memory was written.
     assert lines_of(compile_for(alice, display_mode="verbose")) == [
         f"- [S0.90 T0.40 A{memory.a_score:.2f} R– E–] {RENEWAL}"
     ]

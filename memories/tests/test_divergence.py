@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from meaning_memory.testing import make_member
-from memories.divergence import assess, rules
+from memories.divergence.detectors import assess, rules
 from memories.errors import Forbidden
 from memories.models import Divergence, DivergenceScan, Link, Memory, ProvenanceEvent
 from memories.operations import memory_remember

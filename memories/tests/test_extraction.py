@@ -3,8 +3,8 @@ text after text without growing."""
 
 import pytest
 
-from memories import extraction
-from memories.extraction import ExtractionError, Recognizer, extract, get_recognizer
+from memories.relational import extraction
+from memories.relational.extraction import ExtractionError, Recognizer, extract, get_recognizer
 
 
 def test_it_finds_people_organisations_and_places():

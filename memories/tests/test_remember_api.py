@@ -25,7 +25,7 @@ def test_remember_returns_the_stored_memory(alice):
         "r": None,
         "e": None,
     }
-    # A is the engine's asymmetry score (memories.asymmetry), given on every write.
+    # A is the engine's asymmetry score (memories.asymmetry.score), given on every write.
     assert 0 <= body["stare_scores"]["a"] <= 1
     assert body["stare_origins"]["s"] == "writer" and body["stare_origins"]["a"] == "asymmetry"
     assert [e["action"] for e in body["provenance"]] == ["remember"]

@@ -7,7 +7,7 @@ from django.db import connection
 
 from memories.models import Memory
 from memories.operations import memory_remember
-from memories.validity import (
+from memories.temporal.validity import (
     ended_by_q,
     ended_by_sql,
     is_valid_at,

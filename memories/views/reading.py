@@ -28,7 +28,6 @@ from memories.forms import (
     SourceFilterForm,
 )
 from memories.models import DEFAULT_SIGNIFICANCE, Membership, Memory
-from memories.neighbourhood import neighbourhood
 from memories.operations import memory_search
 from memories.presenters import SOURCE_TOPICS_LISTED, error_status
 from memories.selectors import (
@@ -55,6 +54,7 @@ from memories.views.common import (
     page_membership,
     paged,
 )
+from memories.views.neighbourhood import neighbourhood
 
 
 @login_required
@@ -174,7 +174,7 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
 
 @login_required
 def sources(request: HttpRequest, slug: str) -> HttpResponse:
-    """Sources and their records (``memories.asymmetry``): writers and the entities claims are
+    """Sources and their records (``memories.asymmetry.score``): writers and the entities claims are
     attributed to, most judged first, with their estimates shrunk toward the workspace's
     prior."""
     membership = page_membership(request, slug)

@@ -22,12 +22,12 @@ ASYMMETRY: tuple[Capability, ...] = (
     Capability(
         dim="A",
         name="encoding",
-        implementation=declared("memories.asymmetry", "A/encoding"),
+        implementation=declared("memories.asymmetry.score", "A/encoding"),
         summary="whose perspective a memory serves, who made its claim and how; sources' "
         "records from feedback, supersession and divergences; the A score (off for ranking)",
         modules=(
-            "memories/asymmetry.py",
-            "memories/attribution.py",
+            "memories/asymmetry/score.py",
+            "memories/asymmetry/cues.py",
             "memories/data/asymmetry_model.json",
             "memories/services/asymmetry.py",
             "memories/selectors/sources.py",

@@ -39,7 +39,7 @@ SEARCH_MODULES = (
     "memories/search/words.py",
     "memories/search/statistics.py",
     "memories/search/hydration.py",
-    "memories/validity.py",
+    "memories/temporal/validity.py",
     "memories/commands.py",
     "memories/operations.py",
 )

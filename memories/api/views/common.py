@@ -1,26 +1,9 @@
-"""What the API's views share: a page of a list, and errors as JSON whatever the client accepts."""
+"""What the API's views share: errors as JSON whatever the client accepts."""
 
 from __future__ import annotations
 
-from django.core.paginator import Paginator
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.request import Request
-
-from memories import rules
-
-
-def page_of(items, values: dict) -> tuple[list, dict[str, int]]:
-    """One page of a queryset (``page``, ``page_size``) and where it stands."""
-    size = values.get("page_size", rules.PAGE_SIZE_DEFAULT)
-    paginator = Paginator(items, size)
-    number = values.get("page", 1)
-    page = paginator.page(number) if number <= max(paginator.num_pages, 1) else None
-    return (list(page.object_list) if page else []), {
-        "page": number,
-        "page_size": size,
-        "pages": paginator.num_pages,
-        "count": paginator.count,
-    }
 
 
 class ErrorsAsJson(BaseContentNegotiation):

@@ -40,7 +40,6 @@ from memories.serializers import (
     parse,
     query_values,
 )
-from memories.signals import bulk_imported
 
 
 class MemoryCursor(CursorPagination):
@@ -118,10 +117,6 @@ class MemoryBulkApi(APIView):
             agent=request.user, commands=remember_commands(request.data, request=True)
         )
         data = bulk_results_to_dict(results)
-        if data["stored"]:
-            bulk_imported.send(
-                sender=type(self), workspace_id=request.user.workspace_id, stored=data["stored"]
-            )
         return Response(
             data, status=status.HTTP_201_CREATED if data["stored"] else status.HTTP_200_OK
         )

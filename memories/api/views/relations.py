@@ -10,7 +10,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
-from memories.api.views.common import page_of
 from memories.errors import NotFound
 from memories.presenters import (
     divergence_to_dict,
@@ -22,6 +21,7 @@ from memories.presenters import (
 from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergence_get, divergences_visible
 from memories.selectors.first_seen import first_seen
+from memories.selectors.paging import page_of
 from memories.selectors.relations import (
     entity_get,
     entity_list,
@@ -38,7 +38,6 @@ from memories.serializers import (
     parse,
     query_values,
 )
-from memories.services.divergence import require_divergence
 
 
 class DivergencesApi(APIView):
@@ -52,7 +51,6 @@ class DivergencesApi(APIView):
         "may see. 403 while MM_DIVERGENCE is off.",
     )
     def get(self, request: Request) -> Response:
-        require_divergence()
         values = parse(DivergenceListInput, query_values(request.query_params), from_text=True)
         rows, page = page_of(
             divergences_visible(agent=request.user, status=values.get("status") or None), values
@@ -67,7 +65,6 @@ class DivergenceDetailApi(APIView):
         description="One with a memory you cannot see is a 404, as one that does not exist.",
     )
     def get(self, request: Request, divergence_id: str) -> Response:
-        require_divergence()
         return Response(
             divergence_to_dict(divergence_get(divergence_id=divergence_id, agent=request.user))
         )

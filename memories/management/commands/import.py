@@ -7,7 +7,6 @@ from django_q.tasks import async_task
 from memories.errors import MemoryEngineError
 from memories.management.acting import command_error
 from memories.services.transfer import import_file
-from memories.signals import bulk_imported
 
 
 class Command(BaseCommand):
@@ -49,7 +48,6 @@ class Command(BaseCommand):
         stored = result.stored.get("memory", 0)
         if stored:
             async_task("memories.tasks.link_workspace", result.workspace.id)
-            bulk_imported.send(sender=type(self), workspace_id=result.workspace.id, stored=stored)
         kinds = ("entity", "memory", "link", "thread", "divergence")
         lines = [
             f"{kind}: {result.stored.get(kind, 0):,} stored, "

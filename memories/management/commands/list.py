@@ -9,7 +9,6 @@ from memories.management.acting import (
     resolve_agent,
 )
 from memories.presenters import memory_to_dict
-from memories.rules import PAGE_SIZE_DEFAULT
 from memories.selectors.memories import memory_list_page
 from memories.serializers import MemoryPageInput
 from memories.shapes import add_options
@@ -30,17 +29,15 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         agent = resolve_agent(options)
         values = parsed_options(MemoryPageInput, options)
-        size, number = values.get("page_size", PAGE_SIZE_DEFAULT), values.get("page", 1)
-        page, more = memory_list_page(agent=agent, values=values, now=timezone.now(), size=size)
-        found = [memory_to_dict(memory) for memory in page]
+        rows, page = memory_list_page(agent=agent, values=values, now=timezone.now())
+        found = [memory_to_dict(memory) for memory in rows]
         if options["json"]:
-            data = {"page": number, "page_size": size, "more": more}
-            self.stdout.write(json.dumps({**data, "results": found}, indent=2))
+            self.stdout.write(json.dumps({**page, "results": found}, indent=2))
             return
         for memory in found:
             self.stdout.write(
                 f"{memory['mem_id']} ({memory['category']}, {memory['significance']:.2f}): "
                 f"{memory['text'][:100]}"
             )
-        if more:
-            self.stdout.write(f"(more: --page {number + 1})")
+        if page["more"]:
+            self.stdout.write(f"(more: --page {page['page'] + 1})")

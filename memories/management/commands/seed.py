@@ -9,8 +9,7 @@ from memories.commands import Remember
 from memories.errors import MemoryEngineError, ValidationFailed
 from memories.management.acting import add_agent_arguments, resolve_agent
 from memories.serializers import RememberInput, parse
-from memories.services import bulk_prepare, bulk_store
-from memories.signals import bulk_imported
+from memories.services import announce_import, bulk_prepare, bulk_store
 
 LIST_MARKERS = ("- ", "* ", "+ ")
 MAX_ERRORS_SHOWN = 20
@@ -76,7 +75,7 @@ class Command(BaseCommand):
             # The worker links whatever this import left without entities (written with
             # MM_ENTITY_EXTRACTION off, say): nothing, when extraction ran with the writes.
             async_task("memories.tasks.link_workspace", agent.workspace_id)
-            bulk_imported.send(sender=type(self), workspace_id=agent.workspace_id, stored=stored)
+            announce_import(agent.workspace_id, stored)
         self.stderr.write(
             f"seed: {len(prepared):,} memories: {stored:,} stored, {len(prepared) - stored:,} "
             f"already there, in {seconds:.1f} s"

@@ -10,8 +10,8 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet,
 from django.db.models.functions import Coalesce
 
 from memories.errors import MissingReference, NotFound
-from memories.gazetteer import normalize
 from memories.models import Entity, Link, Memory
+from memories.relational.gazetteer import normalize
 from memories.selectors.relations.links import _visible
 
 

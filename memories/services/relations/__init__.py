@@ -5,8 +5,9 @@ Three sources name the entities a memory mentions, each recorded on the link it 
 
 * the writer: ``entities: [{"name": ..., "type": ...}]``, resolved within that type;
 * the workspace's gazetteer (its ``declared`` entities): their names and aliases found in the
-  text, exactly or alike (``MM_ENTITY_MATCH_SCORE``; ``memories.gazetteer``);
-* named-entity recognition (``memories.extraction``, ``MM_ENTITY_EXTRACTION``). Where a name it
+  text, exactly or alike (``MM_ENTITY_MATCH_SCORE``; ``memories.relational.gazetteer``);
+* named-entity recognition (``memories.relational.extraction``, ``MM_ENTITY_EXTRACTION``).
+  Where a name it
   found overlaps a gazetteer find, the gazetteer wins.
 
 Resolution (``EntityResolver``): a name is an existing entity of the workspace when its

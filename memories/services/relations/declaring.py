@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from memories import rules
 from memories.errors import Errors
-from memories.gazetteer import normalize, tokens
 from memories.models import Agent, Entity
 from memories.reading import note_writes
+from memories.relational.gazetteer import normalize, tokens
 from memories.selectors.permissions import require_role
 from memories.selectors.relations import visible_entities
 from memories.selectors.visibility import visible_scope_ids

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from memories import rules
-from memories.extraction import Span, extract
-from memories.gazetteer import Found, Gazetteer
 from memories.models import Entity
+from memories.relational.extraction import Span, extract
+from memories.relational.gazetteer import Found, Gazetteer
 
 
 @dataclass

@@ -11,8 +11,8 @@ from typing import Any
 from django.conf import settings
 
 from memories import rules
-from memories.gazetteer import best_match, normalize, tokens
 from memories.models import Agent, Entity
+from memories.relational.gazetteer import best_match, normalize, tokens
 from memories.selectors.relations import visible_entities
 from memories.selectors.visibility import visible_scope_ids
 

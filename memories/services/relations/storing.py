@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memories.extraction import MODEL_NAME
 from memories.models import Agent, Entity, Link, Memory
+from memories.relational.extraction import MODEL_NAME
 from memories.services.relations.given import EntityRef, LinkRef
 from memories.services.relations.recognition import Recognised
 from memories.services.relations.resolution import EntityResolver, Resolved, _Request

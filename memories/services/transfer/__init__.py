@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memories.services.bulk import announce_import
 from memories.services.tenancy import workspace_get_or_create
 from memories.services.transfer import connections
 from memories.services.transfer.checking import check_file
@@ -93,4 +94,5 @@ def import_file(
         importer.progress("links", min(first + LINK_BATCH, len(links)), len(links))
     connections.threads(importer, later["thread"])
     connections.divergences(importer, later["divergence"])
+    announce_import(workspace.id, importer.result.stored.get("memory", 0))
     return importer.result

@@ -16,8 +16,8 @@ from django.db.models import Q
 from memories import rules
 from memories.errors import ValidationFailed
 from memories.exchange import FORMAT, RECORD_TYPES, record_problems, shown
-from memories.gazetteer import normalize
 from memories.models import Agent, Memory, ProvenanceEvent, Scope, Workspace
+from memories.relational.gazetteer import normalize
 from memories.services.transfer.reading import read_records
 
 #: How many problems a refused file lists.

@@ -14,9 +14,10 @@ from django.db import connection, transaction
 
 from memories.embeddings import current_model_name, get_embedder
 from memories.exchange import decode_vector, parse_time
-from memories.gazetteer import normalize, tokens
 from memories.models import (
+    PLAIN_FIELDS,
     STARE_DIMENSIONS,
+    TIME_FIELDS,
     Agent,
     Entity,
     Memory,
@@ -25,11 +26,10 @@ from memories.models import (
     Workspace,
     new_mem_id,
 )
+from memories.relational.gazetteer import normalize, tokens
 from memories.services.remember import content_hash
 from memories.services.tenancy import agent_create
 from memories.services.transfer.checking import Plan
-
-MEMORY_TIMES = ("created_at", "observed_at", "valid_from", "valid_until")
 
 Progress = Callable[[str, int, int], None]
 
@@ -288,24 +288,13 @@ class Importer:
             imported_from=record["origin"],
             workspace=self.workspace,
             scope_id=scope_id,
-            text=record["text"],
-            category=record["category"],
-            memory_type=record["memory_type"],
-            source=record["source"],
-            significance=record["significance"],
-            pinned=record["pinned"],
-            status=record["status"],
-            session=record["session"],
-            thread=record["thread"],
-            perspective=record["perspective"],
-            source_kind=record["source_kind"],
-            sig_self=record["sig_self"],
-            sig_external=record["sig_external"],
+            # Each plain field as the file gives it, but these two (see below).
+            **{
+                name: record[name]
+                for name in PLAIN_FIELDS
+                if name in record and name not in ("attribution", "embedding_model")
+            },
             attribution=self.translated(record["attribution"]),
-            episode_text=record["episode_text"],
-            metadata=record["metadata"],
-            idempotency_key=record["idempotency_key"],
-            relations_version=record["relations_version"],
             content_hash=content_hash(
                 scope_id=scope_id, source=record["source"], text=record["text"]
             ),
@@ -313,7 +302,7 @@ class Importer:
             embedding=vector,
             episode_embedding=episode_vector,
             embedding_model=model,
-            **{name: parse_time(record[name]) for name in MEMORY_TIMES},
+            **{name: parse_time(record[name]) for name in TIME_FIELDS},
         )
         for dim in STARE_DIMENSIONS:
             setattr(memory, f"{dim}_score", record["scores"][dim])

@@ -21,7 +21,7 @@ The reliability of one memory's claim is a small logistic model over four featur
     x4 = 1 if the claim is checkable (it holds a number), else 0
     reliability = σ(logit(prior) + b + w · x)
 
-and ``A = reliability × (0.5 + 0.5 × clarity)`` (``memories.attribution.clarity``). The weights
+and ``A = reliability × (0.5 + 0.5 × clarity)`` (``memories.asymmetry.cues.clarity``). The weights
 are ``data/asymmetry_model.json``, fitted by ``benchmarks/asymmetry.py --fit`` on LIAR's
 training statements with each statement's own verdict left out of its records, and measured on
 statements it was not fitted on (the readiness check ``a.encoding.liar_auc``). A does not change
@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memories.attribution import clarity
+from memories.asymmetry.cues import clarity
 
 #: How mature A is, read by the readiness registry.
 READINESS = {"A/encoding": "beta"}

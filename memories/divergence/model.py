@@ -3,7 +3,7 @@ endpoint, asked only when ``MM_DIVERGENCE_MODEL_URL`` is set.
 
 The model is asked whether two statements can both be true, and answers with a JSON object
 ``{"contradiction": <probability 0-1>, "reason": "…"}``. Its probability joins the rules and
-the geometry in ``memories.divergence.assess``; its reason is kept in the evidence.
+the geometry in ``memories.divergence.detectors.assess``; its reason is kept in the evidence.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
   contradict each other are about the same thing, so similarity ranks them up; alone it cannot
   tell agreement from disagreement.
 * **A model** behind an OpenAI-compatible endpoint, only when ``MM_DIVERGENCE_MODEL_URL`` is
-  set (``memories.divergence_model``).
+  set (``memories.divergence.model``).
 
 The score of a pair, in [0, 1]: ``(similarity + strongest rule) / 2`` without a model; with one,
 the mean of that and the model's probability. Set before any measurement; measured on outside

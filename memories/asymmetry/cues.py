@@ -13,7 +13,7 @@ origin and the words that set it (``Memory.attribution``).
 * First-hand observation makes it ``observed``: "I saw", "I checked", "we verified", "I measured".
 
 The first cue in that order wins. ``clarity`` is how clearly each kind says where a claim came
-from: the A score's first factor (``memories.asymmetry``).
+from: the A score's first factor (``memories.asymmetry.score``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
-"""The export file's format (``meaning-memory export`` / ``import``): its name and version,
-vectors as text, and each record's rules, checked for every line before an import writes
-anything. The records are written by ``selectors.export`` and read by ``services.transfer``."""
+"""Each record's rules, checked for every line before an import writes anything."""
 
 from __future__ import annotations
 
@@ -8,16 +6,21 @@ import base64
 import binascii
 import math
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
-import numpy as np
-from django.db import connection
-from django.utils.dateparse import parse_datetime
+from django.db import connection, models
 
 from memories import rules
+from memories.exchange.format import (
+    FORMAT_VERSION,
+    RECORD_TYPES,
+    parse_time,
+    shown,
+)
 from memories.models import (
     EMBEDDING_DIMENSIONS,
+    PLAIN_FIELDS,
     STARE_DIMENSIONS,
     Divergence,
     Entity,
@@ -28,44 +31,6 @@ from memories.models import (
     Thread,
     Workspace,
 )
-
-FORMAT = "meaning-memory-export"
-FORMAT_VERSION = 1
-RECORD_TYPES = ("scope", "agent", "entity", "memory", "link", "thread", "divergence")
-
-
-def encode_vector(vector: Any) -> str | None:
-    """A vector as base64 of its float32 values, little-endian: exact, and a third the size
-    of decimal text."""
-    if vector is None:
-        return None
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
-
-
-def decode_vector(text: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(text, validate=True), dtype="<f4").astype(np.float32)
-
-
-def parse_time(value: str | None) -> datetime | None:
-    return None if value is None else parse_datetime(value)
-
-
-#: The longest line an import reads (in bytes, its newline included): far more than the longest
-#: record an export writes (a memory of ``MM_MAX_TEXT_CHARS`` with its episode, metadata,
-#: vectors and history), so that a line of any length is refused after reading this much.
-LINE_MAX_BYTES = 16 * 1024 * 1024
-
-
-def shown(value: Any) -> str:
-    """A value of a file as a message shows it: short, and a list or an object by its kind (a
-    value nested thousands deep has no repr)."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:50]}… ({len(text):,} characters)"
-
 
 # --- The rules of each record ------------------------------------------------------------------
 #
@@ -385,13 +350,38 @@ RECORDS: dict[str, dict[str, Check]] = {
 }
 
 
+def _column(model: type, name: str) -> Check:
+    """What a column holds, for a plain field with no rule of its own above."""
+    field = model._meta.get_field(name)
+    if isinstance(field, models.BooleanField):
+        check = _bool
+    elif isinstance(field, models.FloatField):
+        check = _number()
+    elif isinstance(field, models.IntegerField):
+        check = _count(model, name)
+    elif isinstance(field, models.JSONField):
+        check = _dict
+    elif isinstance(field, models.CharField | models.TextField):
+        check = _max(model, name) if field.max_length else _text()
+    else:
+        raise TypeError(f"no check for a {type(field).__name__}: give {name} one in RECORDS")
+    return _nullable(check) if field.null else check
+
+
+#: A memory's plain fields with no rule above (added after this format's first version) may be
+#: missing from a file written before they were: the import gives them their default.
+OPTIONAL = {"memory": frozenset(PLAIN_FIELDS) - set(RECORDS["memory"])}
+RECORDS["memory"].update({name: _column(Memory, name) for name in OPTIONAL["memory"]})
+
+
 def record_problems(record: dict[str, Any]) -> dict[str, str]:
     """What is wrong with one record of a known type, field by field (empty: nothing)."""
     problems = {}
     kind = record["type"]
     for name, rule in RECORDS[kind].items():
         if name not in record:
-            problems[name] = "is required."
+            if name not in OPTIONAL.get(kind, ()):
+                problems[name] = "is required."
         elif message := rule(record[name]):
             problems[name] = message
     if problems:
