@@ -44,8 +44,9 @@ def remember_commands(items: Sequence[Any], *, request: bool = False) -> list[Re
 def memory_remember_bulk(
     *, agent: Agent, items: Sequence[Any], now: datetime | None = None
 ) -> list[BulkResult]:
-    """Store many memories (each item the remember arguments; see ``services.bulk``)."""
-    return remember_many(agent=agent, commands=remember_commands(items), now=now)
+    """Store many memories (each item the remember arguments; see ``services.bulk``), as code
+    does: no consolidation run is queued after them (benchmarks and checks run their own)."""
+    return remember_many(agent=agent, commands=remember_commands(items), now=now, announce=False)
 
 
 def memory_search(

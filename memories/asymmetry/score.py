@@ -22,7 +22,7 @@ The reliability of one memory's claim is a small logistic model over four featur
     reliability = σ(logit(prior) + b + w · x)
 
 and ``A = reliability × (0.5 + 0.5 × clarity)`` (``memories.asymmetry.cues.clarity``). The weights
-are ``data/asymmetry_model.json``, fitted by ``benchmarks/asymmetry.py --fit`` on LIAR's
+are ``memories/data/asymmetry_model.json``, fitted by ``benchmarks/asymmetry.py --fit`` on LIAR's
 training statements with each statement's own verdict left out of its records, and measured on
 statements it was not fitted on (the readiness check ``a.encoding.liar_auc``). A does not change
 ranking unless ``MM_ASYMMETRY_RANKING`` is on, which the engine refuses while that check fails.
@@ -42,7 +42,7 @@ from memories.asymmetry.cues import clarity
 
 #: How mature A is, read by the readiness registry.
 READINESS = {"A/encoding": "beta"}
-MODEL_PATH = Path(__file__).resolve().parent / "data" / "asymmetry_model.json"
+MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "asymmetry_model.json"
 FEATURES = ("source", "source_on_topic", "topic", "checkable")
 CHECKABLE = re.compile(r"\d")
 #: Estimates are kept inside (EPSILON, 1 − EPSILON) so that their logits are finite.

@@ -87,14 +87,19 @@ def bulk_prepare(
 
 
 def remember_many(
-    *, agent: Agent, commands: Sequence[Remember], now: datetime | None = None
+    *,
+    agent: Agent,
+    commands: Sequence[Remember],
+    now: datetime | None = None,
+    announce: bool = True,
 ) -> list[BulkResult]:
     """Place all, then store those not stored yet (see the module docstring), and announce
-    what was stored (``announce_import``)."""
+    what was stored (``announce_import``) unless ``announce`` is false."""
     results = bulk_store(
         agent=agent, prepared=bulk_prepare(agent=agent, commands=commands, now=now)
     )
-    announce_import(agent.workspace_id, sum(1 for r in results if r.status == "stored"))
+    if announce:
+        announce_import(agent.workspace_id, sum(1 for r in results if r.status == "stored"))
     return results
 
 
