@@ -110,8 +110,8 @@ def store_relations(
         end = ("m", row.target_memory.pk) if row.target_memory else ("e", row.target_entity_id)
         unique.setdefault((row.source.pk, end, row.kind), row)
     Link.objects.bulk_create(list(unique.values()), ignore_conflicts=True, batch_size=1_000)
-    # A new memory is inserted with its version already (``PreparedMemory.build``); an older
-    # one, linked now, is marked here.
+    # A new memory is inserted with its version already (``Placed.build`` in
+    # ``memories.services.remember``); an older one, linked now, is marked here.
     extracted = [
         item.memory.pk
         for item in items
