@@ -263,11 +263,12 @@ def divergence_as_documented() -> Result:
         )
     secret = found.get((hidden[0].pk, hidden[1].pk))
     trials.append(secret is not None)
-    shown_to = [
-        agent.name
-        for agent in (first, second, third)
-        if secret is not None and divergences_visible(agent=agent).filter(pk=secret.pk).exists()
-    ]
+    with override_settings(MM_DIVERGENCE=True):  # an agent's read of the opt-in feature
+        shown_to = [
+            agent.name
+            for agent in (first, second, third)
+            if secret is not None and divergences_visible(agent=agent).filter(pk=secret.pk).exists()
+        ]
     trials.append(secret is not None and shown_to == [])
     return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
 
