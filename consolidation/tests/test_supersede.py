@@ -105,3 +105,55 @@ def test_other_scopes_and_other_entities_are_left_alone(alice):
     )
     assert run(alice.agent.workspace)["applied"] == 0
     assert not SupersessionProposal.objects.exists()
+
+
+ATLAS = [{"name": "Atlas Foods", "type": "customer"}]
+
+
+def test_a_correction_consolidation_applies_leaves_search_and_the_compiled_file(alice):
+    """Superseded by consolidation means what it means on remember's ``supersedes``: the old
+    window ends where the new memory begins, so a default search and the compiled file leave
+    the old fact out, and ``as_of`` before the change still finds it."""
+    from datetime import timedelta
+
+    from memories.compile import compiled_memory_file
+    from memories.operations import memory_search
+
+    march = memory_remember(
+        agent=alice.agent,
+        text="Atlas Foods renews its contract in March.",
+        entities=ATLAS,
+        significance=0.95,
+    ).memory
+    september = memory_remember(
+        agent=alice.agent, text="Atlas Foods renews its contract in September.", entities=ATLAS
+    ).memory
+    assert run(alice.agent.workspace)["applied"] == 1
+    march.refresh_from_db()
+    september.refresh_from_db()
+    assert march.status == "superseded"
+    assert september.valid_from == september.created_at == march.valid_until
+    hits = memory_search(agent=alice.agent, query="When does Atlas Foods renew its contract?")
+    assert [h.memory.pk for h in hits] == [september.pk]
+    before = september.created_at - timedelta(microseconds=1)
+    then = memory_search(agent=alice.agent, query="Atlas Foods contract renewal", as_of=before)
+    assert [h.memory.pk for h in then] == [march.pk]
+    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent)
+    assert "September" in compiled.markdown and "in March" not in compiled.markdown
+    events = ProvenanceEvent.objects.filter(memory=march, action="supersede")
+    assert [e.reason.split(":")[0] for e in events] == [f"superseded by {september.mem_id}"]
+
+
+def test_a_proposal_a_curator_accepts_closes_the_window_the_same_way(alice, bob):
+    curator = make_member("carol", alice.agent.workspace)
+    old = remember(alice.agent, "Zephyr is on the gold plan.")
+    new = remember(bob.agent, "Zephyr moved to the silver plan.")
+    assert run(alice.agent.workspace)["proposed"] == 1
+    old.refresh_from_db()
+    assert (old.status, old.valid_until) == ("active", None)  # a proposal changes nothing
+    proposal_decide(
+        proposal=SupersessionProposal.objects.get(), user=curator, accept=True, reason="Bob knows."
+    )
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert old.status == "superseded" and old.valid_until == new.valid_from == new.created_at

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from memories.errors import ValidationFailed
@@ -30,8 +31,9 @@ def supersede(
             "supersedes", f"memory {old.mem_id!r} is {old.status}, not active."
         )
     before = {"status": old.status, "valid_until": iso(old.valid_until), "superseded_by": None}
+    begins = _successor_begins(old, new)
     old.status = Memory.Status.SUPERSEDED
-    old.valid_until = new.valid_from
+    old.valid_until = begins if begins is not None else old.valid_until
     old.superseded_by = new
     old.save(update_fields=["status", "valid_until", "superseded_by", "updated_at"])
     after = {"status": old.status, "valid_until": iso(old.valid_until), "superseded_by": new.mem_id}
@@ -56,3 +58,21 @@ def supersede(
             ),
         ]
     )
+
+
+def _successor_begins(old: Memory, new: Memory) -> datetime | None:
+    """When ``new`` starts being true, which is when ``old`` stops: its ``valid_from``, or,
+    when it gave none (a memory a curator or consolidation found to supersede another, written
+    without ``supersedes``), the instant it was written, which then becomes its ``valid_from``
+    (as remember's ``supersedes`` sets it). None where no instant fits both windows (``old``
+    starting later than ``new``, or ``new`` ending before it was written): ``old`` keeps its
+    window, and its status alone says it was superseded."""
+    begins = new.valid_from or new.created_at
+    if old.valid_from is not None and not old.valid_from < begins:
+        return None
+    if new.valid_from is None:
+        if new.valid_until is not None and not begins < new.valid_until:
+            return None
+        new.valid_from = begins
+        Memory.objects.filter(pk=new.pk).update(valid_from=begins)
+    return begins
