@@ -364,6 +364,10 @@ MM_SOURCE_PRIOR_STRENGTH = envfloat(
     "MM_SOURCE_PRIOR_STRENGTH", 5.0, minimum=0, exclusive_minimum=True
 )
 MM_ASYMMETRY_RANKING = envbool("MM_ASYMMETRY_RANKING", False)
+#: A memory gets an A score only when its source, its source on one of its topics, or one of its
+#: topics (any source) has at least this many judged memories (right + wrong); with less, the
+#: model's answer would be its prior, so A stays empty rather than a guess.
+MM_ASYMMETRY_MIN_VERDICTS = envint("MM_ASYMMETRY_MIN_VERDICTS", 3, minimum=1)
 #: Most entities and links one write may give (each item of a bulk write alike).
 MM_MAX_ENTITIES_PER_MEMORY = envint("MM_MAX_ENTITIES_PER_MEMORY", 50, minimum=1)
 MM_MAX_LINKS_PER_MEMORY = envint("MM_MAX_LINKS_PER_MEMORY", 50, minimum=1)

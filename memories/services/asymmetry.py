@@ -3,9 +3,12 @@ records as the last refresh kept them (``SourceRecord``), and refreshed for a wh
 by ``asymmetry_refresh`` (the consolidation phase ``asymmetry``, ``meaning-memory
 consolidate``), which counts the records again from the memories' histories.
 
-A score the writer gave (origin ``writer``) is never replaced. The A score is derived, like the
-Eligible column: its inputs (feedback, supersession, divergences) are in the provenance, and a
-refresh that changes it writes no event per memory.
+A score the writer gave (origin ``writer``) is never replaced. A claim none of whose records
+(its source's, its source's on one of its topics, one of its topics') has
+``MM_ASYMMETRY_MIN_VERDICTS`` judged memories gets no A score: the model would answer its prior,
+and an empty score says "nothing is known" where a number would pretend. The A score is
+derived, like the Eligible column: its inputs (feedback, supersession, divergences) are in the
+provenance, and a refresh that changes it writes no event per memory.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -38,14 +42,23 @@ class Claim:
     topics: tuple[str, ...]  # the entity_ids it mentions (merged: the targets)
 
 
-def claim_score(records: Records, claim: Claim) -> float:
-    """The A score of a claim under ``records``."""
+def claim_score(records: Records, claim: Claim) -> float | None:
+    """The A score of a claim under ``records``; None when no record it reads has
+    ``MM_ASYMMETRY_MIN_VERDICTS`` judged memories (module docstring)."""
     key = (ENTITY, claim.attributed) if claim.attributed else (WRITER, claim.source)
     source = records.sources.get(key)
-    on_topics = [
-        source.on_topics[t].estimate for t in claim.topics if source and t in source.on_topics
+    on_topic_records = [
+        source.on_topics[t] for t in claim.topics if source and t in source.on_topics
     ]
-    topics = [records.topics[t].estimate for t in claim.topics if t in records.topics]
+    topic_records = [records.topics[t] for t in claim.topics if t in records.topics]
+    minimum = settings.MM_ASYMMETRY_MIN_VERDICTS
+    if not any(
+        record.judged >= minimum
+        for record in [*([source] if source else []), *on_topic_records, *topic_records]
+    ):
+        return None
+    on_topics = [record.estimate for record in on_topic_records]
+    topics = [record.estimate for record in topic_records]
     x = features(
         prior=records.prior,
         source=source.estimate if source else None,
@@ -133,18 +146,22 @@ def asymmetry_fill(memories: Sequence[Memory]) -> None:
     claims = claims_of([m.pk for m in pending])
     records = _snapshot(pending[0].workspace_id, claims)
     scores = {claim.pk: claim_score(records, claim) for claim in claims}
+    scores = {pk: score for pk, score in scores.items() if score is not None}
     for memory in pending:
-        memory.a_score = scores[memory.pk]
-        memory.a_origin = Memory.ScoreOrigin.ASYMMETRY
+        if memory.pk in scores:
+            memory.a_score = scores[memory.pk]
+            memory.a_origin = Memory.ScoreOrigin.ASYMMETRY
     _update(scores)
 
 
-def _update(scores: dict[int, float]) -> None:
+def _update(scores: dict[int, float | None]) -> None:
+    """Store the engine's A scores (None: no score, and no origin)."""
     if not scores:
         return
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {Memory._meta.db_table} m SET a_score = v.score, a_origin = %s "
+            f"UPDATE {Memory._meta.db_table} m SET a_score = v.score, "
+            "a_origin = CASE WHEN v.score IS NULL THEN '' ELSE %s END "
             "FROM unnest(%s::bigint[], %s::float8[]) AS v(id, score) WHERE m.id = v.id",
             [Memory.ScoreOrigin.ASYMMETRY, list(scores), list(scores.values())],
         )

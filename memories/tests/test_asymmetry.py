@@ -317,9 +317,12 @@ def test_a_scores_follow_the_sources_records_after_a_refresh(alice):
     for memory in _written(agent, "rumours", 6):
         memory_feedback(agent=agent, mem_id=memory.mem_id, action="demote", reason="was wrong")
     before = memory_remember(agent=agent, text="ledger says revenue grew.", source="ledger").memory
-    assert before.a_origin == "asymmetry" and 0 <= before.a_score <= 1
+    # No record was kept yet (the records are the last refresh's): nothing is known, no score.
+    assert (before.a_score, before.a_origin) == (None, "")
     result = asymmetry_refresh(workspace_id=agent.workspace_id)
     assert result.sources >= 2 and result.rescored > 0
+    before.refresh_from_db()
+    assert before.a_origin == "asymmetry" and 0 <= before.a_score <= 1
     assert SourceRecord.objects.filter(workspace_id=agent.workspace_id, kind="prior").exists()
     reliable = memory_remember(
         agent=agent, text="Revenue grew this quarter.", source="ledger"
@@ -348,7 +351,9 @@ def test_bulk_writes_carry_attribution_and_a_scores(alice):
     first, second = (Memory.objects.get(pk=r.memory.pk) for r in results)
     assert first.attributed_to_id == second.attributed_to_id is not None
     assert first.source_kind == "stated" and second.perspective == "user"
-    assert first.a_origin == second.a_origin == "asymmetry"
+    # Maria Lopez has no record in this workspace: no A score, rather than the model's prior.
+    assert first.a_score is second.a_score is None
+    assert first.a_origin == second.a_origin == ""
 
 
 def test_with_asymmetry_ranking_on_the_a_score_scales_the_score(alice, settings):
@@ -370,8 +375,31 @@ def test_with_asymmetry_ranking_on_the_a_score_scales_the_score(alice, settings)
     assert on[0].memory.pk == trusted.pk
     for hit in on:
         why = hit.explanation()
-        assert why["asymmetry_factor"] == pytest.approx(0.5 + 0.5 * why["a_score"])
+        a = 0.5 if why["a_score"] is None else why["a_score"]  # no score: neutral
+        assert why["asymmetry_factor"] == pytest.approx(0.5 + 0.5 * a)
         assert why["score"] == pytest.approx(
             why["relevance"] * why["significance"] * why["age_factor"] * why["asymmetry_factor"],
             rel=1e-4,
         )
+
+
+def test_a_stays_empty_until_a_record_has_the_minimum_of_verdicts(alice, settings):
+    """No guessed score: below ``MM_ASYMMETRY_MIN_VERDICTS`` judged memories the model would
+    answer its prior, so A stays empty; at the minimum the source's record gives one."""
+    agent = alice.agent
+    assert settings.MM_ASYMMETRY_MIN_VERDICTS == 3
+    judged = _written(agent, "ledger", 3)
+    for memory in judged[:2]:
+        memory_feedback(agent=agent, mem_id=memory.mem_id, action="important", reason="checked")
+    asymmetry_refresh(workspace_id=agent.workspace_id)
+    two = memory_remember(agent=agent, text="ledger: invoices are due Friday.", source="ledger")
+    assert (two.memory.a_score, two.memory.a_origin) == (None, "")
+    assert Memory.objects.get(pk=two.memory.pk).a_score is None
+    memory_feedback(agent=agent, mem_id=judged[2].mem_id, action="important", reason="checked")
+    asymmetry_refresh(workspace_id=agent.workspace_id)
+    three = memory_remember(agent=agent, text="ledger: invoices are due Monday.", source="ledger")
+    assert three.memory.a_origin == "asymmetry" and 0 <= three.memory.a_score <= 1
+    # The refresh gave the earlier memory its score too; a source with no record still has none.
+    assert Memory.objects.get(pk=two.memory.pk).a_score is not None
+    other = memory_remember(agent=agent, text="Invoices are due Friday.", source="rumours")
+    assert other.memory.a_score is None

@@ -116,7 +116,7 @@ def test_curator_searches_demotes_pins_and_sees_it_protected(browser, live_serve
     page.click("text=Compiled file")
     row = page.locator(f"table.included tr:has-text('{renewal.mem_id}')").inner_text()
     assert "protected" in row
-    assert f"●○○—— {RENEWAL}" in page.locator("pre.compiled").inner_text()
+    assert f"●○——— {RENEWAL}" in page.locator("pre.compiled").inner_text()
     shot(page, "compiled")
 
     renewal.refresh_from_db()

@@ -29,15 +29,15 @@ def test_bulk_stores_each_memory_with_provenance_and_scores(alice):
     for memory in memories:
         assert len(memory.embedding) == 384
         # The defaults: the scorer fills the calibrated dimensions (s, t, r) of facts only; A
-        # is the engine's asymmetry score, on every memory.
+        # is the engine's asymmetry score, only where a record exists (none here).
         assert memory.stare_origins == {
             "s": "scorer",
             "t": "scorer",
-            "a": "asymmetry",
+            "a": None,
             "r": "scorer",
             "e": None,
         }
-        assert all(0 <= memory.stare_scores[d] <= 1 for d in "star")
+        assert all(0 <= memory.stare_scores[d] <= 1 for d in "str")
         assert memory.e_score is None
     assert ProvenanceEvent.objects.filter(memory__in=memories, action="remember").count() == 3
 
@@ -146,7 +146,7 @@ def test_uncalibrated_categories_stay_empty_by_default(alice):
     assert {d: v for d, v in result.memory.stare_scores.items() if d != "a"} == dict.fromkeys(
         "ster"
     )
-    assert result.memory.a_origin == "asymmetry"
+    assert result.memory.a_origin == ""  # no record yet: no A score
 
 
 def test_skip_variables_change_what_is_filled(alice, settings):
@@ -164,7 +164,7 @@ def test_skip_variables_change_what_is_filled(alice, settings):
     assert procedure.memory.stare_origins == {
         "s": "scorer",
         "t": None,
-        "a": "asymmetry",
+        "a": None,
         "r": "scorer",
         "e": None,
     }

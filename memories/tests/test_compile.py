@@ -50,7 +50,7 @@ def remember_fillers(actor, significances, **extra):
 def test_zephyr_renders_with_stare_marks(alice):
     memory_remember(agent=alice.agent, text=RENEWAL, stare_scores={"s": 0.9, "t": 0.4})
 
-    assert f"- ●○○—— {RENEWAL}" in lines_of(compile_for(alice))
+    assert f"- ●○——— {RENEWAL}" in lines_of(compile_for(alice))
 
 
 def test_verbose_and_off_modes(alice):
@@ -58,9 +58,11 @@ def test_verbose_and_off_modes(alice):
         agent=alice.agent, text=RENEWAL, stare_scores={"s": 0.9, "t": 0.4}
     ).memory
 
-    # A is the engine's (memories.asymmetry.score), given when the memory was written.
+    # A is the engine's (memories.asymmetry.score): with no record of its source or topics,
+    # none, as the seed prints it.
+    assert memory.a_score is None
     assert lines_of(compile_for(alice, display_mode="verbose")) == [
-        f"- [S0.90 T0.40 A{memory.a_score:.2f} R– E–] {RENEWAL}"
+        f"- [S0.90 T0.40 A– R– E–] {RENEWAL}"
     ]
     assert lines_of(compile_for(alice, display_mode="off")) == [f"- {RENEWAL}"]
 
@@ -69,7 +71,7 @@ def test_show_ids_puts_the_mem_id_on_each_line(alice):
     memory = memory_remember(agent=alice.agent, text=RENEWAL).memory
 
     assert lines_of(compile_for(alice, show_ids=True)) == [
-        f"- ——○—— {RENEWAL} (mem_id: {memory.mem_id})"
+        f"- ————— {RENEWAL} (mem_id: {memory.mem_id})"
     ]
 
 
@@ -89,7 +91,7 @@ def test_header_and_sections_in_documented_order(alice):
 def test_text_is_put_on_one_line(alice):
     memory_remember(agent=alice.agent, text="First line\n\n  second   line")
 
-    assert lines_of(compile_for(alice)) == ["- ——○—— First line second line"]
+    assert lines_of(compile_for(alice)) == ["- ————— First line second line"]
 
 
 def test_the_file_fits_its_budget_and_less_significant_go_first(alice):
@@ -166,7 +168,7 @@ def test_expired_superseded_and_forgotten_memories_never_appear(alice):
 
     compiled = compile_for(alice)
 
-    assert lines_of(compiled) == ["- ——○—— The support line closes at 18:00."]
+    assert lines_of(compiled) == ["- ————— The support line closes at 18:00."]
 
 
 def test_as_of_compiles_the_file_of_that_moment(alice):
@@ -184,7 +186,7 @@ def test_as_of_compiles_the_file_of_that_moment(alice):
         workspace=alice.agent.workspace, agent=alice.agent, as_of=now - timedelta(days=20)
     )
 
-    assert lines_of(then) == ["- ——○—— The old office is on Elm Street."]
+    assert lines_of(then) == ["- ————— The old office is on Elm Street."]
 
 
 def test_only_the_agents_scopes_and_the_whole_workspace_for_an_operator(alice, bob, charlie):
@@ -194,8 +196,8 @@ def test_only_the_agents_scopes_and_the_whole_workspace_for_an_operator(alice, b
     memory_remember(agent=charlie.agent, text="Globex's note.")
 
     assert sorted(lines_of(compile_for(alice))) == [
-        "- ——○—— A team note.",
-        "- ——○—— Alice's private note.",
+        "- ————— A team note.",
+        "- ————— Alice's private note.",
     ]
     whole = compiled_memory_file(workspace=alice.agent.workspace)
     assert len(lines_of(whole)) == 3
@@ -291,9 +293,9 @@ def test_ties_are_broken_by_the_newer_memory(alice):
         )
 
     assert lines_of(compile_for(alice)) == [
-        "- ——○—— Written 1 days ago.",
-        "- ——○—— Written 2 days ago.",
-        "- ——○—— Written 3 days ago.",
+        "- ————— Written 1 days ago.",
+        "- ————— Written 2 days ago.",
+        "- ————— Written 3 days ago.",
     ]
 
 

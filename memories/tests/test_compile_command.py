@@ -25,7 +25,7 @@ def test_compile_prints_the_workspace_file(alice, bob):
     out, _ = run("--workspace", "acme", "--as-of", "2100-01-01T00:00:00Z")
 
     assert out.startswith("# Memory: acme\n\nAs of 2100-01-01T00:00:00Z: 2 memories in, 0 cut")
-    assert f"- ●○○—— {RENEWAL}\n" in out and "- ——○—— Bob's private note.\n" in out
+    assert f"- ●○——— {RENEWAL}\n" in out and "- ————— Bob's private note.\n" in out
 
 
 def test_compile_as_an_agent_sees_its_scopes_only(alice, bob):

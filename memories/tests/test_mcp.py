@@ -113,7 +113,7 @@ def test_http_lists_the_tools_and_each_one_works(served, actors):
     memory = Memory.objects.get(mem_id=stored.structured_content["mem_id"])
     event = ProvenanceEvent.objects.filter(memory=memory, action="pin").get()
     assert event.agent_id == alice.agent.pk and event.reason == "budget depends on it"
-    assert f"- ●○○—— {RENEWAL}" in text_of(compiled)
+    assert f"- ●○——— {RENEWAL}" in text_of(compiled)
     assert resource.contents[0].text.startswith("# Memory: acme (agent alice)")
     assert not readiness.is_error
     assert text_of(readiness).startswith("| Dim | Capability | implementation | deployment |")

@@ -35,11 +35,11 @@ def test_a_remember_inserts_its_memory_already_marked_extracted(alice):
     inserted, updated = (a - b for a, b in zip(memory_rows_written(), before, strict=True))
     assert inserted == 1
     # Its extraction's version came with the insert; the A score, which reads the mentions
-    # stored after it, is the one update left.
-    assert updated <= 1
+    # stored after it, is the one update left, and with no record to score from, none.
+    assert updated == 0
     stored = Memory.objects.get(pk=memory.pk)
     assert stored.relations_version == RELATIONS_VERSION
-    assert stored.a_origin == "asymmetry" and stored.a_score is not None
+    assert stored.a_origin == "" and stored.a_score is None
     assert Link.objects.filter(source=stored, kind="mentions").exists()
 
 
@@ -53,4 +53,4 @@ def test_a_bulk_write_updates_each_new_row_once_at_most(alice):
     for result in results:
         stored = Memory.objects.get(pk=result.memory.pk)
         assert stored.relations_version == RELATIONS_VERSION
-        assert stored.a_score is not None
+        assert stored.a_score is None  # no record: nothing to score from

@@ -112,10 +112,10 @@ def test_min_s_score_returns_only_the_scored_memory(alice, zephyr_workspace):
         search(alice, query=QUERY, min_t_score=0.4)["results"][0]["mem_id"]
         == zephyr_workspace.mem_id
     )
-    # Every memory has the engine's A score: min_e_score, on a dimension no one filled here,
-    # excludes them all (no score never passes).
+    # min_e_score and min_a_score, on dimensions no one filled here (no source has a record, so
+    # the engine gives no A), exclude them all: no score never passes.
     assert search(alice, query=QUERY, min_e_score=0.0)["results"] == []
-    assert search(alice, query=QUERY, min_a_score=0.0)["results"]
+    assert search(alice, query=QUERY, min_a_score=0.0)["results"] == []
 
 
 def test_significance_and_age_never_lift_off_topic_memories(alice, zephyr_workspace):
