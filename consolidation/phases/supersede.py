@@ -18,15 +18,17 @@ from memories.models import (
     Memory,
 )
 from memories.services.supersede import supersede
+from memories.temporal.corrections import assess, verdict, worth_reading
 
 
 def run(context: PhaseContext) -> dict[str, int]:
-    """A memory written since the watermark that gives another value for a slot an older active
-    memory of its scope fills (an entity both mention, a single-valued attribute of
-    ``memories.divergence.detectors.ATTRIBUTES``: a renewal or due month, a plan, an owner)
-    supersedes it
-    when the rule is confident (``HIGH_CONFIDENCE``: the same writer, one value on each side),
-    and is proposed to a curator otherwise (``SupersessionProposal``)."""
+    """A memory written since the watermark that changes what an older active memory of its
+    scope says of an entity both mention supersedes it, or is proposed to a curator
+    (``SupersessionProposal``): a single-valued slot (``ATTRIBUTES``: a renewal or due month, a
+    plan, an owner) given another value, applied when the same writer restated it with one value
+    on each side (``HIGH_CONFIDENCE``); else a correction the detector finds
+    (``memories.temporal.corrections``: changed values, denials, negations), applied or proposed
+    as its ``verdict`` says."""
     through = context.watermark("supersede")
     high = newest_id(context.workspace_id)
     ids = list(written_since(context, through, high).values_list("id", flat=True))
@@ -44,35 +46,84 @@ def run(context: PhaseContext) -> dict[str, int]:
     return {**counts, "read_after_id": through}
 
 
-#: What makes the supersede rule confident enough to apply without a curator.
+#: What makes the slot rule confident enough to apply without a curator.
 HIGH_CONFIDENCE = "the same writer restated the slot with one value on each side"
 
 
 @dataclass
 class SlotChange:
+    """A newer memory that changes what an older one of its scope says of an entity both
+    mention: a slot (``ATTRIBUTES``) given another value, or a correction the detector found
+    (``memories.temporal.corrections``), with what consolidation does with it (``verdict``:
+    apply or propose) and why (``rule``)."""
+
     older: Memory
     newer: Memory
     entity_id: int
     attribute: str
     old_values: list[str]
     new_values: list[str]
+    verdict: str
+    why: str
+    score: float | None = None
 
     @property
     def confident(self) -> bool:
-        return (
-            self.older.source == self.newer.source
-            and len(self.old_values) == 1
-            and len(self.new_values) == 1
-        )
+        return self.verdict == "apply"
+
+
+def _slot(older: Memory, newer: Memory, entity_id: int) -> SlotChange | None:
+    """The change of a single-valued slot (the older rule, kept: it knows plans and owners)."""
+    before, after = attributes(older.text), attributes(newer.text)
+    for slot in sorted(before.keys() & after.keys()):
+        if before[slot].isdisjoint(after[slot]):
+            old, new = sorted(before[slot]), sorted(after[slot])
+            single = older.source == newer.source and len(old) == 1 and len(new) == 1
+            return SlotChange(
+                older,
+                newer,
+                entity_id,
+                slot,
+                old,
+                new,
+                "apply" if single else "propose",
+                HIGH_CONFIDENCE if single else "a slot given another value",
+            )
+    return None
+
+
+def _corrected(older: Memory, newer: Memory, entity_id: int) -> SlotChange | None:
+    """A correction the detector found, with the verdict its rule gives."""
+    found = assess(older.text, newer.text)
+    decided = verdict(found, same_source=older.source == newer.source)
+    if not decided:
+        return None
+    top = next(f for f in found.findings if f["rule"] in ("denial", "value", "negation", "cue"))
+    old = top.get("old") or [top.get("denied", "")] if top["rule"] != "negation" else ["said"]
+    new = top.get("new") or ["denied"] if top["rule"] != "negation" else ["not said"]
+    why = f"correction detector: score {found.score:.2f} (model), {top['rule']}" + (
+        ", same writer" if older.source == newer.source else ""
+    )
+    return SlotChange(
+        older,
+        newer,
+        entity_id,
+        top.get("kind", top["rule"])[:40],
+        [v[:200] for v in old if v],
+        [v[:200] for v in new if v],
+        decided,
+        why,
+        found.score,
+    )
 
 
 def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
-    """The batch's memories that change a slot of an older memory of their scope, oldest
-    change first."""
+    """The batch's memories that change what an older memory of their scope says of an entity
+    both mention, oldest change first."""
     newer = {
         m.pk: m
         for m in Memory.objects.filter(pk__in=batch).defer("embedding", "episode_embedding")
-        if attributes(m.text)
+        if attributes(m.text) or worth_reading(m.text)
     }
     if not newer:
         return []
@@ -102,17 +153,12 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
     older = Memory.objects.defer("embedding", "episode_embedding").in_bulk({o for _, o, _ in rows})
     found: dict[tuple[int, int], SlotChange] = {}
     for new_id, old_id, entity_id in rows:
-        before, after = attributes(older[old_id].text), attributes(newer[new_id].text)
-        for slot in sorted(before.keys() & after.keys()):
-            if before[slot].isdisjoint(after[slot]) and (new_id, old_id) not in found:
-                found[(new_id, old_id)] = SlotChange(
-                    older=older[old_id],
-                    newer=newer[new_id],
-                    entity_id=entity_id,
-                    attribute=slot,
-                    old_values=sorted(before[slot]),
-                    new_values=sorted(after[slot]),
-                )
+        if (new_id, old_id) in found:
+            continue
+        before, after = older[old_id], newer[new_id]
+        change = _slot(before, after, entity_id) or _corrected(before, after, entity_id)
+        if change is not None:
+            found[(new_id, old_id)] = change
     recorded = set(
         SupersessionProposal.objects.filter(newer_id__in={n for n, _ in found}).values_list(
             "newer_id", "older_id"
@@ -131,14 +177,14 @@ def _settle(context: PhaseContext, change: SlotChange) -> str:
     rule = (
         f"{change.attribute} of {entity.name}: {', '.join(change.old_values)} -> "
         f"{', '.join(change.new_values)}"
-    )
+    )[:200]
     if kind == "applied":
         try:
             with transaction.atomic():
                 supersede(
                     old=change.older,
                     new=change.newer,
-                    reason=f"consolidation rule ({HIGH_CONFIDENCE}): {rule}",
+                    reason=f"consolidation rule ({change.why}): {rule}",
                 )
         except ValidationFailed:
             return ""

@@ -10,6 +10,7 @@ from meaning_memory.testing import make_member
 from memories.errors import ValidationFailed
 from memories.models import Memory, ProvenanceEvent
 from memories.operations import memory_remember
+from memories.services import memory_feedback
 
 ZEPHYR = [{"name": "Zephyr", "type": "organization"}]
 
@@ -157,3 +158,92 @@ def test_a_proposal_a_curator_accepts_closes_the_window_the_same_way(alice, bob)
     old.refresh_from_db()
     new.refresh_from_db()
     assert old.status == "superseded" and old.valid_until == new.valid_from == new.created_at
+
+
+CORRECTIONS = {
+    # A changed value stated in ordinary words, no entity given: the recogniser names the bank.
+    "helios": (
+        "Helios Bank renewal moved to June after their audit.",
+        "Helios Bank renewal is in March.",
+        "When is the Helios Bank renewal?",
+        {},
+    ),
+    # An explicit correction of a pinned memory: "in June, not March".
+    "zephyr": (
+        "Zephyr Logistics renews its support contract every March.",
+        "Zephyr Logistics renews its support contract in June, not March (corrected by Priya).",
+        "When does Zephyr Logistics renew its support contract?",
+        {"pinned": True},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CORRECTIONS))
+def test_corrections_in_ordinary_words_supersede_after_consolidation(alice, case):
+    from datetime import timedelta
+
+    from memories.compile import compiled_memory_file
+    from memories.operations import memory_search
+
+    before_text, after_text, question, extra = CORRECTIONS[case]
+    old = memory_remember(agent=alice.agent, text=before_text, significance=0.9).memory
+    if extra.get("pinned"):
+        memory_feedback(agent=alice.agent, mem_id=old.mem_id, action="pin", reason="key date")
+        old.refresh_from_db()
+        assert old.pinned
+    new = memory_remember(agent=alice.agent, text=after_text).memory
+    # Before consolidation both are valid, and the stale one may rank first.
+    assert {h.memory.pk for h in memory_search(agent=alice.agent, query=question)} >= {
+        old.pk,
+        new.pk,
+    }
+    counts = run(alice.agent.workspace)
+    assert (counts["applied"], counts["proposed"]) == (1, 0)
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert old.status == "superseded" and old.superseded_by_id == new.pk
+    assert old.valid_until == new.valid_from
+    hits = memory_search(agent=alice.agent, query=question)
+    assert [h.memory.pk for h in hits] == [new.pk]
+    then = memory_search(
+        agent=alice.agent, query=question, as_of=new.valid_from - timedelta(microseconds=1)
+    )
+    assert [h.memory.pk for h in then] == [old.pk]
+    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent).markdown
+    assert after_text in compiled and before_text not in compiled
+    event = ProvenanceEvent.objects.get(memory=old, action="supersede")
+    assert "correction detector" in event.reason and "same writer" in event.reason
+    proposal = SupersessionProposal.objects.get()
+    assert (proposal.status, proposal.confidence) == ("applied", "high")
+
+
+def test_a_correction_by_another_writer_is_proposed_and_changes_nothing(alice, bob):
+    old = memory_remember(
+        agent=alice.agent, text=CORRECTIONS["helios"][0], scope="team:accounts"
+    ).memory
+    memory_remember(agent=bob.agent, text=CORRECTIONS["helios"][1], scope="team:accounts")
+    assert run(alice.agent.workspace)["proposed"] == 1
+    proposal = SupersessionProposal.objects.get()
+    assert proposal.status == "open" and proposal.attribute == "month"
+    assert (proposal.old_values, proposal.new_values) == (["June"], ["March."])
+    old.refresh_from_db()
+    assert (old.status, old.valid_until) == ("active", None)
+
+
+@pytest.mark.parametrize(
+    "older, newer",
+    [
+        # Same subject, another thing: nothing to correct.
+        ("Helios Bank renewal is in March.", "Helios Bank prefers invoices by email."),
+        # The same value again, in other words.
+        ("Helios Bank renews in March.", "Helios Bank's renewal falls in March, as every year."),
+        # Another figure of another thing.
+        ("Helios Bank has 40 seats.", "Helios Bank opened 3 new offices."),
+    ],
+)
+def test_what_is_not_a_correction_is_left_alone(alice, older, newer):
+    old = memory_remember(agent=alice.agent, text=older).memory
+    memory_remember(agent=alice.agent, text=newer)
+    counts = run(alice.agent.workspace)
+    assert (counts["applied"], counts["proposed"]) == (0, 0)
+    assert Memory.objects.get(pk=old.pk).status == "active"
