@@ -12,15 +12,17 @@ from memories.models import (
 )
 from memories.selectors.neighbours import nearest_pairs
 from memories.services import link_backfill
+from memories.services.relations.typing import retype_by_mentions
 
 
 def run(context: PhaseContext) -> dict[str, int]:
     """Entities and links for memories that have none yet (``memories.services.link_backfill``,
-    when ``MM_ENTITY_EXTRACTION`` is on), then ``relates_to`` links from each memory written
-    since the watermark to its nearest active memories of the same scope (at most
-    ``MM_RELATES_NEIGHBOURS``) whose cosine similarity is at least ``MM_RELATES_MIN_SIMILARITY``
-    and that are in its session or share an entity with it; never between two memories already
-    linked either way, nor where a curator removed such a link."""
+    when ``MM_ENTITY_EXTRACTION`` is on); the recogniser's type of each entity those written
+    since the watermark mention counted again (``retype_by_mentions``); then ``relates_to``
+    links from each memory written since the watermark to its nearest active memories of the
+    same scope (at most ``MM_RELATES_NEIGHBOURS``) whose cosine similarity is at least
+    ``MM_RELATES_MIN_SIMILARITY`` and that are in its session or share an entity with it; never
+    between two memories already linked either way, nor where a curator removed such a link."""
     counts = {"extracted": 0, "entity_links": 0}
     if settings.MM_ENTITY_EXTRACTION:
         pending = Memory.objects.filter(
@@ -35,6 +37,9 @@ def run(context: PhaseContext) -> dict[str, int]:
             )
             counts = {"extracted": done.memories, "entity_links": done.links}
     through = context.watermark("link")
+    counts["retyped"] = retype_by_mentions(
+        context.workspace_id, through, dry_run=context.run.dry_run
+    )
     high = newest_id(context.workspace_id)
     ids = list(
         written_since(context, through, high, embedding__isnull=False).values_list("id", flat=True)

@@ -266,6 +266,7 @@ RECORDS: dict[str, dict[str, Check]] = {
         "aliases": _list_of(_entity_name),
         "declared": _bool,
         "origin": _choice(Entity.Origin),
+        "typed_by": _choice(Entity.TypedBy),
         "created_by_agent": _nullable(_text()),
         "created_by_user": _nullable(_text()),
         "merged_into": _nullable(_id),
@@ -370,7 +371,11 @@ def _column(model: type, name: str) -> Check:
 
 #: A memory's plain fields with no rule above (added after this format's first version) may be
 #: missing from a file written before they were: the import gives them their default.
-OPTIONAL = {"memory": frozenset(PLAIN_FIELDS) - set(RECORDS["memory"])}
+OPTIONAL = {
+    "memory": frozenset(PLAIN_FIELDS) - set(RECORDS["memory"]),
+    # Files written before entities kept who typed them: the import infers it.
+    "entity": frozenset({"typed_by"}),
+}
 RECORDS["memory"].update({name: _column(Memory, name) for name in OPTIONAL["memory"]})
 
 

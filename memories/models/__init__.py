@@ -15,7 +15,7 @@ from memories.models.base import (
 from memories.models.divergence import Divergence, DivergenceScan
 from memories.models.history import ProvenanceEvent
 from memories.models.memory import PLAIN_FIELDS, TIME_FIELDS, Memory
-from memories.models.relations import Entity, Link, MemoryDegree
+from memories.models.relations import TYPE_RANK, Entity, Link, MemoryDegree
 from memories.models.sources import SourceRecord
 from memories.models.tenancy import (
     CURATING_ROLES,
@@ -28,6 +28,7 @@ from memories.models.tenancy import (
 from memories.models.threads import Thread, ThreadMember
 
 __all__ = [
+    "TYPE_RANK",
     "Agent",
     "CURATING_ROLES",
     "DEFAULT_SIGNIFICANCE",

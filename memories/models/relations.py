@@ -20,7 +20,8 @@ from memories.models.tenancy import (
 
 class Entity(models.Model):
     """Someone or something memories mention: a person, a customer, a project... of one
-    workspace, with its aliases. ``declared`` entities form the workspace's gazetteer: they are
+    workspace, with its aliases: one entity per normalised name (merged ones aside), whatever
+    type a recogniser guessed. ``declared`` entities form the workspace's gazetteer: they are
     found in every text written by their names and aliases."""
 
     class Origin(models.TextChoices):
@@ -49,6 +50,23 @@ class Entity(models.Model):
         null=True, blank=True, help_text="When it was first declared (the gazetteer's)."
     )
     origin = models.CharField(max_length=12, choices=Origin.choices)
+
+    class TypedBy(models.TextChoices):
+        """Who gave its type, surest first: a surer one replaces a less sure one's, never the
+        other way (``TYPE_RANK``)."""
+
+        CURATOR = "curator"  # corrected on the dashboard or the admin
+        DECLARED = "declared"  # declared by the team (the gazetteer)
+        WRITER = "writer"  # given with a memory
+        SPEAKER = "speaker"  # a conversation line's speaker: a person
+        EXTRACTION = "extraction"  # the recogniser's labels: the one most mentions agree on
+
+    typed_by = models.CharField(
+        max_length=12,
+        choices=TypedBy.choices,
+        default=TypedBy.EXTRACTION,
+        help_text="Who gave its type; the recogniser's type follows most of its mentions.",
+    )
     created_by_agent = models.ForeignKey(
         "Agent", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -72,8 +90,11 @@ class Entity(models.Model):
         ordering = ["workspace", "kind", "name"]
         verbose_name_plural = "entities"
         constraints = [
+            # One entity per name: a merged one stands for the one it was merged into.
             models.UniqueConstraint(
-                fields=["workspace", "kind", "normalized"], name="entity_unique_name"
+                fields=["workspace", "normalized"],
+                condition=Q(merged_into__isnull=True),
+                name="entity_one_per_name",
             ),
             models.UniqueConstraint(
                 fields=["entity_id", "workspace"], name="entity_unique_entity_id"
@@ -90,6 +111,16 @@ class Entity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.kind})"
+
+
+#: How sure each source of a type is: a higher rank's type replaces a lower one's.
+TYPE_RANK = {
+    Entity.TypedBy.EXTRACTION: 0,
+    Entity.TypedBy.SPEAKER: 1,
+    Entity.TypedBy.WRITER: 2,
+    Entity.TypedBy.DECLARED: 3,
+    Entity.TypedBy.CURATOR: 4,
+}
 
 
 class Link(models.Model):

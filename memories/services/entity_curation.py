@@ -59,6 +59,21 @@ def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
         raise ValidationFailed.single("reason", message)
     if entity.merged_into_id is None:
         raise ValidationFailed.single("entity", "is not merged into another entity.")
+    namesake = (
+        Entity.objects.filter(
+            workspace_id=entity.workspace_id,
+            normalized=entity.normalized,
+            merged_into__isnull=True,
+        )
+        .exclude(pk=entity.pk)
+        .first()
+    )
+    if namesake is not None:
+        raise ValidationFailed.single(
+            "entity",
+            f"has the name of {namesake.name!r} ({namesake.entity_id}): a workspace has one "
+            "entity per name, so these two cannot stand apart.",
+        )
     with transaction.atomic():
         lock_entities(entity.workspace_id)
         into = entity.merged_into
@@ -80,9 +95,9 @@ def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
 
 def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entity:
     """Correct ``entity``'s type: a model's guess (``organization`` for a customer) or a
-    writer's slip. Its names, aliases, links and history stay; names the model finds later
-    still resolve to it (a model's name matches an entity of any type). Refused when another
-    entity of that type already has its name: then they are one, and merging says so."""
+    writer's slip. Its names, aliases, links and history stay; names found later still resolve
+    to it (one entity per name, of any type), and no writer, speaker or recount of the model's
+    labels changes a type a curator gave (``Entity.TypedBy.CURATOR``)."""
     require_role(user, entity.workspace_id, "correct entities")
     kind = kind.strip() if isinstance(kind, str) else kind
     reason = (reason or "").strip()
@@ -97,23 +112,9 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
     with transaction.atomic():
         lock_entities(entity.workspace_id)
         entity = Entity.objects.select_for_update().get(pk=entity.pk)
-        other = (
-            Entity.objects.filter(
-                workspace_id=entity.workspace_id, kind=kind, normalized=entity.normalized
-            )
-            .exclude(pk=entity.pk)
-            .first()
-        )
-        if other is not None:
-            errors.conflict(
-                "type",
-                f"another {kind} is named {other.name!r} ({other.entity_id}): merge this "
-                "entity into it instead.",
-            )
-            errors.raise_if_any()
         old = entity.kind
-        entity.kind = kind
-        entity.save(update_fields=["kind", "updated_at"])
+        entity.kind, entity.typed_by = kind, Entity.TypedBy.CURATOR
+        entity.save(update_fields=["kind", "typed_by", "updated_at"])
         _event(entity, Action.RETYPE, user, {"type": old}, {"type": kind}, reason)
     return entity
 

@@ -116,22 +116,20 @@ def test_a_curator_corrects_an_entitys_type_with_a_reason(curator, alice):
     assert "they buy from us" in page and "Zephyr Logistics renewed." in page
     assert written.links_out.filter(target_entity=zephyr).exists()  # its mentions stay
 
-    # Another customer of that name: they are one, which merging says.
-    twin = entity_declare(
+    # One entity per name: a writer's other type for a declared name is the declared entity,
+    # whose type stays the team's.
+    declared = entity_declare(
         workspace_id=alice.agent.workspace_id, name="Acme Corp", kind="customer"
     ).entity
-    memory_remember(
+    called = memory_remember(
         agent=alice.agent,
         text="Acme Corp called.",
         entities=[{"name": "Acme Corp", "type": "organization"}],
-    )
-    guess = Entity.objects.get(name="Acme Corp", kind="organization")
-    clash = curator.post(f"/w/acme/e/{guess.entity_id}", {"retype": "customer", "reason": "r"})
-    assert clash.status_code == 200
-    assert f"another customer is named &#x27;Acme Corp&#x27; ({twin.entity_id})" in (
-        clash.content.decode()
-    )
-    assert Entity.objects.get(pk=guess.pk).kind == "organization"
+    ).memory
+    assert list(Entity.objects.filter(normalized="acme corp").values_list("pk", "kind")) == [
+        (declared.pk, "customer")
+    ]
+    assert called.links_out.filter(target_entity=declared).exists()
 
 
 def test_a_viewer_cannot_correct_a_type(client, alice):

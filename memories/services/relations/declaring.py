@@ -119,29 +119,18 @@ def entities_declare(
 def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors):
     key = _fitted(normalize(name))
     alias_keys = [_fitted(normalize(a)) for a in aliases]
+    # One entity per name: the one of that name or alias, whatever type it was given (the
+    # team's declared type wins over a writer's or the model's; a curator's stays).
     entity = (
         Entity.objects.select_for_update()
-        .filter(workspace_id=workspace_id, kind=kind, keys__contains=[key])
+        .filter(workspace_id=workspace_id, keys__contains=[key], merged_into__isnull=True)
         .order_by("-declared", "pk")
         .first()
     )
-    if entity is None:
-        # The model's entity of that name, if it made one: its type was a guess; the team's
-        # is not.
-        entity = (
-            Entity.objects.select_for_update()
-            .filter(
-                workspace_id=workspace_id,
-                keys__contains=[key],
-                origin=Entity.Origin.EXTRACTION,
-                declared=False,
-                merged_into__isnull=True,
-            )
-            .order_by("pk")
-            .first()
-        )
-        if entity is not None:
-            entity.kind = kind
+    if entity is not None and entity.declared and entity.kind != kind and entity.normalized != key:
+        entity = None  # an alias of another declared entity: a conflict (below)
+    if entity is not None and entity.typed_by != Entity.TypedBy.CURATOR:
+        entity.kind, entity.typed_by = kind, Entity.TypedBy.DECLARED
     taken = (
         Entity.objects.filter(
             workspace_id=workspace_id, declared=True, keys__overlap=[key, *alias_keys]
@@ -169,6 +158,7 @@ def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors)
             name=name,
             normalized=key,
             origin=Entity.Origin.GAZETTEER if agent is not None else Entity.Origin.MEMBER,
+            typed_by=Entity.TypedBy.DECLARED,
             created_by_agent=agent,
             created_by_user=user,
         )

@@ -1,5 +1,6 @@
-"""What a text names: the workspace gazetteer's finds and the offline model's names that no
-find overlaps (the gazetteer wins)."""
+"""What a text names: the workspace gazetteer's finds, a conversation line's speaker, and the
+offline model's names, cleaned (``memories.relational.spans``), that neither overlaps (the
+gazetteer wins, then the speaker)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from memories import rules
 from memories.models import Entity
 from memories.relational.extraction import Span, extract
 from memories.relational.gazetteer import Found, Gazetteer
+from memories.relational.spans import clean, speaker
 
 
 @dataclass
@@ -22,6 +24,8 @@ class Recognised:
     finds: list[Found] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
     extracted: bool = False
+    #: A conversation line's speaker ("Maria: …"): its name and where it is, or None.
+    speaker: tuple[str, int, int] | None = None
 
 
 def workspace_gazetteer(workspace_id: int) -> Gazetteer:
@@ -42,11 +46,16 @@ def recognise(workspace_id: int, texts: Sequence[str]) -> list[Recognised]:
     for text, names in zip(texts, spans, strict=True):
         finds = gazetteer.find(text)
         taken = [(f.start, f.end) for f in finds]
+        said = speaker(text) if settings.MM_ENTITY_EXTRACTION else None
+        if said is not None and any(said[1] < end and start < said[2] for start, end in taken):
+            said = None  # a declared name: the gazetteer has it
+        if said is not None:
+            taken.append((said[1], said[2]))
         kept = [
             s
-            for s in names
+            for s in clean(text, names)
             if not any(s.start < end and start < s.end for start, end in taken)
             and len(s.text) <= rules.ENTITY_NAME_MAX  # a longer "name" is the model's mistake
         ]
-        found.append(Recognised(finds, kept, extracted=settings.MM_ENTITY_EXTRACTION))
+        found.append(Recognised(finds, kept, extracted=settings.MM_ENTITY_EXTRACTION, speaker=said))
     return found

@@ -1,9 +1,11 @@
 """Names to a workspace's entities (``EntityResolver``, a batch at a time): an exact name or
-alias, else one alike of the same type, else a new entity; a merged entity stands for the one
-it was merged into (the rules in full: the package's docstring)."""
+alias of any type, else one alike of the same type, else a new entity (one per name); a merged
+entity stands for the one it was merged into; a surer source's type replaces a less sure one's
+(the rules in full: the package's docstring)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -11,7 +13,7 @@ from typing import Any
 from django.conf import settings
 
 from memories import rules
-from memories.models import Agent, Entity
+from memories.models import TYPE_RANK, Agent, Entity
 from memories.relational.gazetteer import best_match, normalize, tokens
 from memories.selectors.relations import visible_entities
 from memories.selectors.visibility import visible_scope_ids
@@ -27,6 +29,7 @@ class _Known:
     declared: bool
     origin: str
     merged_into_id: int | None
+    typed_by: str
 
     @property
     def target(self) -> int:
@@ -46,7 +49,10 @@ class _Request:
     name: str
     kind: str
     origin: str
-    any_kind: bool  # a model's guess: an exact match of any type will do
+    any_kind: bool  # a guess at its type (the model's, a cue's): an entity of any type will do
+    #: Who gives its type (``Entity.TypedBy``): a surer one retypes an entity a less sure one
+    #: typed.
+    typed_by: str = Entity.TypedBy.EXTRACTION
 
 
 def _fitted(name: str) -> str:
@@ -58,7 +64,9 @@ def _fitted(name: str) -> str:
 
 
 class EntityResolver:
-    """Resolves names to a workspace's entities in a few statements for a whole batch."""
+    """Resolves names to a workspace's entities in a few statements for a whole batch: one
+    entity per normalised name, whatever type each request gives (a surer source's type
+    replaces a less sure one's: ``TYPE_RANK``)."""
 
     def __init__(self, workspace_id: int, *, agent: Agent | None = None, user: Any = None) -> None:
         self.workspace_id = workspace_id
@@ -67,8 +75,8 @@ class EntityResolver:
         # An agent's names resolve to the entities it may know of (declared ones, and those a
         # memory it sees mentions or is attributed to): what it is told (the evidence's
         # "resolved") never says that a name was written where it cannot read. A name whose
-        # only entity it may not know of is a new entity to it (the row, one per type and
-        # name in a workspace, is shared: see docs/SECURITY.md).
+        # only entity it may not know of is a new entity to it (the row, one per name in a
+        # workspace, is shared: see docs/SECURITY.md).
         self.entities = (
             visible_entities(workspace_id, visible_scope_ids(agent))
             if agent is not None
@@ -80,63 +88,54 @@ class EntityResolver:
         # that grew): each is kept to what an entity row holds, cut at a word.
         requests = [replace(r, name=_fitted(r.name)) for r in requests]
         keys = [_fitted(normalize(r.name)) for r in requests]
-        # A model's guess at a name a writer of the same batch typed: the writer's type.
-        typed: dict[str, str] = {}
-        for request, key in zip(requests, keys, strict=True):
-            if not request.any_kind:
-                typed.setdefault(key, request.kind)
-        requests = [
-            replace(r, kind=typed[key]) if r.any_kind and key in typed else r
-            for r, key in zip(requests, keys, strict=True)
-        ]
         by_key = self._known(self.entities.filter(keys__overlap=sorted(set(keys))))
-        results: list[Resolved | None] = [
-            self._exact(r, key, by_key.get(key, [])) for r, key in zip(requests, keys, strict=True)
-        ]
+        results: list[Resolved | None] = [self._exact(key, by_key.get(key, [])) for key in keys]
         missing = [i for i, found in enumerate(results) if found is None]
         if missing:
             candidates = self._candidates([keys[i] for i in missing])
             for i in missing:
                 results[i] = self._alike(requests[i], keys[i], candidates)
-        new = {
-            (requests[i].kind, keys[i]): requests[i]
-            for i, found in enumerate(results)
-            if found is None
-        }
+        new: dict[str, list[_Request]] = {}
+        for i, found in enumerate(results):
+            if found is None:
+                new.setdefault(keys[i], []).append(requests[i])
         if new:
             created = self._create(new)
             for i, found in enumerate(results):
                 if found is None:
-                    results[i] = Resolved(
-                        created[(requests[i].kind, keys[i])], "new", 100.0, keys[i]
-                    )
-        return [r for r in results if r is not None]
+                    results[i] = Resolved(created[keys[i]], "new", 100.0, keys[i])
+        resolved = [r for r in results if r is not None]
+        self._retype(requests, resolved)
+        return resolved
 
     def _known(self, queryset) -> dict[str, list[tuple[_Known, list[str]]]]:
         by_key: dict[str, list[tuple[_Known, list[str]]]] = {}
         rows = queryset.filter(workspace_id=self.workspace_id).values_list(
-            "pk", "kind", "declared", "origin", "merged_into_id", "keys"
+            "pk", "kind", "declared", "origin", "merged_into_id", "typed_by", "keys"
         )
-        for pk, kind, declared, origin, merged_into_id, entity_keys in rows[:FUZZY_CANDIDATES_MAX]:
-            known = _Known(pk, kind, declared, origin, merged_into_id)
+        for pk, kind, declared, origin, merged, typed_by, entity_keys in rows[
+            :FUZZY_CANDIDATES_MAX
+        ]:
+            known = _Known(pk, kind, declared, origin, merged, typed_by)
             for key in entity_keys:
                 by_key.setdefault(key, []).append((known, entity_keys))
         return by_key
 
     @staticmethod
-    def _rank(known: _Known, kind: str) -> tuple:
-        return (
-            not known.declared,
-            known.kind != kind,
-            known.origin == Entity.Origin.EXTRACTION,
-            known.pk,
-        )
-
-    def _exact(self, request: _Request, key: str, known: list) -> Resolved | None:
-        matches = [k for k, _ in known if request.any_kind or k.kind == request.kind]
-        if not matches:
+    def _exact(key: str, known: list) -> Resolved | None:
+        """The entity named ``key`` (or with it as an alias), of any type: the one of that name
+        first, then a declared one, then the surest typed."""
+        if not known:
             return None
-        best = min(matches, key=lambda k: self._rank(k, request.kind))
+        best = min(
+            (k for k, _ in known),
+            key=lambda k: (
+                k.merged_into_id is not None,
+                not k.declared,
+                -TYPE_RANK[k.typed_by],
+                k.pk,
+            ),
+        )
         return Resolved(best.target, "exact", 100.0, key)
 
     def _candidates(self, keys: list[str]) -> dict[str, dict[str, _Known]]:
@@ -155,30 +154,61 @@ class EntityResolver:
         matched = next(k for k, v in candidates[request.kind].items() if v is known)
         return Resolved(known.target, "alike", score, matched)
 
-    def _create(self, new: dict[tuple[str, str], _Request]) -> dict[tuple[str, str], int]:
-        """Insert the new entities (one writer wins a race; the others find its row)."""
+    @staticmethod
+    def _chosen(requests: list[_Request]) -> _Request:
+        """The request whose type a new entity takes: the surest source's, else the type most
+        of the model's guesses of the batch agree on (the first on a tie)."""
+        surest = max(TYPE_RANK[r.typed_by] for r in requests)
+        sure = [r for r in requests if TYPE_RANK[r.typed_by] == surest]
+        votes = Counter(r.kind for r in sure)
+        kind = max(votes, key=lambda k: (votes[k], -[r.kind for r in sure].index(k)))
+        return next(r for r in sure if r.kind == kind)
+
+    def _create(self, new: dict[str, list[_Request]]) -> dict[str, int]:
+        """Insert the new entities, one a name (one writer wins a race; the others find its
+        row)."""
+        chosen = {key: self._chosen(requests) for key, requests in new.items()}
         Entity.objects.bulk_create(
             [
                 Entity(
                     workspace_id=self.workspace_id,
-                    kind=kind,
+                    kind=request.kind,
                     name=request.name,
                     normalized=key,
                     keys=[key],
                     tokens=tokens([key]),
                     origin=request.origin,
+                    typed_by=request.typed_by,
                     created_by_agent=self.agent,
                     created_by_user=self.user,
                 )
-                for (kind, key), request in new.items()
+                for key, request in chosen.items()
             ],
             ignore_conflicts=True,
         )
         rows = Entity.objects.filter(
-            workspace_id=self.workspace_id, normalized__in={key for _, key in new}
-        ).values_list("kind", "normalized", "pk", "merged_into_id")
-        stored = {(kind, key): merged or pk for kind, key, pk, merged in rows}
-        return {pair: stored[pair] for pair in new}
+            workspace_id=self.workspace_id, normalized__in=list(new), merged_into__isnull=True
+        ).values_list("normalized", "pk")
+        return dict(rows)
+
+    def _retype(self, requests: list[_Request], resolved: list[Resolved]) -> None:
+        """A surer source's type replaces a less sure one's: a writer's ``customer`` over the
+        model's ``organization``, a speaker's ``person`` over the model's guess; never the other
+        way, and never a declared or curated type."""
+        surest: dict[int, _Request] = {}
+        for request, found in zip(requests, resolved, strict=True):
+            if request.any_kind:
+                continue
+            held = surest.get(found.entity_id)
+            if held is None or TYPE_RANK[request.typed_by] > TYPE_RANK[held.typed_by]:
+                surest[found.entity_id] = request
+        if not surest:
+            return
+        current = dict(Entity.objects.filter(pk__in=list(surest)).values_list("pk", "typed_by"))
+        for pk, request in surest.items():
+            typed_by = current.get(pk)
+            if typed_by is not None and TYPE_RANK[request.typed_by] > TYPE_RANK[typed_by]:
+                Entity.objects.filter(pk=pk).update(kind=request.kind, typed_by=request.typed_by)
 
 
 def attributed_entities(

@@ -37,8 +37,16 @@ def store_relations(
         return 0
     workspace_id = items[0].memory.workspace_id
     requests: list[_Request] = []
+    typed = Entity.TypedBy.WRITER
     for item in items:
-        requests += [_Request(e.name, e.kind, Entity.Origin.WRITER, False) for e in item.entities]
+        requests += [
+            _Request(e.name, e.kind, Entity.Origin.WRITER, False, typed) for e in item.entities
+        ]
+        if item.recognised.speaker is not None:
+            name = item.recognised.speaker[0]
+            requests.append(
+                _Request(name, "person", Entity.Origin.EXTRACTION, False, Entity.TypedBy.SPEAKER)
+            )
         requests += [
             _Request(s.text, s.entity_type, Entity.Origin.EXTRACTION, True)
             for s in item.recognised.spans
@@ -77,6 +85,18 @@ def store_relations(
                     },
                 )
             )
+        if item.recognised.speaker is not None:
+            name, start, end = item.recognised.speaker
+            found = next(resolved)
+            rows.append(
+                Link(
+                    **made,
+                    target_entity_id=found.entity_id,
+                    kind="mentions",
+                    origin=Link.Origin.EXTRACTION,
+                    evidence={"rule": "speaker", "text": name, "span": [start, end], **_how(found)},
+                )
+            )
         for span in item.recognised.spans:
             found = next(resolved)
             rows.append(
@@ -108,7 +128,12 @@ def store_relations(
     unique: dict[tuple, Link] = {}
     for row in rows:
         end = ("m", row.target_memory.pk) if row.target_memory else ("e", row.target_entity_id)
-        unique.setdefault((row.source.pk, end, row.kind), row)
+        first = unique.setdefault((row.source.pk, end, row.kind), row)
+        if first is not row and "span" in first.evidence and "span" in row.evidence:
+            # One link per entity a memory mentions; each place it is named is kept.
+            first.evidence.setdefault("spans", [first.evidence["span"]]).append(
+                row.evidence["span"]
+            )
     Link.objects.bulk_create(list(unique.values()), ignore_conflicts=True, batch_size=1_000)
     # A new memory is inserted with its version already (``Placed.build`` in
     # ``memories.services.remember``); an older one, linked now, is marked here.

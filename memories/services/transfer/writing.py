@@ -150,13 +150,17 @@ class Importer:
 
     @transaction.atomic
     def entities(self, records: list[dict[str, Any]]) -> None:
+        # One entity per name: a record named like one here (or like one before it in the
+        # file) is that entity.
         known = {
-            (kind, normalized): (pk, entity_id)
-            for kind, normalized, pk, entity_id in Entity.objects.filter(
-                workspace=self.workspace
-            ).values_list("kind", "normalized", "pk", "entity_id")
+            normalized: (pk, entity_id)
+            for normalized, pk, entity_id in Entity.objects.filter(
+                workspace=self.workspace, merged_into__isnull=True
+            ).values_list("normalized", "pk", "entity_id")
         }
         made, events = [], []
+        made_by_key: dict[str, Entity] = {}
+        namesakes: list[tuple[str, str]] = []  # (a record's entity_id, the name made before it)
         merged_into = {r["merged_into"] for r in records if r["merged_into"]}
         for record in records:
             named_by = self.plan.entity_refs.get(record["entity_id"], set())
@@ -169,36 +173,45 @@ class Importer:
                 # Only memories erased here named it: its name came from their words.
                 self.result.skipped["entity (named only by memories erased here)"] += 1
                 continue
-            key = (record["kind"], normalize(record["name"]))
+            key = normalize(record["name"])
+            if key in made_by_key:  # its namesake, earlier in this file
+                namesakes.append((record["entity_id"], key))
+                self.ids[record["entity_id"]] = made_by_key[key].entity_id
+                self.result.already["entity"] += 1
+                continue
             if key in known:
                 self.entity_pk[record["entity_id"]], self.ids[record["entity_id"]] = known[key]
                 self.result.already["entity"] += 1
                 continue
             aliases = list(record["aliases"])
-            keys = list(dict.fromkeys([key[1], *(normalize(a) for a in aliases)]))
+            keys = list(dict.fromkeys([key, *(normalize(a) for a in aliases)]))
             entity = Entity(
                 workspace=self.workspace,
                 kind=record["kind"],
                 name=record["name"],
-                normalized=key[1],
+                normalized=key,
                 aliases=aliases,
                 keys=keys,
                 tokens=tokens(keys),
                 declared=record["declared"],
                 origin=record["origin"],
+                typed_by=record.get("typed_by") or _typed_by(record),
                 created_by_agent_id=self.agent_pk.get(record["created_by_agent"]),
                 created_by_user_id=self.user_pk.get(record["created_by_user"]),
             )
             made.append((entity, record))
-            known[key] = (None, entity.entity_id)
+            made_by_key[key] = entity
             self.ids[record["entity_id"]] = entity.entity_id
         Entity.objects.bulk_create([entity for entity, _ in made])
         for entity, record in made:
             self.entity_pk[record["entity_id"]] = entity.pk
+        for entity_id, key in namesakes:
+            self.entity_pk[entity_id] = made_by_key[key].pk
         merged = []
         for entity, record in made:
-            if record["merged_into"] and record["merged_into"] in self.entity_pk:
-                entity.merged_into_id = self.entity_pk[record["merged_into"]]
+            into = self.entity_pk.get(record["merged_into"]) if record["merged_into"] else None
+            if into is not None and into != entity.pk:
+                entity.merged_into_id = into
                 merged.append(entity)
         Entity.objects.bulk_update(merged, ["merged_into"])
         for entity, record in made:
@@ -345,3 +358,13 @@ def set_times(model: type, rows: list[tuple[int, dict[str, str]]]) -> None:
                     f"WHERE {table}.id = v.id",
                     [item for pk, times in chunk for item in (pk, parse_time(times[name]))],
                 )
+
+
+def _typed_by(record: dict[str, Any]) -> str:
+    """Who typed an entity of a file that did not say: the team when it was declared, a writer
+    when one made it, else the recogniser."""
+    if record["declared"]:
+        return Entity.TypedBy.DECLARED
+    if record["origin"] in (Entity.Origin.WRITER, Entity.Origin.MEMBER):
+        return Entity.TypedBy.WRITER
+    return Entity.TypedBy.EXTRACTION
