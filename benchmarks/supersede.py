@@ -4,12 +4,10 @@ older one, beside a cosine baseline.
     python benchmarks/supersede.py --data PATH/vitaminc_real/test.jsonl --json OUT
     python benchmarks/supersede.py --data PATH --fit     # fit the model on the tuning part
 
-Pairs (``--data``, VitaminC's JSON-lines shape: ``claim``, ``evidence``, ``label`` ``REFUTES`` /
-``SUPPORTS`` / ``NOT ENOUGH INFO``, ``page``; Schuster et al., NAACL 2021, claims checked
-against sentences of Wikipedia revisions): the claim is the older statement, the evidence the
-newer, and a pair is positive when the evidence refutes the claim. Nothing of the data is in
-the project. Its pairs are split by page: a page whose name's sha256 is 0 modulo 5 is in the
-**held-out** part, which nothing is fitted or tuned on; the rest is the **tuning** part.
+Pairs (``--data``, VitaminC's JSON-lines shape, ``readiness.corrections``: the claim is the
+older statement, the evidence the newer, a pair positive when the evidence refutes the claim;
+nothing of the data is in the project), split by page into a **tuning** part and a **held-out**
+part that nothing is fitted or tuned on.
 
 Printed for each part: AUC of the detector (``memories.temporal.corrections.assess``), of its
 rules without the model (the strongest finding's order), and of the embedder's cosine
@@ -41,9 +39,6 @@ from typing import Any
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django, write_json
 
-POSITIVE = "REFUTES"
-#: The held-out part: pages whose name's sha256 is 0 modulo ``PARTS``.
-PARTS = 5
 SMOKE_PAIRS = [
     ("Atlas Foods renews its contract in March.", "Atlas Foods renews in September.", "REFUTES"),
     ("The office opens at 9am.", "The office opens at 9am on weekdays.", "SUPPORTS"),
@@ -58,37 +53,6 @@ SMOKE_PAIRS = [
 ]
 
 
-def held_out(page: str) -> bool:
-    return int(hashlib.sha256(page.encode()).hexdigest(), 16) % PARTS == 0
-
-
-def detokenised(text: str) -> str:
-    """VitaminC's texts are tokenised ("$ 73 million ." and `` quotes ''): written back."""
-    for before, after in ((" ,", ","), (" .", "."), ("`` ", '"'), (" ''", '"'), (" 's", "'s")):
-        text = text.replace(before, after)
-    return text.replace("$ ", "$").replace(" %", "%").replace("( ", "(").replace(" )", ")")
-
-
-def read(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        missing = {"claim", "evidence", "label"} - set(row)
-        if missing:
-            raise SystemExit(f"{path}:{number}: no {', '.join(sorted(missing))}")
-        rows.append(
-            {
-                "older": detokenised(row["claim"]),
-                "newer": detokenised(row["evidence"]),
-                "positive": row["label"] == POSITIVE,
-                "held_out": held_out(str(row.get("page", row.get("case_id", number)))),
-            }
-        )
-    return rows
-
-
 def smoke_file() -> Path:
     path = Path(tempfile.mkdtemp()) / "smoke-pairs.jsonl"
     rows = [
@@ -97,33 +61,6 @@ def smoke_file() -> Path:
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
-
-
-def assessed(rows: list[dict[str, Any]], with_cosine: bool) -> dict[str, np.ndarray]:
-    from memories.temporal.corrections import STRENGTH, assess, features, findings
-
-    found = [findings(r["older"], r["newer"]) for r in rows]
-    scores = np.array([assess(r["older"], r["newer"]).score for r in rows])
-    order = {rule: rank for rank, rule in enumerate(reversed(list(STRENGTH)), 1)}
-    rules = np.array([order[f[0]["rule"]] if f else 0 for _, f in found], dtype=float)
-    columns = {
-        "labels": np.array([r["positive"] for r in rows]),
-        "held_out": np.array([r["held_out"] for r in rows]),
-        "x": np.array([features(overlap, f) for overlap, f in found]),
-        "detector": scores,
-        "rules": rules,
-    }
-    if with_cosine:
-        from memories.embeddings import get_embedder
-
-        vectors = np.asarray(
-            get_embedder().embed([t for r in rows for t in (r["older"], r["newer"])])
-        )
-        a, b = vectors[0::2], vectors[1::2]
-        columns["cosine"] = np.sum(a * b, axis=1) / (
-            np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1) + 1e-12
-        )
-    return columns
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> tuple[float, np.ndarray]:
@@ -154,19 +91,9 @@ def lowest_threshold(scores: np.ndarray, labels: np.ndarray, precision: float) -
     return best
 
 
-def at(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
-    flagged = scores >= threshold
-    hits = int((flagged & labels).sum())
-    return {
-        "threshold": round(threshold, 4),
-        "flagged": int(flagged.sum()),
-        "precision": hits / int(flagged.sum()) if flagged.sum() else float("nan"),
-        "recall": hits / int(labels.sum()) if labels.sum() else float("nan"),
-    }
-
-
 def write_model(columns, precision: float, dataset: Path) -> dict[str, Any]:
     from memories.temporal.corrections import FEATURES, MODEL_PATH
+    from readiness.corrections import PARTS, POSITIVE
 
     tune = ~columns["held_out"]
     x, y = columns["x"][tune], columns["labels"][tune].astype(float)
@@ -191,26 +118,6 @@ def write_model(columns, precision: float, dataset: Path) -> dict[str, Any]:
     }
     MODEL_PATH.write_text(json.dumps(model, indent=2) + "\n")
     return model
-
-
-def measured(columns) -> dict[str, Any]:
-    from memories.temporal.corrections import model
-    from readiness.metrics import auc
-
-    chosen = model()
-    parts = {}
-    for name, mask in (("tuning", ~columns["held_out"]), ("held_out", columns["held_out"])):
-        labels = columns["labels"][mask]
-        if not mask.any():
-            continue
-        part = {"pairs": int(mask.sum()), "positives": int(labels.sum())}
-        for method in ("detector", "rules", "cosine"):
-            if method in columns:
-                part[f"{method}_auc"] = auc(columns[method][mask], labels)
-        part["confident"] = at(columns["detector"][mask], labels, chosen.confident)
-        part["propose"] = at(columns["detector"][mask], labels, chosen.propose)
-        parts[name] = part
-    return parts
 
 
 def table(parts: dict[str, Any]) -> str:
@@ -252,6 +159,7 @@ def main() -> None:
     if args.smoke:
         args.fit, args.data_dir = False, ROOT / "benchmarks" / "out" / "smoke-supersede"
     setup_django(args.data_dir)
+    from readiness.corrections import POSITIVE, assessed, measured, read
 
     rows = read(args.data)
     started = time.perf_counter()

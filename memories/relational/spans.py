@@ -35,8 +35,9 @@ _LOWER_TAIL = re.compile(r"\s+[a-z][\w'’-]*$")
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
 #: Types an acronym is not, unless declared.
 NOT_FOR_ACRONYMS = frozenset({"organization", "place"})
-#: A conversation line's speaker: one to four capitalised words, then a colon.
-_SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3})\s*:\s+\S")
+#: A conversation line's speaker: one to four capitalised words, a colon right after them (a
+#: results line such as "Kent : 250" has no speaker).
+_SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}):\s+\S")
 
 
 def speaker(text: str) -> tuple[str, int, int] | None:

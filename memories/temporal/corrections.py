@@ -31,6 +31,8 @@ from pathlib import Path
 from memories.divergence.detectors import NEGATIONS, STOP_WORDS, jaccard
 from memories.temporal.values import MONTHS, WORD, Value, values
 
+#: How mature what this module implements is, read by the readiness registry.
+READINESS = {"T/corrections": "beta"}
 #: Words in the newer text that say a value changed.
 CUES = re.compile(
     r"\b(?:moved|moves|changed|changes|switched|rescheduled|postponed|delayed|pushed\s+back|"

@@ -1,4 +1,5 @@
-"""The gated checks on contradiction pairs and on LIAR's statements, and ``NotMeasurable``:
+"""The gated checks on contradiction pairs, LIAR's statements, correction pairs and labelled
+named entities, and ``NotMeasurable``:
 data that cannot measure a check, which is not a failure of what it measures."""
 
 from __future__ import annotations
@@ -9,9 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from readiness.checks.sandbox import Result, _agent, _sandboxed
+from readiness.corrections import assessed, measured
+from readiness.corrections import read as read_corrections
 from readiness.liar import measure as measure_liar
 from readiness.liar import read as read_liar
 from readiness.metrics import auc
+from readiness.ner import engine_spans, model_spans, read_conll
+from readiness.ner import scores as ner_scores
 from readiness.pairs import read as read_pairs
 from readiness.pairs import score
 
@@ -69,3 +74,61 @@ def liar_checks(train: Path, measured: Path) -> dict[str, Result]:
         }
 
     return {"a.encoding.liar_auc": _sandboxed(run)}
+
+
+def corrections_checks(path: Path) -> dict[str, Result]:
+    """The correction detector's precision at its ``confident`` threshold on the held-out part
+    of VitaminC-shaped pairs (``readiness.corrections``: the part nothing was fitted on), with
+    its recall and its AUC beside the embedder's cosine."""
+    rows = read_data(read_corrections, path, "pairs in VitaminC's shape")
+    held = [row for row in rows if row["held_out"]]
+    labels = [row["positive"] for row in held]
+    if all(labels) or not any(labels):
+        raise NotMeasurable(f"{path.name}: the held-out part needs pairs of both labels")
+    part = measured(assessed(held, with_cosine=True))["held_out"]
+    point = part["confident"]
+    precision = point["precision"] if point["flagged"] else 0.0
+    return {
+        "t.corrections.heldout_precision": (
+            precision,
+            {
+                "pairs": part["pairs"],
+                "positives": part["positives"],
+                "flagged": point["flagged"],
+                "recall": round(point["recall"], 4),
+                "threshold": point["threshold"],
+                "auc": round(part["detector_auc"], 4),
+                "cosine_auc": round(part["cosine_auc"], 4),
+                "propose": {k: round(v, 4) for k, v in part["propose"].items()},
+            },
+        )
+    }
+
+
+def ner_checks(path: Path) -> dict[str, Result]:
+    """What the engine stores of CoNLL-shaped sentences against the plain model
+    (``readiness.ner``), over PER, ORG and LOC: its precision's gain, and its recall's change;
+    every document written in a workspace of its own, all rolled back."""
+    documents = read_data(read_conll, path, "CoNLL-2003-shaped sentences")
+    if not any(s.gold for d in documents for s in d):
+        raise NotMeasurable(f"{path.name}: no labelled entities")
+
+    def run() -> dict[str, Result]:
+        sentences = [s for d in documents for s in d]
+        gold = [s.gold for s in sentences]
+        model = ner_scores(gold, model_spans(sentences)[0])["micro_per_org_loc"]
+        engine = ner_scores(gold, engine_spans(documents, lambda n: _agent())[0])
+        engine = engine["micro_per_org_loc"]
+        detail = {
+            "documents": len(documents),
+            "sentences": len(sentences),
+            "gold": model["gold"],
+            **{f"model_{k}": round(model[k], 4) for k in ("precision", "recall", "f1")},
+            **{f"engine_{k}": round(engine[k], 4) for k in ("precision", "recall", "f1")},
+        }
+        return {
+            "r.links.ner_precision_gain": (engine["precision"] - model["precision"], detail),
+            "r.links.ner_recall_kept": (engine["recall"] - model["recall"], detail),
+        }
+
+    return _sandboxed(run)

@@ -11,7 +11,13 @@ from typing import Any
 from django.utils import timezone
 
 from readiness.checks.conversations import locomo_checks
-from readiness.checks.gated import NotMeasurable, liar_checks, pairs_checks
+from readiness.checks.gated import (
+    NotMeasurable,
+    corrections_checks,
+    liar_checks,
+    ner_checks,
+    pairs_checks,
+)
 from readiness.checks.sandbox import Result, _sandboxed
 from readiness.checks.synthetic import SYNTHETIC
 from readiness.evidence import engine_version, record
@@ -23,6 +29,8 @@ NEEDS = {
     "locomo": "--locomo FILE (LoCoMo-shaped conversations)",
     "pairs": "--pairs FILE (labelled contradiction pairs, ProSeCCo's shape)",
     "liar": "--liar-train FILE --liar-eval FILE (LIAR-shaped fact-checked statements)",
+    "corrections": "--corrections FILE (VitaminC-shaped claim pairs)",
+    "ner": "--ner FILE (CoNLL-2003-shaped sentences with named entities)",
 }
 
 
@@ -75,10 +83,13 @@ def run_checks(
     say: Callable[[str], None] = lambda line: None,
     pairs: Path | None = None,
     liar: tuple[Path, Path] | None = None,
+    corrections: Path | None = None,
+    ner: Path | None = None,
 ) -> list[Any]:
     """Run every check that can run (synthetic always; gated ones with their data: ``locomo``,
-    ``pairs``, ``liar`` as training and measured statements) and record each result under one
-    evaluation run, with the checks that could not run and why. Returns the evidence rows."""
+    ``pairs``, ``liar`` as training and measured statements, ``corrections``, ``ner``) and
+    record each result under one evaluation run, with the checks that could not run and why.
+    Returns the evidence rows."""
     run = EvaluationRun.objects.create(engine_version=engine_version())
     recorded = []
     not_run: dict[str, str] = {}
@@ -110,6 +121,14 @@ def run_checks(
             lambda: liar_checks(train, measured),
             "statements file",
         )
+    if corrections is not None:
+        given["corrections"] = (
+            describe(corrections),
+            lambda: corrections_checks(corrections),
+            "pairs file, held-out part",
+        )
+    if ner is not None:
+        given["ner"] = (describe(ner), lambda: ner_checks(ner), "sentences file")
     for needs, (data, measure, what) in given.items():
         try:
             results = measure()

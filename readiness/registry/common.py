@@ -65,6 +65,7 @@ RELATION_WRITE_MODULES = tuple(
         "links",
         "declaring",
         "backfill",
+        "typing",
     )
 )
 RELATION_READ_MODULES = tuple(

@@ -11,6 +11,8 @@ def _always() -> str:
 
 
 LOCOMO_RECALL = 0.70
+#: A wrong supersession hides a true fact: nine in ten applied without a curator must be right.
+CORRECTION_PRECISION = 0.90
 
 
 CORE: tuple[Capability, ...] = (
@@ -74,6 +76,34 @@ CORE: tuple[Capability, ...] = (
                 LOCOMO_RECALL,
                 "T core as gated-eval",
                 needs="locomo",
+            ),
+        ),
+    ),
+    Capability(
+        dim="T",
+        name="corrections",
+        implementation=declared("memories.temporal.corrections", "T/corrections"),
+        summary="a newer memory that corrects an older one of its scope about one entity "
+        "(a changed value, a denial) supersedes it in consolidation, or is proposed to a curator",
+        modules=(
+            "memories/temporal/corrections.py",
+            "memories/temporal/values.py",
+            "memories/data/correction_model.json",
+            "memories/services/supersede.py",
+            "consolidation/phases/supersede.py",
+            "readiness/corrections.py",
+            *CHECK_MODULES,
+        ),
+        deployment=lambda: "customer-default (consolidation)",
+        checks=(
+            Check(
+                "t.corrections.heldout_precision",
+                "gated-eval",
+                "precision of the corrections the detector is sure of (applied without a "
+                "curator) on the held-out part of VitaminC-shaped claim pairs",
+                CORRECTION_PRECISION,
+                "corrections applied without a curator beyond the same writer's",
+                needs="corrections",
             ),
         ),
     ),

@@ -34,6 +34,10 @@ def _divergence() -> str:
 MULTIHOP_JOINED = 0.50
 #: A gain of one point of multi-hop recall@10, set before any run.
 GRAPH_MULTIHOP_GAIN = 0.01
+#: What the engine stores of labelled named entities against the plain model, over PER, ORG
+#: and LOC: precision clearly above (two points), recall at most five points below.
+NER_PRECISION_GAIN = 0.02
+NER_RECALL_KEPT = -0.05
 
 
 RELATIONAL: tuple[Capability, ...] = (
@@ -48,6 +52,8 @@ RELATIONAL: tuple[Capability, ...] = (
             "memories/search/relational.py",
             "memories/relational/extraction.py",
             "memories/relational/gazetteer.py",
+            "memories/relational/spans.py",
+            "readiness/ner.py",
             *SEARCH_MODULES,
             *WRITE_MODULES,
             *CHECK_MODULES,
@@ -72,6 +78,24 @@ RELATIONAL: tuple[Capability, ...] = (
                 MULTIHOP_JOINED,
                 "R links as gated-eval (the graph joins what questions join)",
                 needs="locomo",
+            ),
+            Check(
+                "r.links.ner_precision_gain",
+                "gated-eval",
+                "precision of the names the engine stores (PER, ORG, LOC) minus the plain "
+                "model's, on CoNLL-2003-shaped sentences",
+                NER_PRECISION_GAIN,
+                "R links as gated-eval (entities worth linking)",
+                needs="ner",
+            ),
+            Check(
+                "r.links.ner_recall_kept",
+                "gated-eval",
+                "recall of the names the engine stores (PER, ORG, LOC) minus the plain model's, "
+                "on CoNLL-2003-shaped sentences",
+                NER_RECALL_KEPT,
+                "R links as gated-eval (entities worth linking)",
+                needs="ner",
             ),
         ),
     ),

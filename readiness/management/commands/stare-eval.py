@@ -9,10 +9,11 @@ class Command(BaseCommand):
     help = (
         "Run the readiness checks that can run here and record their evidence: the synthetic "
         "ones always, the gated evaluations when --locomo (LoCoMo conversations), --pairs "
-        "(labelled contradiction pairs, ProSeCCo's shape) or --liar-train with --liar-eval "
-        "(fact-checked statements, LIAR's shape) gives their data. Any file of the shape will "
-        "do; each run records the files' sha256 and size, and says which checks it could not "
-        "run and why."
+        "(labelled contradiction pairs, ProSeCCo's shape), --liar-train with --liar-eval "
+        "(fact-checked statements, LIAR's shape), --corrections (claim pairs, VitaminC's "
+        "shape) or --ner (sentences with named entities, CoNLL-2003's shape) gives their data. "
+        "Any file of the shape will do; each run records the files' sha256 and size, and says "
+        "which checks it could not run and why."
     )
 
     def add_arguments(self, parser):
@@ -33,14 +34,22 @@ class Command(BaseCommand):
             type=Path,
             help="LIAR-shaped statements the A score is measured on (with --liar-train).",
         )
+        parser.add_argument(
+            "--corrections", type=Path, help="Claim pairs (VitaminC's JSON-lines shape)."
+        )
+        parser.add_argument(
+            "--ner", type=Path, help="Sentences with named entities (CoNLL-2003's shape)."
+        )
 
     def handle(self, *args, **options):
         path = options["locomo"]
         if path is not None and not path.is_file():
             raise CommandError(f"--locomo: no file {str(path)!r}")
         pairs = options["pairs"]
-        if pairs is not None and not pairs.is_file():
-            raise CommandError(f"--pairs: no file {str(pairs)!r}")
+        for name in ("pairs", "corrections", "ner"):
+            given = options[name]
+            if given is not None and not given.is_file():
+                raise CommandError(f"--{name}: no file {str(given)!r}")
         if options["conversations"] is not None and options["conversations"] < 1:
             raise CommandError("--conversations: must be at least 1")
         liar = None
@@ -54,7 +63,13 @@ class Command(BaseCommand):
                     raise CommandError(f"{flag}: no file {str(given)!r}")
             liar = (options["liar_train"], options["liar_eval"])
         recorded = run_checks(
-            path, options["conversations"], say=self.stdout.write, pairs=pairs, liar=liar
+            path,
+            options["conversations"],
+            say=self.stdout.write,
+            pairs=pairs,
+            liar=liar,
+            corrections=options["corrections"],
+            ner=options["ner"],
         )
         passed = sum(1 for e in recorded if e.passed)
         self.stdout.write(f"recorded {len(recorded)} check runs: {passed} passed")
