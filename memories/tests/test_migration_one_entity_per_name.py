@@ -1,0 +1,64 @@
+"""The upgrade to one entity per name (migration 0034): namesakes of different types that a
+workspace had become one, the surest kept, nothing lost (the others merged into it, their
+mentions counted as its own)."""
+
+import importlib
+
+from django.apps import apps
+from django.db import connection
+
+from memories.models import Entity, Link, Workspace
+from memories.operations import memory_remember
+
+upgrade = importlib.import_module("memories.migrations.0034_entity_one_per_name")
+
+
+def test_namesakes_are_merged_into_the_surest(alice):
+    workspace = alice.agent.workspace
+    other = Workspace.objects.create(name="Other", slug="other")
+    with connection.cursor() as cursor:  # the schema before: one entity per type and name
+        cursor.execute("DROP INDEX entity_one_per_name")
+
+    def entity(kind, origin, declared=False, where=workspace, name="Helios Bank"):
+        return Entity.objects.create(
+            workspace=where,
+            kind=kind,
+            name=name,
+            normalized="helios bank",
+            keys=["helios bank"],
+            origin=origin,
+            declared=declared,
+        )
+
+    guessed = entity("organization", "extraction")
+    written = entity("customer", "writer")
+    declared = entity("project", "gazetteer", declared=True)
+    alone = entity("organization", "extraction", where=other)  # another workspace's: kept
+    memory = memory_remember(agent=alice.agent, text="A note.").memory
+    Link.objects.create(
+        workspace=workspace,
+        source=memory,
+        target_entity=guessed,
+        kind="mentions",
+        origin="extraction",
+    )
+    already = entity("organization", "extraction", name="HB")  # merged into the guess before
+    Entity.objects.filter(pk=already.pk).update(normalized="hb", keys=["hb"], merged_into=guessed)
+
+    with connection.schema_editor() as editor:
+        upgrade.typed_by_and_one_per_name(apps, editor)
+    live = Entity.objects.filter(workspace=workspace, normalized="helios bank", merged_into=None)
+    assert list(live.values_list("pk", "typed_by")) == [(declared.pk, "declared")]
+    assert Entity.objects.get(pk=written.pk).merged_into_id == declared.pk
+    assert Entity.objects.get(pk=guessed.pk).merged_into_id == declared.pk
+    assert Entity.objects.get(pk=already.pk).merged_into_id == declared.pk  # no chain
+    assert Entity.objects.get(pk=written.pk).typed_by == "writer"
+    assert Entity.objects.get(pk=alone.pk).merged_into_id is None
+    # The mention stays where it was; it counts as the kept entity's through the merge.
+    assert Link.objects.get(source=memory, target_entity=guessed)
+    with connection.cursor() as cursor:  # what the constraint will hold holds
+        cursor.execute(
+            "SELECT workspace_id, normalized FROM memories_entity WHERE merged_into_id IS NULL "
+            "GROUP BY 1, 2 HAVING count(*) > 1"
+        )
+        assert cursor.fetchall() == []
