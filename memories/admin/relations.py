@@ -28,6 +28,7 @@ class EntityAdmin(WorkspaceScoped, ReadOnlyAdmin):
         "entity_id",
         "workspace",
         "kind",
+        "typed_by",
         "name",
         "aliases",
         "declared",

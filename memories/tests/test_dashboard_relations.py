@@ -98,6 +98,7 @@ def test_a_curator_corrects_an_entitys_type_with_a_reason(curator, alice):
     zephyr = Entity.objects.get(name="Zephyr Logistics")
     path = f"/w/acme/e/{zephyr.entity_id}"
     assert "Correct its type" in curator.get(path).content.decode()
+    assert "Type given by: writer." in curator.get(path).content.decode()
 
     for form, message in [
         ({"retype": "customer"}, "A reason is required"),
@@ -113,6 +114,7 @@ def test_a_curator_corrects_an_entitys_type_with_a_reason(curator, alice):
     assert Entity.objects.get(pk=zephyr.pk).kind == "customer"
     page = curator.get(path).content.decode()
     assert "retype" in page and "type: organization → customer" in page
+    assert "Type given by: curator." in page
     assert "they buy from us" in page and "Zephyr Logistics renewed." in page
     assert written.links_out.filter(target_entity=zephyr).exists()  # its mentions stay
 
