@@ -357,16 +357,13 @@ MM_DIVERGENCE_MODEL_TIMEOUT = envfloat(
     "MM_DIVERGENCE_MODEL_TIMEOUT", 30.0, minimum=0, exclusive_minimum=True
 )
 #: Asymmetry (``memories.asymmetry.score``): a source's estimate is shrunk toward the workspace's
-#: prior as if it had MM_SOURCE_PRIOR_STRENGTH more memories judged at the prior's rate. The A
-#: score changes ranking only with MM_ASYMMETRY_RANKING, which the engine refuses to start with
-#: while A's gated check has not passed (``readiness``).
+#: prior as if it had MM_SOURCE_PRIOR_STRENGTH more memories judged at the prior's rate; a memory
+#: gets A only when a record it reads has MM_ASYMMETRY_MIN_VERDICTS judged memories (else A would
+#: be the prior: a guess). A ranks only with MM_ASYMMETRY_RANKING, refused until A's check passed.
 MM_SOURCE_PRIOR_STRENGTH = envfloat(
     "MM_SOURCE_PRIOR_STRENGTH", 5.0, minimum=0, exclusive_minimum=True
 )
 MM_ASYMMETRY_RANKING = envbool("MM_ASYMMETRY_RANKING", False)
-#: A memory gets an A score only when its source, its source on one of its topics, or one of its
-#: topics (any source) has at least this many judged memories (right + wrong); with less, the
-#: model's answer would be its prior, so A stays empty rather than a guess.
 MM_ASYMMETRY_MIN_VERDICTS = envint("MM_ASYMMETRY_MIN_VERDICTS", 3, minimum=1)
 #: Most entities and links one write may give (each item of a bulk write alike).
 MM_MAX_ENTITIES_PER_MEMORY = envint("MM_MAX_ENTITIES_PER_MEMORY", 50, minimum=1)

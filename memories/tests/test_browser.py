@@ -269,13 +269,15 @@ def test_a_curator_resolves_and_dismisses_divergences(browser, live_server, team
     workspace = team["renewal"].workspace
     alice = workspace.agents.get(name="alice")
     bob = make_actor("acme", "bob", scopes=["team:accounts"]).agent
-    zephyr = [{"name": "Zephyr Logistics", "type": "customer"}]
+    # Helios Bank, not the fixture's Zephyr Logistics: one entity per name would join alice's
+    # own renewal memory to these, and this test counts the team's two disagreements.
+    helios = [{"name": "Helios Bank", "type": "customer"}]
     for agent, month in ((alice, "March"), (bob, "June"), (bob, "October")):
         memory_remember(
             agent=agent,
-            text=f"Zephyr Logistics renews its hosting contract in {month}.",
+            text=f"Helios Bank renews its hosting contract in {month}.",
             scope="team:accounts",
-            entities=zephyr,
+            entities=helios,
         )
     divergence_run(workspace=workspace)
     assert Divergence.objects.filter(status="open").count() == 2

@@ -2546,6 +2546,7 @@ export interface operations {
                  *
                  *     * `S/core` - S/core
                  *     * `T/core` - T/core
+                 *     * `T/corrections` - T/corrections
                  *     * `A/encoding` - A/encoding
                  *     * `R/links` - R/links
                  *     * `R/divergence` - R/divergence
@@ -2557,7 +2558,7 @@ export interface operations {
                  *     * `T/scorer` - T/scorer
                  *     * `R/scorer` - R/scorer
                  */
-                capability?: "S/core" | "T/core" | "A/encoding" | "R/links" | "R/divergence" | "R/traversal" | "E/anchor" | "E/threads" | "E/saga" | "S/scorer" | "T/scorer" | "R/scorer" | "";
+                capability?: "S/core" | "T/core" | "T/corrections" | "A/encoding" | "R/links" | "R/divergence" | "R/traversal" | "E/anchor" | "E/threads" | "E/saga" | "S/scorer" | "T/scorer" | "R/scorer" | "";
                 /** @description Each capability's latest runs, 1 to 500; default 30. */
                 runs?: number;
             };
