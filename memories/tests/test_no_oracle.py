@@ -84,3 +84,33 @@ def test_declaring_a_name_the_agent_may_read_answers_200(alice, bob):
     )
 
     assert answer.status_code == 200
+
+
+def test_a_type_given_where_the_entity_cannot_be_seen_does_not_change_it(alice, bob):
+    """One entity per name: the row is shared, so a writer who may not know of it (only
+    another agent's private memories name it) cannot retype it, and its owner sees no change."""
+    bob.client.post(
+        "/api/v1/memories", {"text": "We signed a deal with Helios Bank (private)."}, format="json"
+    )
+    guessed = Entity.objects.get(normalized="helios bank")
+    assert (guessed.kind, guessed.typed_by) == ("organization", "extraction")
+    mem_id = remember(alice, "Helios Bank asked for an invoice.", "Helios Bank")
+    evidence, _ = told(alice, mem_id, "Helios Bank")
+    assert evidence["resolved"] == "new entity"
+    guessed.refresh_from_db()
+    assert (guessed.kind, guessed.typed_by) == ("organization", "extraction")
+    bobs = bob.client.get("/api/v1/entities?query=helios").json()["results"]
+    assert [e["type"] for e in bobs] == ["organization"]
+    # Nor once her own memory names it too: bob's private memory still does.
+    remember(alice, "Helios Bank paid the invoice.", "Helios Bank")
+    guessed.refresh_from_db()
+    assert (guessed.kind, guessed.typed_by) == ("organization", "extraction")
+    # Where every memory that names it is one she may read, her type is the entity's.
+    bob.client.post(
+        "/api/v1/memories",
+        {"text": "We signed a deal with Orion Retail.", "scope": "team:accounts"},
+        format="json",
+    )
+    assert Entity.objects.get(normalized="orion retail").kind == "organization"
+    remember(alice, "Orion Retail renewed.", "Orion Retail", scope="team:accounts")
+    assert Entity.objects.get(normalized="orion retail").kind == "customer"

@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 
 from memories import rules
-from memories.models import TYPE_RANK, Agent, Entity
+from memories.models import TYPE_RANK, Agent, Entity, Link, Memory
 from memories.relational.gazetteer import best_match, normalize, tokens
 from memories.selectors.relations import visible_entities
 from memories.selectors.visibility import visible_scope_ids
@@ -77,9 +77,10 @@ class EntityResolver:
         # "resolved") never says that a name was written where it cannot read. A name whose
         # only entity it may not know of is a new entity to it (the row, one per name in a
         # workspace, is shared: see docs/SECURITY.md).
+        self.scopes = visible_scope_ids(agent) if agent is not None else None
         self.entities = (
-            visible_entities(workspace_id, visible_scope_ids(agent))
-            if agent is not None
+            visible_entities(workspace_id, self.scopes)
+            if self.scopes is not None
             else Entity.objects.filter(workspace_id=workspace_id)
         )
 
@@ -197,7 +198,9 @@ class EntityResolver:
         way, and never a declared or curated type."""
         surest: dict[int, _Request] = {}
         for request, found in zip(requests, resolved, strict=True):
-            if request.any_kind:
+            # Only an entity its writer may know of: a name it resolved as new (the row of a
+            # name only memories it cannot read wrote) keeps the type others gave it.
+            if request.any_kind or found.how == "new":
                 continue
             held = surest.get(found.entity_id)
             if held is None or TYPE_RANK[request.typed_by] > TYPE_RANK[held.typed_by]:
@@ -205,10 +208,31 @@ class EntityResolver:
         if not surest:
             return
         current = dict(Entity.objects.filter(pk__in=list(surest)).values_list("pk", "typed_by"))
-        for pk, request in surest.items():
-            typed_by = current.get(pk)
-            if typed_by is not None and TYPE_RANK[request.typed_by] > TYPE_RANK[typed_by]:
-                Entity.objects.filter(pk=pk).update(kind=request.kind, typed_by=request.typed_by)
+        wanted = [
+            pk
+            for pk, request in surest.items()
+            if current.get(pk) is not None and TYPE_RANK[request.typed_by] > TYPE_RANK[current[pk]]
+        ]
+        if self.scopes is not None and wanted:
+            # The row is the workspace's: an agent retypes only an entity no memory it cannot
+            # read names, so a type never tells another agent what a private memory said.
+            hidden = set(
+                Link.objects.filter(
+                    workspace_id=self.workspace_id,
+                    target_entity_id__in=wanted,
+                    removed_at__isnull=True,
+                )
+                .exclude(source_scope_id__in=self.scopes)
+                .values_list("target_entity_id", flat=True)
+            ) | set(
+                Memory.objects.filter(workspace_id=self.workspace_id, attributed_to_id__in=wanted)
+                .exclude(scope_id__in=self.scopes)
+                .values_list("attributed_to_id", flat=True)
+            )
+            wanted = [pk for pk in wanted if pk not in hidden]
+        for pk in wanted:
+            request = surest[pk]
+            Entity.objects.filter(pk=pk).update(kind=request.kind, typed_by=request.typed_by)
 
 
 def attributed_entities(

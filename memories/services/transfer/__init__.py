@@ -14,7 +14,7 @@ What it guarantees (docs/operations.md, "Export and import", says it to users):
 - **Idempotent.** A memory is known by its ``origin`` (the ``mem_id`` it was first given): one
   already in the workspace (as its own ``mem_id``, or brought by an earlier import) is left as
   it is, and so is one whose writer's idempotency key its scope already holds. Entities are
-  known by type and name, links by their ends, type and time, threads by their members,
+  known by name, links by their ends, type and time, threads by their members,
   divergences by their pair. Importing a file twice stores nothing new.
 - **Resumable.** Memories are written in batches, each with its history in one transaction; an
   import stopped halfway is run again and goes on where it stopped.
