@@ -92,13 +92,13 @@ def load_relations(
     with raw.cursor() as cursor:
         with cursor.copy(
             "COPY memories_entity (entity_id, workspace_id, kind, name, normalized, aliases, "
-            "keys, tokens, declared, origin, created_at, updated_at) FROM STDIN"
+            "keys, tokens, declared, origin, typed_by, created_at, updated_at) FROM STDIN"
         ) as copy:
             for n, name in enumerate(names):
                 normal = normalize(name)
                 copy.write_row(
                     (mem_id(n, key), agent.workspace_id, "organization", name, normal, [],
-                     [normal], tokens([normal]), False, "extraction", now, now)
+                     [normal], tokens([normal]), False, "extraction", "extraction", now, now)
                 )  # fmt: skip
         cursor.execute("SELECT id FROM memories_entity ORDER BY id")
         entity_ids = np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
