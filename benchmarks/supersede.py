@@ -82,13 +82,15 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> tuple[float, np.ndarra
 
 def lowest_threshold(scores: np.ndarray, labels: np.ndarray, precision: float) -> float:
     """The lowest score from which the pairs at or above it are right at least ``precision``
-    of the time (at least 20 of them); 1.0 when none is."""
-    best = 1.0
-    for threshold in np.unique(scores)[::-1]:
-        flagged = scores >= threshold
-        if flagged.sum() >= 20 and labels[flagged].mean() >= precision:
-            best = float(threshold)
-    return best
+    of the time (at least 20 of them); 1.0 when none is. One pass over the scores, highest
+    first: each distinct score's flagged count and hits are running sums."""
+    order = np.argsort(-scores, kind="stable")
+    ranked, hits = scores[order], np.cumsum(labels[order])
+    # The last position of each distinct score: everything at or above it is flagged.
+    ends = np.flatnonzero(np.r_[ranked[1:] != ranked[:-1], True])
+    flagged = ends + 1
+    good = (flagged >= 20) & (hits[ends] / flagged >= precision)
+    return float(ranked[ends][good].min()) if good.any() else 1.0
 
 
 def write_model(columns, precision: float, dataset: Path) -> dict[str, Any]:

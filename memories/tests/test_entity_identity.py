@@ -136,6 +136,15 @@ def test_a_conversation_line_s_speaker_is_a_person_once_and_no_span(alice):
     ],
 )
 def test_acronyms_units_currencies_and_times_are_not_organisations_or_places(alice, text):
+    from memories.relational.extraction import extract
+
+    # The model itself does call some of them organisations or places: the rule has work here.
+    [spans] = extract([text])
+    assert any(
+        s.entity_type in ("organization", "place")
+        and (s.text.isupper() or any(c.isdigit() for c in s.text))
+        for s in spans
+    ), spans
     memory = remember(alice, text)
     for name, kind, _ in named(memory):
         assert not (name.isupper() and kind in ("organization", "place")), (name, kind)
