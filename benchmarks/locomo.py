@@ -18,10 +18,19 @@ Methods, all on the same memories:
 * ``engine``: ``memory_search`` with the default settings, as a user gets them;
 * ``engine-relevance``: the same with significance and age out of the score (relevance only);
 * ``engine-graph``: ``memory_search`` with ``expand: "graph"`` (graph-aware recall, opt-in);
+* ``engine-learned``: ``memory_search`` with ``MM_SEARCH_LEARNED`` on and the shipped model
+  (``memories/data/search_model.json``; on the file it was fitted on, an in-sample figure);
+* ``engine-learned-cv``: the same re-ordering, each conversation's candidates ranked by a model
+  fitted on the other conversations' (leave one conversation out): the figure that carries over;
 * ``bm25``: ``rank_bm25``'s BM25Okapi over the memory texts, lower-cased words without
   PostgreSQL's English stop words;
 * ``cosine``: the engine's embedder alone, cosine of the stored memory vectors to the query's;
 * ``rrf``: reciprocal-rank fusion (k = 60) of ``bm25`` and ``cosine``, the naive hybrid.
+
+Every search runs at a pinned instant (``--now pinned``, the default): each conversation's
+last turn, so the age factor of the score is the same any day the benchmark runs
+(``--now real``: the instant of the run, as before the pin). ``--fit-model PATH`` writes the
+learned ranking's model fitted on every question of the file (``benchmarks/search_model.py``).
 
 Evidence ids that are malformed (``"D8:6; D9:17"``, ``"D:11:26"``, ``"D30:05"``) are matched to
 a turn by their numbers when exactly one turn has those numbers; the others (and ids of turns
@@ -207,23 +216,82 @@ def table(methods: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def verdict(methods: dict[str, Any]) -> str:
-    """Whether ``engine-graph`` earns the default (issue rule): higher recall@10 than
-    ``engine`` overall and on multi-hop (category 1), and no other category lower by more than
-    0.01."""
-    graph, plain = methods["engine-graph"], methods["engine"]
-    overall = graph["recall@10"] - plain["recall@10"]
+def verdict(methods: dict[str, Any], method: str) -> str:
+    """Whether ``method`` earns the default (issue rule): higher recall@10 than ``engine``
+    overall and on multi-hop (category 1), and no other category lower by more than 0.01."""
+    new, plain = methods[method], methods["engine"]
+    overall = new["recall@10"] - plain["recall@10"]
     by = {
-        c: graph["by_category"][c]["recall@10"] - plain["by_category"][c]["recall@10"]
+        c: new["by_category"][c]["recall@10"] - plain["by_category"][c]["recall@10"]
         for c in plain["by_category"]
     }
     worst = min((value, c) for c, value in by.items() if c != "1") if len(by) > 1 else (0.0, "-")
     earns = overall > 0 and by.get("1", 0.0) > 0 and worst[0] >= -0.01
     return (
-        f"engine-graph against engine, recall@10: overall {overall:+.3f}, multi-hop "
+        f"{method} against engine, recall@10: overall {overall:+.3f}, multi-hop "
         f"{by.get('1', 0.0):+.3f}, worst other category {worst[0]:+.3f} ({worst[1]}): "
         + ("earns the default by the rule." if earns else "stays opt-in by the rule.")
     )
+
+
+def dia_ids(hits: list[Any]) -> list[str]:
+    return [hit.memory.metadata["dia_id"] for hit in hits]
+
+
+def stacked(rows: list[tuple[Question, list[Any], np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The features and labels of every candidate of ``rows``."""
+    from memories.search.learned import FEATURES, features
+
+    values = [features(hits, question.text) for question, hits, _ in rows]
+    labels = [labels for _, _, labels in rows]
+    if not values:
+        return np.zeros((0, len(FEATURES))), np.zeros(0)
+    return np.vstack(values), np.concatenate(labels).astype(np.float64)
+
+
+def cross_validate(
+    candidates: dict[str, list], scores: Scores, method: str, names: tuple[str, ...]
+) -> None:
+    """``method``: each conversation ranked by a model of the features ``names`` fitted on the
+    other conversations (leave one conversation out)."""
+    from search_model import fit
+
+    from memories.search.learned import reranked, shipped_model
+
+    stacks = {name: stacked(rows) for name, rows in candidates.items()}
+    for name, rows in candidates.items():
+        if len(candidates) < 2:  # nothing to fit on (smoke mode): the shipped model stands in
+            model = shipped_model()
+        else:
+            others = [stack for other, stack in stacks.items() if other != name]
+            model = fit(
+                np.vstack([values for values, _ in others]),
+                np.concatenate([labels for _, labels in others]),
+                names,
+            )
+        for question, hits, _ in rows:
+            ranking = reranked(hits, query=question.text, limit=max(KS), model=model)
+            scores.add(method, question, dia_ids(ranking))
+
+
+def fit_model(candidates: dict[str, list], args: argparse.Namespace) -> None:
+    """The model fitted on every question of the file, written to ``--fit-model``."""
+    from search_model import fit, write
+
+    rows = [row for kept in candidates.values() for row in kept]
+    values, labels = stacked(rows)
+    model = fit(values, labels, args.learned_features)
+    fitted_on = {
+        "dataset": args.data.name,
+        "dataset_sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
+        "conversations": len(candidates),
+        "questions": len(rows),
+        "candidates": len(labels),
+        "evidence_candidates": int(labels.sum()),
+        "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),
+    }
+    write(model, args.fit_model, fitted_on)
+    print(f"model {model.version} written to {args.fit_model}", flush=True)
 
 
 def main() -> None:
@@ -237,6 +305,21 @@ def main() -> None:
         action="store_true",
         help="search the memories a previous run loaded (with the same --data and --speaker)",
     )
+    parser.add_argument(
+        "--now",
+        choices=("pinned", "real"),
+        default="pinned",
+        help="search at each conversation's last turn (pinned) or at the instant of the run",
+    )
+    parser.add_argument(
+        "--fit-model", type=Path, help="write the learned ranking's model fitted on the file"
+    )
+    parser.add_argument(
+        "--learned-features",
+        type=lambda text: tuple(name.strip() for name in text.split(",") if name.strip()),
+        help="the features of the learned ranking to cross-validate and fit, comma-separated "
+        "(default: the shipped model's); engine-learned-cv-all shows every feature",
+    )
     add_smoke_option(parser)
     args = parser.parse_args()
     check_data(parser, args)
@@ -247,6 +330,12 @@ def main() -> None:
         args.data_dir, args.reuse = ROOT / "benchmarks/out/smoke-locomo", False
 
     setup_django(args.data_dir)
+    from memories.search.learned import FEATURES, shipped_model
+
+    args.learned_features = args.learned_features or shipped_model().names
+    if unknown := set(args.learned_features) - set(FEATURES):
+        parser.error(f"--learned-features: unknown {sorted(unknown)}; known: {FEATURES}")
+    args.learned_features = tuple(f for f in FEATURES if f in args.learned_features)
     from django.test.utils import override_settings
 
     from memories.embeddings import get_embedder
@@ -262,42 +351,55 @@ def main() -> None:
     seconds["load"] = time.perf_counter() - started
     words = stop_words()
     scores = Scores()
-    search_ms, embed_ms, graph_ms = [], [], []
-    for method in ("engine", "engine-relevance", "engine-graph", "baselines"):
+    search_ms, embed_ms, graph_ms, learned_ms = [], [], [], []
+    for method in ("engine", "engine-relevance", "engine-graph", "engine-learned", "baselines"):
         seconds[method] = 0.0
     embedder = get_embedder()
+    candidates: dict[str, list[tuple[Question, list[Any], np.ndarray]]] = defaultdict(list)
     for conversation in conversations:
         agent = agents[conversation.sample_id]
+        now = max(t.written_at for t in conversation.turns) if args.now == "pinned" else None
         started = time.perf_counter()
         baselines = Baselines(conversation, words)
         seconds["baselines"] += time.perf_counter() - started
         for question in conversation.questions:
+            asked = {"agent": agent, "query": question.text, "limit": 20, "now": now}
             started = time.perf_counter()
-            vector = embedder.embed([question.text])[0]
+            asked["query_vector"] = vector = embedder.embed([question.text])[0]
             embed_ms.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
-            hits = memory_search(agent=agent, query=question.text, query_vector=vector, limit=20)
+            hits = memory_search(**asked)
             search_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine"] += search_ms[-1] / 1000
-            scores.add("engine", question, [hit.memory.metadata["dia_id"] for hit in hits])
+            scores.add("engine", question, dia_ids(hits))
             started = time.perf_counter()
             with override_settings(MM_S1_HALF_LIFE_DAYS=float("inf")):
-                hits = memory_search(
-                    agent=agent, query=question.text, query_vector=vector, limit=20
-                )
+                hits = memory_search(**asked)
             seconds["engine-relevance"] += time.perf_counter() - started
-            scores.add("engine-relevance", question, [h.memory.metadata["dia_id"] for h in hits])
+            scores.add("engine-relevance", question, dia_ids(hits))
             started = time.perf_counter()
-            hits = memory_search(
-                agent=agent, query=question.text, query_vector=vector, limit=20, expand="graph"
-            )
+            hits = memory_search(**asked, expand="graph")
             graph_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine-graph"] += graph_ms[-1] / 1000
-            scores.add("engine-graph", question, [h.memory.metadata["dia_id"] for h in hits])
+            scores.add("engine-graph", question, dia_ids(hits))
+            started = time.perf_counter()
+            with override_settings(MM_SEARCH_LEARNED=True):
+                hits = memory_search(**asked)
+            learned_ms.append((time.perf_counter() - started) * 1000)
+            seconds["engine-learned"] += learned_ms[-1] / 1000
+            scores.add("engine-learned", question, dia_ids(hits))
+            every = memory_search(**asked, every_candidate=True)
+            labels = np.array([h.memory.metadata["dia_id"] in question.evidence for h in every])
+            candidates[conversation.sample_id].append((question, every, labels))
             started = time.perf_counter()
             for name, ranking in baselines.rankings(question.text, vector).items():
                 scores.add(name, question, ranking)
             seconds["baselines"] += time.perf_counter() - started
+    cross_validate(candidates, scores, "engine-learned-cv", args.learned_features)
+    if args.learned_features != FEATURES:
+        cross_validate(candidates, scores, "engine-learned-cv-all", FEATURES)
+    if args.fit_model:
+        fit_model(candidates, args)
 
     methods = scores.summary()
     questions = methods["engine"]["questions"]
@@ -309,6 +411,9 @@ def main() -> None:
         "with_embedding_p95_ms": float(np.percentile(np.add(search_ms, embed_ms), 95)),
         "graph_p50_ms": float(np.percentile(graph_ms, 50)),
         "graph_p95_ms": float(np.percentile(graph_ms, 95)),
+        "learned_p50_ms": float(np.percentile(learned_ms, 50)),
+        "learned_p95_ms": float(np.percentile(learned_ms, 95)),
+        "learned_with_embedding_p95_ms": float(np.percentile(np.add(learned_ms, embed_ms), 95)),
     }
     command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
     info = machine()
@@ -327,9 +432,14 @@ def main() -> None:
         f"embedding p50 {latency['with_embedding_p50_ms']:.1f} ms, p95 "
         f"{latency['with_embedding_p95_ms']:.1f} ms. With expand: graph p50 "
         f"{latency['graph_p50_ms']:.1f} ms, p95 {latency['graph_p95_ms']:.1f} ms. "
-        f"Load {seconds['load']:.1f} s."
+        f"With the learned ranking p50 "
+        f"{latency['learned_p50_ms']:.1f} ms, p95 {latency['learned_p95_ms']:.1f} ms (with the "
+        f"query's embedding p95 {latency['learned_with_embedding_p95_ms']:.1f} ms). "
+        f"Load {seconds['load']:.1f} s. Searched at "
+        + ("each conversation's last turn." if args.now == "pinned" else "the instant of the run.")
     )
-    print(verdict(methods))
+    print(verdict(methods, "engine-graph"))
+    print(verdict(methods, "engine-learned-cv"))
     if args.json:
         payload = {
             "dataset": args.data.name,
@@ -337,6 +447,7 @@ def main() -> None:
             "questions": questions,
             "evidence_dropped": dropped,
             "speaker": args.speaker,
+            "now": args.now,
             "methods": methods,
             "seconds": seconds,
             "latency": latency,

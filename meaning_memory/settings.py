@@ -270,6 +270,7 @@ MM_SEARCH_EPISODE_VECTOR_WEIGHT = envfloat(
     "MM_SEARCH_EPISODE_VECTOR_WEIGHT", 0.25, minimum=0, maximum=1
 )
 MM_SEARCH_NEIGHBOUR_WEIGHT = envfloat("MM_SEARCH_NEIGHBOUR_WEIGHT", 0.3, minimum=0, maximum=1)
+MM_SEARCH_LEARNED = envbool("MM_SEARCH_LEARNED", False)  # memories.search.learned
 MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minimum=1)
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
@@ -290,9 +291,8 @@ MM_TRAVERSAL = envbool("MM_TRAVERSAL", False)
 #: it), and how many path rows it reads at most (breadth first: the nearest come first).
 MM_TRAVERSAL_TIMEOUT_MS = envint("MM_TRAVERSAL_TIMEOUT_MS", 2_000, minimum=1)
 MM_TRAVERSAL_MAX_ROWS = envint("MM_TRAVERSAL_MAX_ROWS", 20_000, minimum=1)
-#: Graph-aware recall (``expand: "graph"`` on a search; ``memories.search.graph``): how much the
-#: walk's activation adds to relevance, how many of the most relevant candidates it starts
-#: from, and how often it restarts there (set before any measurement; see BENCHMARKS.md).
+#: Graph-aware recall (``expand: "graph"``; ``memories.search.graph``): how much the walk adds
+#: to relevance, from how many candidates it starts, how often it restarts (see BENCHMARKS.md).
 MM_GRAPH_WEIGHT = envfloat("MM_GRAPH_WEIGHT", 0.1, minimum=0, maximum=1)
 MM_GRAPH_SEEDS = envint("MM_GRAPH_SEEDS", 10, minimum=1, maximum=1000)
 MM_GRAPH_RESTART = envfloat("MM_GRAPH_RESTART", 0.5, minimum=0.05, maximum=1)

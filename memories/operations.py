@@ -58,13 +58,15 @@ def memory_search(
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
     exact: bool = False,
+    every_candidate: bool = False,
     **given: Any,
 ) -> list[SearchHit]:
     """Search (``memories.search``) with the arguments ``SearchInput`` declares (``query``,
     ``limit``, the filters), given as ``arguments`` (a request's raw values, as they came) or as
     keyword arguments (code); ``from_text`` when the values came as text (a command line, a
-    page's query string), otherwise each must have its JSON type. ``now``, ``query_vector`` and
-    ``exact`` are for code only (see ``memories.search.ranking.search``)."""
+    page's query string), otherwise each must have its JSON type. ``now``, ``query_vector``,
+    ``exact`` and ``every_candidate`` are for code only (see
+    ``memories.search.ranking.search``)."""
     if agent is None and workspace is None:
         raise ValueError("memory_search needs an agent or a workspace")
     if arguments is None:
@@ -79,4 +81,5 @@ def memory_search(
         now=now,
         query_vector=query_vector,
         exact=exact,
+        every_candidate=every_candidate,
     )

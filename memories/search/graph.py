@@ -31,6 +31,7 @@ import numpy as np
 from django.conf import settings
 
 from memories.reading import reader
+from memories.search.gate import gated, scored
 from memories.search.hydration import SearchHit
 
 #: Entities and links named in a hit's explanation.
@@ -62,9 +63,7 @@ def expanded(hits: list[SearchHit], *, limit: int, workspace_id: int) -> list[Se
         replace(
             hit,
             relevance=float(relevant[index]),
-            score=float(relevant[index])
-            * (0.0 if hit.memory.significance < 1e-12 else hit.memory.significance)
-            * hit.age_factor,
+            score=scored(hit, float(relevant[index])),
             graph={
                 "activation": round(float(activation[index]), 6),
                 "contribution": round(weight * float(activation[index]), 6),
@@ -75,7 +74,7 @@ def expanded(hits: list[SearchHit], *, limit: int, workspace_id: int) -> list[Se
         )
         for index, hit in enumerate(hits)
     ]
-    return _gated(rescored, limit)
+    return gated(rescored, limit)
 
 
 def _edges(
@@ -193,26 +192,3 @@ def _via(
         if a in seeds:
             via[b].append({"mem_id": hits[a].memory.mem_id, "link_type": kind})
     return {index: items[:SHOWN_VIA] for index, items in via.items()}
-
-
-def _gated(hits: list[SearchHit], limit: int) -> list[SearchHit]:
-    """The gate and the order of ``memories.search`` (steps 3 and 4), on the new relevance."""
-    gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
-    by_relevance = sorted(hits, key=lambda hit: (-hit.relevance, hit.memory.pk))
-    best = by_relevance[0].relevance
-    passed = {
-        hit.memory.pk
-        for hit in by_relevance[:gate_size]
-        if hit.relevance >= float(settings.MM_SEARCH_GATE_RATIO) * best
-    }
-    gated = [replace(hit, gated=hit.memory.pk in passed) for hit in hits]
-    gated.sort(
-        key=lambda hit: (
-            not hit.gated,
-            -(hit.score if hit.gated else 0.0),
-            -hit.relevance,
-            -hit.memory.created_at.timestamp(),
-            hit.memory.pk,
-        )
-    )
-    return gated[:limit]

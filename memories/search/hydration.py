@@ -37,6 +37,9 @@ class SearchHit:
     relations: dict = field(default_factory=dict)
     #: With ``expand: "graph"``, the graph's share of its relevance (``memories.search.graph``).
     graph: dict = field(default_factory=dict)
+    #: With ``MM_SEARCH_LEARNED``, the model's score and each feature's share
+    #: (``memories.search.learned``).
+    learned: dict = field(default_factory=dict)
 
     def explanation(self) -> dict[str, Any]:
         return {
@@ -64,6 +67,7 @@ class SearchHit:
             "passed_gate": self.gated,
             **({"relations": self.relations} if self.relations else {}),
             **({"graph": self.graph} if self.graph else {}),
+            **({"learned": self.learned} if self.learned else {}),
         }
 
 

@@ -22,6 +22,7 @@ from memories.reading import reader
 from memories.search.filters import SearchFilters
 from memories.search.graph import expanded
 from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
+from memories.search.learned import reranked
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
 from memories.selectors.relations import attach_references
@@ -39,6 +40,7 @@ def search(
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
     exact: bool = False,
+    every_candidate: bool = False,
 ) -> list[SearchHit]:
     """Rank the memories ``agent`` may see for a search (see ``memories.search``); without an
     agent, every memory of ``workspace`` (a team member's view: the dashboard).
@@ -46,9 +48,11 @@ def search(
     The command's values were checked by its input shape (``memories.operations`` checks code's
     keyword arguments the same way); what depends on stored state (a memory or an entity a
     filter names) is checked here. With neither ``as_of`` nor ``currently_valid``, only
-    memories valid now are searched. ``now``, ``query_vector`` and ``exact`` are for code only:
-    ``exact`` replaces the HNSW scan by an exact one (benchmarks use it to measure the index's
-    recall).
+    memories valid now are searched. ``now``, ``query_vector``, ``exact`` and
+    ``every_candidate`` are for code only: ``exact`` replaces the HNSW scan by an exact one
+    (benchmarks use it to measure the index's recall); ``every_candidate`` returns every
+    candidate in the statement's order, before any re-ordering in Python (benchmarks fit the
+    learned ranking on them).
     """
     if agent is None and workspace is None:
         raise ValueError("search needs an agent or a workspace")
@@ -67,6 +71,7 @@ def search(
             now=now,
             exact=exact,
             expand=command.expand,
+            every_candidate=every_candidate,
         )
 
 
@@ -86,6 +91,7 @@ def ranked(
     now: datetime,
     exact: bool,
     expand: str | None = None,
+    every_candidate: bool = False,
 ) -> list[SearchHit]:
     """The ranking of the module docstring, as one SQL statement: candidates, their signals,
     relevance, the gate and the score, and the shown memories with their scope and replacement.
@@ -94,14 +100,16 @@ def ranked(
     embedded by another model (before a change of ``MM_EMBEDDER``) is found by keyword alone,
     with similarity 0, until it is re-embedded.
 
-    With ``expand="graph"`` the statement returns every candidate, and
-    ``memories.search.graph`` re-orders them and keeps the first ``limit``.
+    With ``expand="graph"`` or ``MM_SEARCH_LEARNED`` the statement returns every candidate, and
+    ``memories.search.learned`` (then ``memories.search.graph``) re-orders them and keeps the
+    first ``limit``.
     """
     scope_ids, words = scopes_and_words(agent, query, workspace.pk)
     ranked_words, matched_words = keyword_lexemes(words, workspace.pk)
     count = max(settings.MM_SEARCH_CANDIDATES, limit)
     shown_limit = limit
-    if expand == "graph":  # every candidate: the vector list and the keyword list
+    learned = settings.MM_SEARCH_LEARNED and not every_candidate
+    if expand == "graph" or learned or every_candidate:  # the vector list and the keyword list
         limit = 2 * count
     vector_text = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
     relational = relational_filter(
@@ -316,6 +324,10 @@ def ranked(
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     hits = [hit_from_row(row) for row in rows]
+    if every_candidate:
+        return hits
+    if learned:
+        hits = reranked(hits, query=query, limit=2 * count if expand == "graph" else shown_limit)
     if expand == "graph":
         hits = expanded(hits, limit=shown_limit, workspace_id=workspace.pk)
     attach_references([h.memory for h in hits])

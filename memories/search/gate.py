@@ -1,0 +1,41 @@
+"""The gate and the order of ``memories.search`` (steps 3 and 4) applied in Python, for the
+steps that re-compute relevance after the ranking statement (``memories.search.graph``,
+``memories.search.learned``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from django.conf import settings
+
+from memories.search.hydration import SearchHit
+
+
+def gated(hits: list[SearchHit], limit: int) -> list[SearchHit]:
+    """The gate and the order of ``memories.search`` (steps 3 and 4), on the new relevance."""
+    gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
+    by_relevance = sorted(hits, key=lambda hit: (-hit.relevance, hit.memory.pk))
+    best = by_relevance[0].relevance
+    passed = {
+        hit.memory.pk
+        for hit in by_relevance[:gate_size]
+        if hit.relevance >= float(settings.MM_SEARCH_GATE_RATIO) * best
+    }
+    marked = [replace(hit, gated=hit.memory.pk in passed) for hit in hits]
+    marked.sort(
+        key=lambda hit: (
+            not hit.gated,
+            -(hit.score if hit.gated else 0.0),
+            -hit.relevance,
+            -hit.memory.created_at.timestamp(),
+            hit.memory.pk,
+        )
+    )
+    return marked[:limit]
+
+
+def scored(hit: SearchHit, relevance: float) -> float:
+    """The score of step 4 for ``hit`` with a new ``relevance``: relevance × significance × the
+    age factor (× the A factor when ``MM_ASYMMETRY_RANKING`` is on, as in the statement)."""
+    significance = 0.0 if hit.memory.significance < 1e-12 else hit.memory.significance
+    return relevance * significance * hit.age_factor * hit.asymmetry_factor
