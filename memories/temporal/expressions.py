@@ -13,29 +13,35 @@ import re
 
 from memories.temporal.values import MONTHS, WEEKDAYS
 
-_UNITS = frozenset(
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_UNITS = _set(
     "day days night nights week weeks weekend weekends month months year years decade decades "
-    "hour hours minute minutes".split()
+    "hour hours minute minutes"
 )
-_COUNTS = frozenset(
-    "a an one two three four five six seven eight nine ten eleven twelve few several couple of "
-    "many".split()
+_COUNTS = _set(
+    "a an one two three four five six seven eight nine ten eleven twelve few several couple of many"
 )
 #: A single word that says when: a relative day, a month (not "may": see ``_MAY``), a weekday.
 _WHEN_WORDS = frozenset(
-    "yesterday today tonight tomorrow recently lately weekend since".split()
+    [*_set("yesterday today tonight tomorrow recently lately weekend since")]
     + [month for month in MONTHS if month != "may"]
     + WEEKDAYS
 )
 #: "last week", "next Friday", "this summer": a word of position before a unit or a name.
-_POSITIONS = frozenset("last next this that past coming previous following".split())
-_POSITIONED = _UNITS | frozenset(
-    MONTHS + WEEKDAYS + "morning afternoon evening spring summer fall autumn winter".split()
+_POSITIONS = _set("last next this that past coming previous following")
+_POSITIONED = (
+    _UNITS
+    | frozenset(MONTHS + WEEKDAYS)
+    | _set("morning afternoon evening spring summer fall autumn winter")
 )
 #: "two weeks ago", "a few days later": a count and a unit before one of these.
-_AFTER_COUNT = frozenset("ago before later earlier back".split())
+_AFTER_COUNT = _set("ago before later earlier back")
 #: "in two weeks", "for a few months": one of these before a count and a unit.
-_BEFORE_COUNT = frozenset("in for within after".split())
+_BEFORE_COUNT = _set("in for within after")
 _WORDS = re.compile(r"[a-z0-9]+")
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
 #: "may" is a month only written as one, with its capital ("in May"), not as the verb.
