@@ -66,4 +66,11 @@ def write(model: Model, path: Path, fitted_on: dict[str, Any]) -> None:
         "l2": L2,
         "fitted_on": fitted_on,
     }
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    # One value to a line, but the turns' prints (thousands) on one.
+    text = json.dumps(data, indent=2)
+    turns = json.dumps(fitted_on.get("fit_on_turns", []))
+    if "fit_on_turns" in fitted_on:
+        start = text.index('"fit_on_turns": [')
+        end = text.index("]", start) + 1
+        text = text[:start] + '"fit_on_turns": ' + turns + text[end:]
+    path.write_text(text + "\n")

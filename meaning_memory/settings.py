@@ -270,7 +270,7 @@ MM_SEARCH_EPISODE_VECTOR_WEIGHT = envfloat(
     "MM_SEARCH_EPISODE_VECTOR_WEIGHT", 0.25, minimum=0, maximum=1
 )
 MM_SEARCH_NEIGHBOUR_WEIGHT = envfloat("MM_SEARCH_NEIGHBOUR_WEIGHT", 0.3, minimum=0, maximum=1)
-MM_SEARCH_LEARNED = envbool("MM_SEARCH_LEARNED", False)  # memories.search.learned
+MM_SEARCH_LEARNED = envbool("MM_SEARCH_LEARNED", True)  # memories.search.learned
 MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minimum=1)
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)

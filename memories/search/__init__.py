@@ -26,6 +26,8 @@
 
 With ``expand: "graph"`` (opt-in), the candidates' relevance takes a share of a walk over the
 links among them before the gate of step 3 and the score of step 4 (``memories.search.graph``).
+With ``MM_SEARCH_LEARNED`` (opt-in), relevance is a logistic model's score over the candidates'
+signals instead (``memories.search.learned``), before the gate and the score.
 """
 
 from memories.search.filters import SEARCHABLE_STATUSES, SearchFilters

@@ -25,7 +25,7 @@ import json
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,8 @@ from memories.search.gate import gated, scored
 from memories.search.hydration import SearchHit
 from memories.temporal.expressions import asks_when, says_when
 
+#: How mature what this module implements is, read by the readiness registry.
+READINESS = {"S/learned": "beta"}
 MODEL_PATH = Path(__file__).resolve().parent.parent / "data" / "search_model.json"
 
 #: The features, in the model's order.
@@ -68,6 +70,9 @@ class Model:
     scale: np.ndarray
     weights: np.ndarray
     intercept: float
+    #: What it was fitted on: the data, its conversations (``fit_on``) and their turns' prints
+    #: (``fit_on_turns``, ``readiness.locomo.turn_prints``), the command.
+    fitted_on: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def columns(self) -> list[int]:
@@ -94,6 +99,7 @@ def model_from(data: dict) -> Model:
         scale=np.array(data["scale"], dtype=np.float64),
         weights=np.array(data["weights"], dtype=np.float64),
         intercept=float(data["intercept"]),
+        fitted_on=dict(data.get("fitted_on", {})),
     )
 
 

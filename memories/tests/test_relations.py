@@ -672,6 +672,7 @@ def test_a_popular_entitys_vector_candidates_are_shortlisted_by_their_codes(
     monkeypatch.setattr(relational, "ENTITY_LIST_MAX", 3)
     monkeypatch.setattr(relational, "SHORTLIST_FACTOR", 2)
     settings.MM_SEARCH_CANDIDATES = 2  # a shortlist of 4
+    settings.MM_SEARCH_LEARNED = False  # the statement's own order of its few candidates
 
     rng = np.random.default_rng(7)
     query = rng.standard_normal(384).astype(np.float32)

@@ -138,7 +138,9 @@ def test_significance_and_age_never_lift_off_topic_memories(alice, zephyr_worksp
 def test_every_hit_explains_its_place_by_the_formula(alice, settings):
     """Relevance, the gate and the order, checked from each hit's own figures. The workspace is
     smaller than the candidate lists and the page, so every candidate is on the page and the
-    z-scores can be computed again from the hits."""
+    z-scores can be computed again from the hits. The formula's order: the learned ranking
+    (``test_learned_search``) off."""
+    settings.MM_SEARCH_LEARNED = False
     memory_remember(agent=alice.agent, text=RENEWAL)
     memory_remember(agent=alice.agent, text="Zephyr Logistics' main contact is Dana Whitfield.")
     memory_remember(agent=alice.agent, text="Zephyr Logistics ships from a warehouse in Rotterdam.")

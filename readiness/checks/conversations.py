@@ -7,12 +7,14 @@ import functools
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 from django.test.utils import override_settings
 
 from memories.embeddings import get_embedder
 from memories.models import Memory
 from memories.operations import memory_remember_bulk, memory_search
 from memories.scorer import bundled_scorer, calibration
+from memories.search.learned import shipped_model
 from memories.selectors.relations import hub_entities, joined_within_two_links
 from readiness.checks.gated import read_data
 from readiness.checks.sandbox import Result, _agent, _sandboxed
@@ -31,21 +33,22 @@ HUB_SHARE = 0.10
 FITTED_SHARE = 0.5
 
 
-def fitted(conversation) -> bool:
-    """Whether the bundled scorer was fitted on this conversation: named in its calibration's
-    fit set, or saying what those say (a fitted conversation under another name, whole or in
-    part)."""
-    fit = calibration()
-    if conversation.sample_id in set(fit["fit_on"]):
+def fitted(conversation, model: str = "scorer") -> bool:
+    """Whether a bundled model (``"scorer"``: the S scorer; ``"search"``: the learned ranking)
+    was fitted on this conversation: named in its fit set, or saying what those say (a fitted
+    conversation under another name, whole or in part)."""
+    names, known = _fit_set(model)
+    if conversation.sample_id in names:
         return True
     prints = turn_prints(conversation)
-    known = _fit_turns()
     return bool(prints) and sum(p in known for p in prints) >= FITTED_SHARE * len(prints)
 
 
 @functools.cache
-def _fit_turns() -> frozenset[str]:
-    return frozenset(calibration().get("fit_on_turns", ()))
+def _fit_set(model: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The conversations a bundled model was fitted on, and their turns' prints."""
+    fit = calibration() if model == "scorer" else shipped_model().fitted_on
+    return frozenset(fit.get("fit_on", ())), frozenset(fit.get("fit_on_turns", ()))
 
 
 def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
@@ -65,6 +68,9 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         threaded: list[tuple[int, int, int, int]] = []
         sagas: list[tuple[float, float]] = []  # multi-hop: (saga recall@20, plain recall@20)
         measured: list[str] = []  # the conversations the scorer is measured on
+        # Per question of a conversation the learned ranking was not fitted on: its category,
+        # recall@10 with the learned ranking and without.
+        learned: list[tuple[int, float, float]] = []
         for conversation in chosen:
             agent = _agent()
             items = [
@@ -111,13 +117,24 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                     got = {dia[h.memory.pk] for h in hits}
                     recall = len(got & question.evidence) / len(question.evidence)
                     found.setdefault(question.category, []).append(recall)
+            if not fitted(conversation, "search"):
+                learned.extend(_learned_gain(agent, conversation, dia))
             if not fitted(conversation):
                 _score(agent, conversation, scored, bundled_scorer())
                 measured.append(conversation.sample_id)
         results: dict[str, Result] = {}
         every = [r for rs in recalls.values() for r in rs]
         if every:
-            results["s.core.locomo_recall"] = (float(np.mean(every)), {"questions": len(every)})
+            results["s.core.locomo_recall"] = (
+                float(np.mean(every)),
+                {
+                    "questions": len(every),
+                    # With the learned ranking on, the conversations its model was fitted on
+                    # give an in-sample figure (s.learned.locomo_gain leaves them out).
+                    "learned_ranking": bool(settings.MM_SEARCH_LEARNED),
+                    "learned_fitted_on": sum(fitted(c, "search") for c in chosen),
+                },
+            )
         if recalls.get(2):
             results["t.core.locomo_temporal_recall"] = (
                 float(np.mean(recalls[2])),
@@ -139,6 +156,8 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                     "gain_by_category": {str(c): round(g, 4) for c, g in sorted(gains.items())},
                 },
             )
+        if learned:
+            results["s.learned.locomo_gain"] = _learned_result(learned)
         if joined:
             results["r.links.locomo_multihop_joined"] = (
                 sum(value for value, _, _ in joined) / len(joined),
@@ -208,6 +227,8 @@ def _locomo_not_run(
         "e.threads.locomo_cothreading": "no multi-hop question's evidence turns are told in "
         "different sessions",
         "e.saga.locomo_multihop_gain": "no multi-hop question (category 1) with evidence",
+        "s.learned.locomo_gain": "the learned ranking's model was fitted on every conversation "
+        "given (memories/data/search_model.json names them)",
     }
     labels = {"s": "of any question", "t": "of a temporal question", "r": "of a multi-hop question"}
     for dim in "str":
@@ -296,3 +317,38 @@ def _score(agent, conversation, scored, scorer) -> None:
     for dim, category in (("s", None), ("t", 2), ("r", 1)):
         scored[dim][0].extend(predicted[dim].tolist())
         scored[dim][1].extend(dia in evidence[category] for _, _, dia in rows)
+
+
+def _learned_gain(agent, conversation, dia: dict[int, str]) -> list[tuple[int, float, float]]:
+    """Each question's category and recall@10 with the learned ranking and without."""
+    rows = []
+    for question in conversation.questions:
+        vector = get_embedder().embed([question.text])[0]
+        recalls = []
+        for learned in (True, False):
+            with override_settings(MM_SEARCH_LEARNED=learned):
+                hits = memory_search(
+                    agent=agent, query=question.text, query_vector=vector, limit=10
+                )
+            got = {dia[h.memory.pk] for h in hits}
+            recalls.append(len(got & question.evidence) / len(question.evidence))
+        rows.append((question.category, *recalls))
+    return rows
+
+
+def _learned_result(rows: list[tuple[int, float, float]]) -> Result:
+    """The learned ranking's gain of recall@10 overall, with the gain in each category."""
+    by: dict[int, list[tuple[float, float]]] = {}
+    for category, with_it, without in rows:
+        by.setdefault(category, []).append((with_it, without))
+    gains = {c: float(np.mean([a - b for a, b in pairs])) for c, pairs in sorted(by.items())}
+    return (
+        float(np.mean([a - b for _, a, b in rows])),
+        {
+            "questions": len(rows),
+            "recall_learned": round(float(np.mean([a for _, a, _ in rows])), 4),
+            "recall_formula": round(float(np.mean([b for _, _, b in rows])), 4),
+            "gain_by_category": {str(c): round(g, 4) for c, g in gains.items()},
+            "model": shipped_model().version,
+        },
+    )

@@ -17,6 +17,7 @@ SEARCH_SETTINGS = (
     "MM_EMBEDDER_URL",
     "MM_HNSW_EF_SEARCH",
     "MM_SEARCH_KEYWORD_SCAN_MAX",
+    "MM_SEARCH_LEARNED",
 )
 #: What every check depends on besides a capability's own modules: how checks measure, and
 #: the embedder.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from readiness.registry.common import CHECK_MODULES, SEARCH_MODULES, SEARCH_SETTINGS, WRITE_MODULES
 from readiness.registry.declarations import Capability, Check, declared
 
@@ -10,7 +12,15 @@ def _always() -> str:
     return "customer-default"
 
 
+def _learned() -> str:
+    """On by default; an install may switch it off (the formula's relevance alone)."""
+    return "customer-default" if settings.MM_SEARCH_LEARNED else "off (switched off)"
+
+
 LOCOMO_RECALL = 0.70
+#: One point of recall@10 on conversations the learned ranking was not fitted on: set before
+#: any run on them.
+LEARNED_GAIN = 0.01
 #: A wrong supersession hides a true fact: nine in ten applied without a curator must be right.
 CORRECTION_PRECISION = 0.90
 
@@ -44,6 +54,36 @@ CORE: tuple[Capability, ...] = (
                 "LoCoMo recall@10, categories 1-5",
                 LOCOMO_RECALL,
                 "S core as gated-eval (the ranking's relevance on outside data)",
+                needs="locomo",
+            ),
+        ),
+    ),
+    Capability(
+        dim="S",
+        name="learned",
+        implementation=declared("memories.search.learned", "S/learned"),
+        summary="a learned ranking: the candidates re-ordered by a logistic model of their "
+        "signals, session, length and phrases of time (MM_SEARCH_LEARNED)",
+        modules=(
+            "memories/search/learned.py",
+            "memories/search/gate.py",
+            "memories/temporal/expressions.py",
+            "memories/data/search_model.json",
+            *SEARCH_MODULES,
+            *CHECK_MODULES,
+        ),
+        settings=SEARCH_SETTINGS,
+        switch="MM_SEARCH_LEARNED",
+        deployment=_learned,
+        checks=(
+            Check(
+                "s.learned.locomo_gain",
+                "gated-eval",
+                "LoCoMo recall@10 gained by the learned ranking over the formula, on the "
+                "conversations its model was not fitted on",
+                LEARNED_GAIN,
+                "S learned as gated-eval (its gain carries over to conversations it was not "
+                "fitted on)",
                 needs="locomo",
             ),
         ),

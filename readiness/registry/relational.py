@@ -159,6 +159,7 @@ RELATIONAL: tuple[Capability, ...] = (
             "memories/features.py",
             *RELATION_READ_MODULES,
             "memories/search/graph.py",
+            "memories/search/gate.py",
             *SEARCH_MODULES,
             *CHECK_MODULES,
         ),

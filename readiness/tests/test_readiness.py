@@ -498,7 +498,11 @@ def test_the_history_refuses_bad_arguments_naming_the_field(db, alice, client):
         ("runs=0", "runs", "must be 1 to 500."),
         ("runs=501", "runs", "must be 1 to 500."),
         ("runs=many", "runs", "must be an integer."),
-        ("capability=S/nothing", "capability", '"S/nothing" is not one of: S/core, T/core'),
+        (
+            "capability=S/nothing",
+            "capability",
+            '"S/nothing" is not one of: S/core, S/learned, T/core',
+        ),
         ("dim=S", "dim", "is not a known field."),
     ]:
         answer = alice.client.get(f"/api/v1/readiness/history?{query}")
