@@ -239,6 +239,8 @@ def test_the_scorer_is_measured_on_any_conversation_it_was_not_fitted_on(db, tmp
     assert Evidence.objects.filter(check_id="s.scorer.locomo_auc").count() == 1
     latest = EvaluationRun.objects.latest("id")
     assert set(latest.not_run) >= {"s.scorer.locomo_auc", "t.scorer.locomo_auc"}
+    # The learned ranking's model was fitted on it too, and knows it under its new name.
+    assert "s.learned.locomo_gain" in latest.not_run
     assert latest.evidence.filter(check_id="s.core.locomo_recall").exists()
 
 
