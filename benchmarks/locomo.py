@@ -176,8 +176,15 @@ class Scores:
 
     def __init__(self) -> None:
         self.rows: dict[str, list[tuple[int, dict[str, float]]]] = defaultdict(list)
+        self.ms: dict[str, list[float]] = defaultdict(list)
 
-    def add(self, method: str, question: Question, ranking: list[str]) -> None:
+    def add(
+        self, method: str, question: Question, ranking: list[str], ms: float | None = None
+    ) -> None:
+        """``ranking`` scored against ``question``'s evidence; ``ms``, what the method took to
+        rank (the query's embedding excluded)."""
+        if ms is not None:
+            self.ms[method].append(ms)
         figures = {}
         for k in KS:
             found = len(question.evidence & set(ranking[:k]))
@@ -196,6 +203,7 @@ class Scores:
             methods[method] = self.mean(rows) | {
                 "questions": len(rows),
                 "categories_1_4": self.mean([row for row in rows if row[0] != 5]),
+                "p95_ms": float(np.percentile(self.ms[method], 95)) if self.ms[method] else None,
                 "by_category": {
                     str(category): self.mean([row for row in rows if row[0] == category])
                     | {"questions": sum(1 for row in rows if row[0] == category)}
@@ -208,13 +216,14 @@ class Scores:
 def table(methods: dict[str, Any]) -> str:
     categories = sorted({c for m in methods.values() for c in m["by_category"]})
     header = ["method", "R@5", "R@10", "R@20", "hit@10", "R@10 (1–4)"]
-    header += [f"R@10 {c} {CATEGORIES[int(c)]}" for c in categories]
+    header += [f"R@10 {c} {CATEGORIES[int(c)]}" for c in categories] + ["p95 ms"]
     lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
     for name, m in methods.items():
         cells = [f"`{name}`"] + [f"{m[key]:.3f}" for key in ("recall@5", "recall@10")]
         cells += [f"{m['recall@20']:.3f}", f"{m['hit@10']:.3f}"]
         cells += [f"{m['categories_1_4']['recall@10']:.3f}"]
         cells += [f"{m['by_category'][c]['recall@10']:.3f}" for c in categories]
+        cells += [f"{m['p95_ms']:.1f}" if m.get("p95_ms") is not None else "—"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -241,12 +250,12 @@ def dia_ids(hits: list[Any]) -> list[str]:
     return [hit.memory.metadata["dia_id"] for hit in hits]
 
 
-def stacked(rows: list[tuple[Question, list[Any], np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+def stacked(rows: list[tuple[Question, list[Any], np.ndarray, float]]) -> tuple[Any, Any]:
     """The features and labels of every candidate of ``rows``."""
     from memories.search.learned import FEATURES, features
 
-    values = [features(hits, question.text) for question, hits, _ in rows]
-    labels = [labels for _, _, labels in rows]
+    values = [features(hits, question.text) for question, hits, _, _ in rows]
+    labels = [labels for _, _, labels, _ in rows]
     if not values:
         return np.zeros((0, len(FEATURES))), np.zeros(0)
     return np.vstack(values), np.concatenate(labels).astype(np.float64)
@@ -272,9 +281,12 @@ def cross_validate(
                 np.concatenate([labels for _, labels in others]),
                 names,
             )
-        for question, hits, _ in rows:
+        for question, hits, _, every_ms in rows:
+            # What it takes: the statement returning every candidate, and the re-ordering.
+            started = time.perf_counter()
             ranking = reranked(hits, query=question.text, limit=max(KS), model=model)
-            scores.add(method, question, dia_ids(ranking))
+            took = every_ms + (time.perf_counter() - started) * 1000
+            scores.add(method, question, dia_ids(ranking), took)
 
 
 def fit_model(
@@ -363,7 +375,7 @@ def main() -> None:
     for method in ("engine", "engine-formula", "engine-relevance", "engine-graph", "baselines"):
         seconds[method] = 0.0
     embedder = get_embedder()
-    candidates: dict[str, list[tuple[Question, list[Any], np.ndarray]]] = defaultdict(list)
+    candidates: dict[str, list[tuple[Question, list[Any], np.ndarray, float]]] = defaultdict(list)
     for conversation in conversations:
         agent = agents[conversation.sample_id]
         now = max(t.written_at for t in conversation.turns) if args.now == "pinned" else None
@@ -379,26 +391,29 @@ def main() -> None:
             hits = memory_search(**asked)
             search_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine"] += search_ms[-1] / 1000
-            scores.add("engine", question, dia_ids(hits))
+            scores.add("engine", question, dia_ids(hits), search_ms[-1])
             started = time.perf_counter()
             with override_settings(MM_SEARCH_LEARNED=False):
                 hits = memory_search(**asked)
             formula_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine-formula"] += formula_ms[-1] / 1000
-            scores.add("engine-formula", question, dia_ids(hits))
+            scores.add("engine-formula", question, dia_ids(hits), formula_ms[-1])
             started = time.perf_counter()
             with override_settings(MM_S1_HALF_LIFE_DAYS=float("inf")):
                 hits = memory_search(**asked)
-            seconds["engine-relevance"] += time.perf_counter() - started
-            scores.add("engine-relevance", question, dia_ids(hits))
+            took = time.perf_counter() - started
+            seconds["engine-relevance"] += took
+            scores.add("engine-relevance", question, dia_ids(hits), took * 1000)
             started = time.perf_counter()
             hits = memory_search(**asked, expand="graph")
             graph_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine-graph"] += graph_ms[-1] / 1000
-            scores.add("engine-graph", question, dia_ids(hits))
+            scores.add("engine-graph", question, dia_ids(hits), graph_ms[-1])
+            started = time.perf_counter()
             every = memory_search(**asked, every_candidate=True)
+            every_ms = (time.perf_counter() - started) * 1000
             labels = np.array([h.memory.metadata["dia_id"] in question.evidence for h in every])
-            candidates[conversation.sample_id].append((question, every, labels))
+            candidates[conversation.sample_id].append((question, every, labels, every_ms))
             started = time.perf_counter()
             for name, ranking in baselines.rankings(question.text, vector).items():
                 scores.add(name, question, ranking)
