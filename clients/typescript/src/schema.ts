@@ -2545,6 +2545,7 @@ export interface operations {
                  * @description One capability, as DIM/name (S/core); default (or blank) every one.
                  *
                  *     * `S/core` - S/core
+                 *     * `S/learned` - S/learned
                  *     * `T/core` - T/core
                  *     * `T/corrections` - T/corrections
                  *     * `A/encoding` - A/encoding
@@ -2558,7 +2559,7 @@ export interface operations {
                  *     * `T/scorer` - T/scorer
                  *     * `R/scorer` - R/scorer
                  */
-                capability?: "S/core" | "T/core" | "T/corrections" | "A/encoding" | "R/links" | "R/divergence" | "R/traversal" | "E/anchor" | "E/threads" | "E/saga" | "S/scorer" | "T/scorer" | "R/scorer" | "";
+                capability?: "S/core" | "S/learned" | "T/core" | "T/corrections" | "A/encoding" | "R/links" | "R/divergence" | "R/traversal" | "E/anchor" | "E/threads" | "E/saga" | "S/scorer" | "T/scorer" | "R/scorer" | "";
                 /** @description Each capability's latest runs, 1 to 500; default 30. */
                 runs?: number;
             };
