@@ -92,7 +92,7 @@ def model_from(data: dict) -> Model:
     sizes = {len(data[key]) for key in ("mean", "scale", "weights")}
     if sizes != {len(names)}:
         raise ValueError("a model has one mean, scale and weight for each of its features")
-    return Model(
+    model = Model(
         version=str(data["version"]),
         names=names,
         mean=np.array(data["mean"], dtype=np.float64),
@@ -101,6 +101,10 @@ def model_from(data: dict) -> Model:
         intercept=float(data["intercept"]),
         fitted_on=dict(data.get("fitted_on", {})),
     )
+    figures = np.concatenate([model.mean, model.scale, model.weights, [model.intercept]])
+    if not np.isfinite(figures).all() or (model.scale <= 0).any():
+        raise ValueError("a model's figures are finite numbers and its scales above 0")
+    return model
 
 
 def _name_pattern(name: str) -> re.Pattern:
@@ -115,9 +119,12 @@ def features(hits: list[SearchHit], query: str) -> np.ndarray:
     speakers = {found[0] for found in said if found is not None}
     patterns = {name: _name_pattern(name) for name in speakers}
     named = {name for name in speakers if patterns[name].search(query)}
-    sessions = [hit.memory.session or f"#{hit.memory.pk}" for hit in hits]
-    held: dict[str, int] = defaultdict(int)
-    best: dict[str, float] = defaultdict(float)
+    # A memory without a session is a session of its own.
+    sessions = [
+        (True, hit.memory.session) if hit.memory.session else (False, hit.memory.pk) for hit in hits
+    ]
+    held: dict[tuple, int] = defaultdict(int)
+    best: dict[tuple, float] = defaultdict(float)
     for session, hit in zip(sessions, hits, strict=True):
         held[session] += 1
         best[session] = max(best[session], hit.relevance)

@@ -78,6 +78,17 @@ def test_a_question_that_asks_when_prefers_the_line_that_says_when(alice, settin
     assert other[dated.mem_id]["explanation"]["learned"]["features"]["says_when_asked"] < 0
 
 
+def test_a_session_named_like_no_session_is_still_its_own(alice):
+    """A memory without a session is a session of its own, whatever another's is named."""
+    from memories.search.learned import features
+
+    lone = remember(alice, "Maria: Zephyr renewal, on its own.")
+    remember(alice, f"Maria: Zephyr renewal, in a session named #{lone.pk}.", session=f"#{lone.pk}")
+    hits = memory_search(agent=alice.agent, query="Zephyr renewal", every_candidate=True)
+    column = FEATURES.index("session_candidates_log")
+    assert len(hits) == 2 and (features(hits, "Zephyr renewal")[:, column] == 0).all()
+
+
 def test_it_re_orders_what_the_search_read_and_filters_and_the_limit_hold(alice):
     for n in range(6):
         remember(alice, f"Zephyr renewal note {n}.", category="fact", session="s1")
@@ -155,6 +166,10 @@ def test_the_shipped_model_says_what_fitted_it():
         ({"features": ["relevance", "no_such_feature"]}, "some of"),
         ({"features": ["similarity", "relevance"]}, "in that order"),
         ({"weights": [1.0, 2.0, 3.0]}, "one mean, scale and weight"),
+        ({"scale": [1.0, 0.0]}, "scales above 0"),
+        ({"scale": [-1.0, 1.0]}, "scales above 0"),
+        ({"weights": [float("nan"), 0.0]}, "finite numbers"),
+        ({"intercept": float("inf")}, "finite numbers"),
     ],
 )
 def test_a_model_that_does_not_fit_the_features_is_refused(change, message):
