@@ -262,15 +262,19 @@ def stacked(rows: list[tuple[Question, list[Any], np.ndarray, float]]) -> tuple[
 
 
 def cross_validate(
-    candidates: dict[str, list], scores: Scores, method: str, names: tuple[str, ...]
+    candidates: dict[str, list],
+    stacks: dict[str, tuple[Any, Any]],
+    scores: Scores,
+    method: str,
+    names: tuple[str, ...],
 ) -> None:
     """``method``: each conversation ranked by a model of the features ``names`` fitted on the
-    other conversations (leave one conversation out)."""
+    other conversations (leave one conversation out); ``stacks``, each conversation's
+    features and labels (``stacked``)."""
     from search_model import fit
 
     from memories.search.learned import reranked, shipped_model
 
-    stacks = {name: stacked(rows) for name, rows in candidates.items()}
     for name, rows in candidates.items():
         if len(candidates) < 2:  # nothing to fit on (smoke mode): the shipped model stands in
             model = shipped_model()
@@ -289,14 +293,31 @@ def cross_validate(
             scores.add(method, question, dia_ids(ranking), took)
 
 
+def coverage(candidates: dict[str, list]) -> dict[str, float]:
+    """How many candidates a question has, and the share of its evidence turns among them (the
+    most any re-ordering of them can find), overall and for multi-hop questions."""
+    rows = [row for kept in candidates.values() for row in kept]
+    shares = [(q.category, labels.sum() / len(q.evidence)) for q, _, labels, _ in rows]
+    multihop = [share for category, share in shares if category == 1]
+    return {
+        "per_question": float(np.mean([len(hits) for _, hits, _, _ in rows])) if rows else 0.0,
+        "evidence_share": float(np.mean([share for _, share in shares])) if shares else 0.0,
+        "multihop_evidence_share": float(np.mean(multihop)) if multihop else 0.0,
+    }
+
+
 def fit_model(
-    candidates: dict[str, list], conversations: list[Conversation], args: argparse.Namespace
+    candidates: dict[str, list],
+    stacks: dict[str, tuple[Any, Any]],
+    conversations: list[Conversation],
+    args: argparse.Namespace,
 ) -> None:
     """The model fitted on every question of the file, written to ``--fit-model``."""
     from search_model import fit, write
 
     rows = [row for kept in candidates.values() for row in kept]
-    values, labels = stacked(rows)
+    values = np.vstack([values for values, _ in stacks.values()])
+    labels = np.concatenate([labels for _, labels in stacks.values()])
     model = fit(values, labels, args.learned_features)
     fitted_on = {
         "dataset": args.data.name,
@@ -418,11 +439,13 @@ def main() -> None:
             for name, ranking in baselines.rankings(question.text, vector).items():
                 scores.add(name, question, ranking)
             seconds["baselines"] += time.perf_counter() - started
-    cross_validate(candidates, scores, "engine-learned-cv", args.learned_features)
+    stacks = {name: stacked(rows) for name, rows in candidates.items()}
+    cross_validate(candidates, stacks, scores, "engine-learned-cv", args.learned_features)
     if args.learned_features != FEATURES:
-        cross_validate(candidates, scores, "engine-learned-cv-all", FEATURES)
+        cross_validate(candidates, stacks, scores, "engine-learned-cv-all", FEATURES)
     if args.fit_model:
-        fit_model(candidates, conversations, args)
+        fit_model(candidates, stacks, conversations, args)
+    pool = coverage(candidates)
 
     methods = scores.summary()
     questions = methods["engine"]["questions"]
@@ -461,6 +484,11 @@ def main() -> None:
         f"Load {seconds['load']:.1f} s. Searched at "
         + ("each conversation's last turn." if args.now == "pinned" else "the instant of the run.")
     )
+    print(
+        f"Candidates (every one the statement reads): {pool['per_question']:.1f} a question on "
+        f"average, holding {pool['evidence_share']:.3f} of the evidence turns "
+        f"({pool['multihop_evidence_share']:.3f} of the multi-hop questions')."
+    )
     print(verdict(methods, "engine-graph", "engine"))
     print(verdict(methods, "engine-learned-cv", "engine-formula"))
     if args.json:
@@ -474,6 +502,7 @@ def main() -> None:
             "methods": methods,
             "seconds": seconds,
             "latency": latency,
+            "candidates": pool,
             "command": command,
             "machine": info,
         }

@@ -39,6 +39,23 @@ def make_actor(workspace: str, name: str, scopes: list[str] | None = None) -> Ac
     return Actor(agent=agent, token=token, client=client)
 
 
+def searched(actor: Actor, **body) -> list[dict]:
+    """The results of a search as ``actor`` over HTTP (``POST /api/v1/search``), which must
+    answer 200."""
+    response = actor.client.post("/api/v1/search", body, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()["results"]
+
+
+def mem_ids(hits: list[dict]) -> list[str]:
+    """The ``mem_id`` of each hit, in order."""
+    return [hit["mem_id"] for hit in hits]
+
+
+def by_mem_id(hits: list[dict]) -> dict[str, dict]:
+    return {hit["mem_id"]: hit for hit in hits}
+
+
 def make_member(username: str, workspace, role: str = "curator", **flags):
     """A team member: a user with ``role`` in ``workspace`` (or in none when it is None)."""
     from django.contrib.auth import get_user_model

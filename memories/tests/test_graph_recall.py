@@ -4,6 +4,7 @@ never through a memory the reader may not see."""
 
 import pytest
 
+from meaning_memory.testing import by_mem_id, mem_ids, searched
 from memories.operations import memory_remember
 
 
@@ -19,17 +20,10 @@ def remember(actor, text, *names, **fields):
 
 
 def search(actor, **body):
-    response = actor.client.post("/api/v1/search", {"limit": 20, **body}, format="json")
-    assert response.status_code == 200, response.json()
-    return response.json()["results"]
+    return searched(actor, **{"limit": 20, **body})
 
 
-def order(hits):
-    return [hit["mem_id"] for hit in hits]
-
-
-def by_id(hits):
-    return {hit["mem_id"]: hit for hit in hits}
+order, by_id = mem_ids, by_mem_id
 
 
 def test_a_memory_sharing_an_entity_with_the_best_hits_moves_up(alice, settings):

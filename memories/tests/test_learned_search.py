@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from meaning_memory.testing import by_mem_id, mem_ids, searched
 from memories.operations import memory_remember, memory_search
 from memories.search.learned import FEATURES, MODEL_PATH, model_from, shipped_model
 
@@ -22,17 +23,10 @@ def remember(actor, text, **fields):
 
 
 def search(actor, **body):
-    response = actor.client.post("/api/v1/search", {"limit": 20, **body}, format="json")
-    assert response.status_code == 200, response.json()
-    return response.json()["results"]
+    return searched(actor, **{"limit": 20, **body})
 
 
-def order(hits):
-    return [hit["mem_id"] for hit in hits]
-
-
-def by_id(hits):
-    return {hit["mem_id"]: hit for hit in hits}
+order, by_id = mem_ids, by_mem_id
 
 
 def test_every_hit_explains_the_model_and_its_shares_add_up_to_its_score(alice):

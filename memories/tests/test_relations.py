@@ -5,7 +5,7 @@ cannot see."""
 
 import pytest
 
-from meaning_memory.testing import make_member
+from meaning_memory.testing import make_member, searched
 from memories.models import Entity, Link, Memory, ProvenanceEvent
 from memories.operations import memory_remember, memory_remember_bulk
 from memories.services import entity_declare, entity_merge, entity_unmerge
@@ -347,10 +347,7 @@ def test_the_entities_list_counts_what_the_reader_sees_merged_names_included(
 # --- Search filters ------------------------------------------------------------------------------
 
 
-def search(actor, **body):
-    response = actor.client.post("/api/v1/search", body, format="json")
-    assert response.status_code == 200, response.json()
-    return response.json()["results"]
+search = searched
 
 
 def test_related_to_finds_the_linked_memories_either_way_and_says_how(alice):
