@@ -34,6 +34,12 @@ last turn, so the age factor of the score is the same any day the benchmark runs
 (``--now real``: the instant of the run, as before the pin). ``--fit-model PATH`` writes the
 learned ranking's model fitted on every question of the file (``benchmarks/search_model.py``).
 
+``--embedder e5-small`` measures a stronger offline embedder in the engine's place
+(multilingual-e5-small at 4 bits, ``benchmarks/embedders.py``): the memories are written and the
+questions embedded through it, in their own database (``benchmarks/out/locomo-e5-small-db``);
+the table then shows what that embedder gives every method, and a line its cost: the wall and
+CPU time to embed a question and a turn's text, on the engine embedder's thread count.
+
 Evidence ids that are malformed (``"D8:6; D9:17"``, ``"D:11:26"``, ``"D30:05"``) are matched to
 a turn by their numbers when exactly one turn has those numbers; the others (and ids of turns
 that do not exist) are dropped and counted.
@@ -62,6 +68,7 @@ from common import (
     setup_django,
     write_json,
 )
+from embedders import EMBEDDERS, asking, installed
 
 from readiness.locomo import (
     CATEGORIES,
@@ -78,7 +85,9 @@ RRF_K = 60
 
 
 def loaded(conversations: list[Conversation]) -> dict[str, Any]:
-    """The agents of a previous run's memories if every conversation is there (``--reuse``)."""
+    """The agents of a previous run's memories if every conversation is there, embedded by the
+    embedder of this run (``--reuse``)."""
+    from memories.embeddings import current_model_name
     from memories.models import Agent, Memory
 
     agents = {}
@@ -89,6 +98,9 @@ def loaded(conversations: list[Conversation]) -> dict[str, Any]:
         rows = Memory.objects.filter(workspace=agent.workspace_id).values_list("pk", "metadata")
         conversation.memory_ids = {pk: metadata["dia_id"] for pk, metadata in rows}
         if len(conversation.memory_ids) != len(conversation.turns):
+            return {}
+        memories = Memory.objects.filter(workspace=agent.workspace_id)
+        if memories.exclude(embedding_model=current_model_name()).exists():
             return {}
         agents[conversation.sample_id] = agent
     return agents
@@ -306,6 +318,21 @@ def coverage(candidates: dict[str, list]) -> dict[str, float]:
     }
 
 
+def turn_cost(embedder: Any, conversations: list[Conversation], count: int = 200) -> dict:
+    """Wall and CPU time (every thread of the process) to embed one turn's text, as a write
+    does, over the first ``count`` turns of the file, one at a time."""
+    texts = [memory_text(t, True) for c in conversations for t in c.turns][:count]
+    embedder.embed(texts[:1])
+    started, cpu = time.perf_counter(), time.process_time()
+    for text in texts:
+        embedder.embed([text])
+    return {
+        "turns": len(texts),
+        "ms": (time.perf_counter() - started) * 1000 / len(texts),
+        "cpu_ms": (time.process_time() - cpu) * 1000 / len(texts),
+    }
+
+
 def fit_model(
     candidates: dict[str, list],
     stacks: dict[str, tuple[Any, Any]],
@@ -361,9 +388,18 @@ def main() -> None:
         help="the features of the learned ranking to cross-validate and fit, comma-separated "
         "(default: the shipped model's); engine-learned-cv-all shows every feature",
     )
+    parser.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default="engine",
+        help="the engine's own embedder, or one measured in its place (benchmarks/embedders.py; "
+        "its memories in benchmarks/out/locomo-<embedder>-db unless --data-dir is given)",
+    )
     add_smoke_option(parser)
     args = parser.parse_args()
     check_data(parser, args)
+    if args.embedder != "engine" and args.data_dir == parser.get_default("data_dir"):
+        args.data_dir = ROOT / "benchmarks" / "out" / f"locomo-{args.embedder}-db"
     conversations = read(args.data)
     if args.smoke:  # one conversation's first 5 sessions, 20 of their questions
         conversations = [first_sessions(conversations[0], 5)]
@@ -377,10 +413,16 @@ def main() -> None:
     if unknown := set(args.learned_features) - set(FEATURES):
         parser.error(f"--learned-features: unknown {sorted(unknown)}; known: {FEATURES}")
     args.learned_features = tuple(f for f in FEATURES if f in args.learned_features)
+    with installed(args.embedder) as embedder:
+        measure(args, conversations, embedder)
+
+
+def measure(args: argparse.Namespace, conversations: list[Conversation], embedder: Any) -> None:
+    """Load (or reuse) the memories, ask every question of every method, print the tables."""
     from django.test.utils import override_settings
 
-    from memories.embeddings import get_embedder
     from memories.operations import memory_search
+    from memories.search.learned import FEATURES
 
     seconds: dict[str, float] = {}
     started = time.perf_counter()
@@ -392,10 +434,9 @@ def main() -> None:
     seconds["load"] = time.perf_counter() - started
     words = stop_words()
     scores = Scores()
-    search_ms, embed_ms, graph_ms, formula_ms = [], [], [], []
+    search_ms, embed_ms, embed_cpu_ms, graph_ms, formula_ms = [], [], [], [], []
     for method in ("engine", "engine-formula", "engine-relevance", "engine-graph", "baselines"):
         seconds[method] = 0.0
-    embedder = get_embedder()
     candidates: dict[str, list[tuple[Question, list[Any], np.ndarray, float]]] = defaultdict(list)
     for conversation in conversations:
         agent = agents[conversation.sample_id]
@@ -405,9 +446,11 @@ def main() -> None:
         seconds["baselines"] += time.perf_counter() - started
         for question in conversation.questions:
             asked = {"agent": agent, "query": question.text, "limit": 20, "now": now}
-            started = time.perf_counter()
-            asked["query_vector"] = vector = embedder.embed([question.text])[0]
+            started, cpu = time.perf_counter(), time.process_time()
+            with asking(embedder):
+                asked["query_vector"] = vector = embedder.embed([question.text])[0]
             embed_ms.append((time.perf_counter() - started) * 1000)
+            embed_cpu_ms.append((time.process_time() - cpu) * 1000)
             started = time.perf_counter()
             hits = memory_search(**asked)
             search_ms.append((time.perf_counter() - started) * 1000)
@@ -446,6 +489,7 @@ def main() -> None:
     if args.fit_model:
         fit_model(candidates, stacks, conversations, args)
     pool = coverage(candidates)
+    written = turn_cost(embedder, conversations)
 
     methods = scores.summary()
     questions = methods["engine"]["questions"]
@@ -460,6 +504,10 @@ def main() -> None:
         "formula_p50_ms": float(np.percentile(formula_ms, 50)),
         "formula_p95_ms": float(np.percentile(formula_ms, 95)),
         "formula_with_embedding_p95_ms": float(np.percentile(np.add(formula_ms, embed_ms), 95)),
+        "query_embedding_p50_ms": float(np.percentile(embed_ms, 50)),
+        "query_embedding_cpu_ms": float(np.mean(embed_cpu_ms)),
+        "turn_embedding_ms": written["ms"],
+        "turn_embedding_cpu_ms": written["cpu_ms"],
     }
     command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
     info = machine()
@@ -489,6 +537,21 @@ def main() -> None:
         f"average, holding {pool['evidence_share']:.3f} of the evidence turns "
         f"({pool['multihop_evidence_share']:.3f} of the multi-hop questions')."
     )
+    from django.conf import settings
+
+    print(
+        f"Embedder {embedder.model_name} on {settings.MM_EMBEDDER_THREADS} thread(s): a question "
+        f"p50 {latency['query_embedding_p50_ms']:.1f} ms, CPU "
+        f"{latency['query_embedding_cpu_ms']:.1f} ms on average; a turn's text (as a write "
+        f"embeds it) {written['ms']:.1f} ms, CPU {written['cpu_ms']:.1f} ms (mean of "
+        f"{written['turns']}, one at a time)."
+        + (
+            ""
+            if args.embedder == "engine"
+            else " The `engine` row ranks with the shipped model, fitted on the engine's own "
+            "embedder's figures; engine-learned-cv is fitted on this embedder's."
+        )
+    )
     print(verdict(methods, "engine-graph", "engine"))
     print(verdict(methods, "engine-learned-cv", "engine-formula"))
     if args.json:
@@ -499,6 +562,7 @@ def main() -> None:
             "evidence_dropped": dropped,
             "speaker": args.speaker,
             "now": args.now,
+            "embedder": embedder.model_name,
             "methods": methods,
             "seconds": seconds,
             "latency": latency,
