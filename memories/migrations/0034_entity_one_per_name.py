@@ -47,6 +47,10 @@ def typed_by_and_one_per_name(apps, schema_editor):
         others = [-row[3] for row in rows[1:]]
         Entity.objects.using(db).filter(merged_into_id__in=others).update(merged_into_id=keep)
         Entity.objects.using(db).filter(pk__in=others).update(merged_into_id=keep)
+    # The merges changed foreign keys whose checks PostgreSQL defers to the commit; the
+    # constraint's index below, in the same transaction, cannot be built while they are pending.
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
 
 class Migration(migrations.Migration):
