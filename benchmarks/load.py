@@ -57,6 +57,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import breakdown
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django
 
@@ -614,12 +615,20 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="keep data of the same size (vacuumed first)"
     )
+    parser.add_argument(
+        "--breakdown",
+        type=int,
+        default=400,
+        help="requests of the mix timed part by part before the served rows "
+        "(benchmarks/breakdown.py; 0: none)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     add_smoke_option(parser)
     args = parser.parse_args()
     if args.smoke:
         args.size, args.agents, args.seconds, args.warmup = 1_000, "1,4", 2.0, 1.0
         args.flood_agents, args.b_agents = 4, 2
+        args.breakdown = min(args.breakdown, 40)
         args.data_dir = args.data_dir or ROOT / "benchmarks" / "out" / "smoke-load"
     args.data_dir = args.data_dir or ROOT / "benchmarks" / "out" / "load-data"
     args.agents = [int(n) for n in args.agents.split(",")]
@@ -643,15 +652,18 @@ def main() -> None:
     left, _ = OrmQ.objects.all().delete()
     if left:
         print(f"removed {left} jobs an earlier run left queued", file=sys.stderr)
+    words = Corpus(args.seed).vocabulary[:2000]
+    results: dict[str, Any] = {"mix": []}
+    if args.breakdown:
+        results["breakdown"] = breakdown.measure(tokens["a"][0], words, args.breakdown)
+        print(f"  breakdown: {args.breakdown} requests timed part by part", file=sys.stderr)
     connections.close_all()
     time.sleep(1)  # the loader's connections have ended: their counts are in the totals
     rows_before = memory_row_counts()
     connections.close_all()
-    words = Corpus(args.seed).vocabulary[:2000]
     served = [serve(args) for _ in range(args.web_processes)]
     bases = [base for _, base in served]
     meter = CpuMeter([p.pid for p, _ in served], args.data_dir, embedded=not args.database_url)
-    results: dict[str, Any] = {"mix": []}
     acknowledged: dict[str, str] = {}
     try:
         # The web process loads its models on first use: not inside any row's window.
@@ -709,6 +721,17 @@ def main() -> None:
         f"window, per request answered; {len(os.sched_getaffinity(0))} CPUs):\n"
     )
     print(cpu_table(results["mix"]))
+    if "breakdown" in results:
+        counts = results["breakdown"]["counts"]
+        print(
+            f"\nWhere a request's time goes in the web process (benchmarks/breakdown.py): "
+            f"{sum(counts.values())} requests of the mix one at a time before the rows above "
+            f"({', '.join(f'{n} {op}' for op, n in counts.items())}), through Django in the "
+            "benchmark's process (no HTTP server); each part's own CPU (its callees' not "
+            "included), ms per request of its kind and of the 70/25/5 mix; for SQL, the wall "
+            "time beyond the client's CPU is PostgreSQL's (and the round trip):\n"
+        )
+        print(breakdown.table(results["breakdown"]))
     writes = results["writes"]
     print(
         f"\nWrites: {writes['acknowledged']:,} acknowledged, {writes['rows']:,} rows stored with "

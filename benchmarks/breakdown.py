@@ -1,0 +1,225 @@
+"""Where a request of the load mix spends its time: each part's CPU and wall, per request.
+
+``benchmarks/load.py`` runs it before the served rows, on the same data: requests of the mix
+(70 % search, 25 % remember, 5 % feedback, the bodies ``load.Agent`` sends) one at a time,
+through the whole Django stack in this process (middleware, authentication, fair use, DRF's
+parsing and validation, the views, serialisation: everything but the HTTP server), with each
+part timed **exclusively** (a part's time excludes the parts it calls):
+
+* parsing (``JSONParser.parse``), validation (``Serializer.is_valid``), serialisation (the
+  serializers' ``to_representation`` and ``JSONRenderer.render``);
+* the embedder (``embed``), the entity recogniser (``recognise``), storing the links
+  (``store_relations``), the A score (``asymmetry_fill``), the provenance event; in a search,
+  reading the statement's rows into hits, the learned ranking's features and its re-ordering;
+* each SQL statement, by kind: the client's CPU to send it and read its answer, and its wall
+  time; on an idle machine, one statement at a time, wall minus client CPU is PostgreSQL's
+  time (the statement's work and the round trip);
+* the rest of the request (Django, DRF, the views' own Python): "framework and views".
+
+CPU is the thread's (``time.thread_time``); one thread serves every request here, so nothing
+else's CPU is in it. The served engine adds the HTTP server (uvicorn) and, under load, what
+concurrency costs; ``load.py``'s CPU table shows both beside this one.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+from unittest import mock
+
+MIX_WEIGHTS = {"search": 70, "remember": 25, "feedback": 5}
+REST = "framework and views"
+
+
+class Regions:
+    """Exclusive CPU and wall seconds per named part, by the kind of request being served."""
+
+    def __init__(self) -> None:
+        self.op = ""
+        self.stack: list[list[Any]] = []  # [name, cpu at entry or resume, wall at entry or resume]
+        self.seconds: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
+
+    def enter(self, name: str) -> None:
+        cpu, wall = time.thread_time(), time.perf_counter()
+        if self.stack:
+            self._charge(self.stack[-1], cpu, wall)
+        self.stack.append([name, cpu, wall])
+        self.seconds[self.op, name][2] += 1
+
+    def leave(self) -> None:
+        cpu, wall = time.thread_time(), time.perf_counter()
+        self._charge(self.stack.pop(), cpu, wall)
+        if self.stack:
+            self.stack[-1][1:] = [cpu, wall]
+
+    def _charge(self, frame: list[Any], cpu: float, wall: float) -> None:
+        spent = self.seconds[self.op, frame[0]]
+        spent[0] += cpu - frame[1]
+        spent[1] += wall - frame[2]
+
+    @contextmanager
+    def part(self, name: str) -> Iterator[None]:
+        self.enter(name)
+        try:
+            yield
+        finally:
+            self.leave()
+
+    def wrap(self, name: str, function: Callable) -> Callable:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with self.part(name):
+                return function(*args, **kwargs)
+
+        return timed
+
+    def sql(self, execute: Callable, sql: str, params: Any, many: bool, context: Any) -> Any:
+        with self.part("SQL " + statement_kind(sql)):
+            return execute(sql, params, many, context)
+
+
+def statement_kind(sql: str) -> str:
+    """A short name for a statement: its verb and first table (the search statement by name)."""
+    text = " ".join(sql.split())
+    if text.startswith("WITH nearest"):
+        return "search statement"
+    verb = text.split(" ", 1)[0].upper()
+    tables = re.findall(r'(?:FROM|INTO|UPDATE|JOIN)\s+"?(\w+)"?', text)
+    if verb == "SELECT" and not tables:
+        called = re.match(r"SELECT\s+(\w+)\s*\(", text)
+        return f"SELECT {called.group(1)}()" if called else "SELECT (no table)"
+    return f"{verb} {tables[0] if tables else ''}".strip()
+
+
+def instrumented(regions: Regions) -> ExitStack:
+    """The parts named in the module's docstring, timed while the stack is open."""
+    import sys
+
+    from django.db import connection
+    from rest_framework import parsers, renderers, serializers
+
+    import memories.embeddings
+    import memories.search.learned
+    import memories.search.ranking as ranking
+    import memories.services.remember  # noqa: F401 (the module, not the function of that name)
+
+    remember = sys.modules["memories.services.remember"]
+    stack = ExitStack()
+    targets = [
+        (parsers.JSONParser, "parse", "parsing"),
+        (serializers.Serializer, "is_valid", "validation"),
+        (serializers.Serializer, "to_representation", "serialisation: objects"),
+        (renderers.JSONRenderer, "render", "serialisation: JSON"),
+        (memories.embeddings.LocalEmbedder, "embed", "embedding"),
+        (remember, "recognise", "entities: recogniser"),
+        (remember, "store_relations", "entities: links"),
+        (remember, "asymmetry_fill", "asymmetry score"),
+        (remember, "record_event", "provenance event"),
+        (memories.search.learned, "features", "learned ranking: features"),
+        (ranking, "reranked", "learned ranking: re-ordering"),
+        (ranking, "hit_from_row", "search: rows into hits"),
+    ]
+    for owner, attribute, name in targets:
+        stack.enter_context(
+            mock.patch.object(owner, attribute, regions.wrap(name, getattr(owner, attribute)))
+        )
+    stack.enter_context(connection.execute_wrapper(regions.sql))
+    return stack
+
+
+def measure(token: str, words: list[str], requests: int, seed: int = 7) -> dict[str, Any]:
+    """``requests`` requests of the mix, after 30 unmeasured; each part's ms per request."""
+    from django.test import Client
+    from django.test.utils import override_settings
+
+    rng = random.Random(seed)
+    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {token}")
+    ops = [op for op, weight in MIX_WEIGHTS.items() for _ in range(weight)]
+    seen: list[str] = []
+    run = f"breakdown-{time.time_ns()}"
+
+    def query() -> str:
+        return " ".join(rng.choices(words, k=rng.randint(2, 6)))
+
+    def send(op: str, n: int) -> None:
+        if op == "search":
+            url, body = "/api/v1/search", {"query": query(), "limit": 10}
+        elif op == "remember":
+            text = f"{query()} {query()} noted by the breakdown as item {n}."
+            url, body = "/api/v1/memories", {"text": text, "idempotency_key": f"{run}-{n}"}
+        else:
+            url = f"/api/v1/memories/{rng.choice(seen)}/feedback"
+            body = {"action": "important", "reason": "it helped (load benchmark)"}
+        response = client.post(url, body, content_type="application/json")
+        if response.status_code >= 300:
+            raise SystemExit(
+                f"breakdown: {op} answered {response.status_code}: {response.content!r}"
+            )
+        if op == "search":
+            seen[:] = [hit["mem_id"] for hit in response.json()["results"][:5]] or seen
+
+    regions = Regions()
+    counts: dict[str, int] = defaultdict(int)
+    with override_settings(MM_RATE_PER_MINUTE=0), instrumented(regions):
+        for n in range(30 + requests):
+            op = rng.choice(ops) if seen else "search"
+            if n == 30:
+                regions.seconds.clear()
+                counts.clear()
+            regions.op = op
+            counts[op] += 1
+            with regions.part(REST):
+                send(op, n)
+    return {"counts": dict(counts), "parts": summary(regions, counts)}
+
+
+def summary(regions: Regions, counts: dict[str, int]) -> list[dict[str, Any]]:
+    """A row a part: ms of CPU and wall per request of each kind, and per request of the mix."""
+    names = sorted({name for _, name in regions.seconds})
+    total = sum(MIX_WEIGHTS.values())
+    rows = []
+    for name in names:
+        row: dict[str, Any] = {"part": name, "cpu_ms": {}, "wall_ms": {}, "calls": {}}
+        for op in MIX_WEIGHTS:
+            cpu, wall, calls = regions.seconds.get((op, name), (0.0, 0.0, 0))
+            n = counts.get(op) or 1
+            row["cpu_ms"][op], row["wall_ms"][op] = cpu * 1000 / n, wall * 1000 / n
+            row["calls"][op] = calls / n
+        for key in ("cpu_ms", "wall_ms"):
+            row[key]["mix"] = sum(row[key][op] * w for op, w in MIX_WEIGHTS.items()) / total
+        rows.append(row)
+    rows.sort(key=lambda row: -row["wall_ms"]["mix"])
+    return rows
+
+
+def table(result: dict[str, Any]) -> str:
+    """The breakdown as printed: CPU (and, for SQL, PostgreSQL's share of the wall) per part."""
+    header = (
+        "| part | search CPU ms | remember CPU ms | feedback CPU ms | mix CPU ms | "
+        "mix wall ms | mix wall − CPU ms (PostgreSQL, for SQL) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|"
+    )
+    lines = [header]
+    totals = defaultdict(float)
+    for row in result["parts"]:
+        cpu, wall = row["cpu_ms"], row["wall_ms"]
+        waited = wall["mix"] - cpu["mix"] if row["part"].startswith("SQL ") else None
+        lines.append(
+            f"| {row['part']} | {cpu['search']:.2f} | {cpu['remember']:.2f} | "
+            f"{cpu['feedback']:.2f} | {cpu['mix']:.2f} | {wall['mix']:.2f} | "
+            + (f"{waited:.2f} |" if waited is not None else "— |")
+        )
+        for key in ("search", "remember", "feedback", "mix"):
+            totals[key] += cpu[key]
+        totals["wall"] += wall["mix"]
+        totals["waited"] += waited or 0.0
+    lines.append(
+        f"| **all** | {totals['search']:.2f} | {totals['remember']:.2f} | "
+        f"{totals['feedback']:.2f} | {totals['mix']:.2f} | {totals['wall']:.2f} | "
+        f"{totals['waited']:.2f} |"
+    )
+    return "\n".join(lines)
