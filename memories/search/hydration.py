@@ -4,7 +4,7 @@ their place."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -40,6 +40,9 @@ class SearchHit:
     #: With ``MM_SEARCH_LEARNED``, the model's score and each feature's share
     #: (``memories.search.learned``).
     learned: dict = field(default_factory=dict)
+    #: A candidate's row, while its memory holds only ``CANDIDATE_MEMORY_FIELDS``
+    #: (``hit_from_row(row, candidate=True)``); ``hydrated`` reads the rest from it.
+    row: tuple | None = field(default=None, repr=False, compare=False)
 
     def explanation(self) -> dict[str, Any]:
         return {
@@ -78,20 +81,35 @@ SHOWN_MEMORY_FIELDS = tuple(
     if model_field.name not in {"embedding", "episode_embedding", "search_vector"}
 )
 SCOPE_FIELDS = tuple(Scope._meta.concrete_fields)
+#: What the learned ranking and the gate read of every candidate before the few shown are
+#: chosen (``memories.search.learned``, ``memories.search.gate``): reading every field of the
+#: dozens of candidates a search returns cost more CPU than the rest of the search's Python.
+CANDIDATE_MEMORY_FIELDS = tuple(
+    model_field
+    for model_field in SHOWN_MEMORY_FIELDS
+    if model_field.name in {"id", "text", "session", "created_at", "significance"}
+)
+_CANDIDATE_COLUMNS = tuple(SHOWN_MEMORY_FIELDS.index(f) for f in CANDIDATE_MEMORY_FIELDS)
 
 
-def hit_from_row(row: tuple) -> SearchHit:
+def hit_from_row(row: tuple, *, candidate: bool = False) -> SearchHit:
     """A search hit from a row of the ranking statement (``ranking.ranked``): the memory with
-    its scope and replacement, and the figures that explain its place."""
+    its scope and replacement, and the figures that explain its place. A ``candidate``'s
+    memory holds only ``CANDIDATE_MEMORY_FIELDS`` until ``hydrated``."""
     memory_end = len(SHOWN_MEMORY_FIELDS)
     scope_end = memory_end + len(SCOPE_FIELDS)
-    memory = _instance(Memory, SHOWN_MEMORY_FIELDS, row[:memory_end])
-    memory.scope = _instance(Scope, SCOPE_FIELDS, row[memory_end:scope_end])
     replacement_mem_id, *figures = row[scope_end:]
-    if memory.superseded_by_id is not None:
-        memory.superseded_by = Memory.from_db(
-            reader.alias, ["id", "mem_id"], [memory.superseded_by_id, replacement_mem_id]
+    if candidate:
+        memory = _instance(
+            Memory, CANDIDATE_MEMORY_FIELDS, tuple(row[i] for i in _CANDIDATE_COLUMNS)
         )
+    else:
+        memory = _instance(Memory, SHOWN_MEMORY_FIELDS, row[:memory_end])
+        memory.scope = _instance(Scope, SCOPE_FIELDS, row[memory_end:scope_end])
+        if memory.superseded_by_id is not None:
+            memory.superseded_by = Memory.from_db(
+                reader.alias, ["id", "mem_id"], [memory.superseded_by_id, replacement_mem_id]
+            )
     (similarity, keyword_rank, episode_similarity, *rest) = figures
     similarity_z, keyword_z, episode_z, fused, neighbour, relevance, *rest = rest
     age_days, age_factor, asymmetry_factor, score, gated = rest
@@ -112,7 +130,15 @@ def hit_from_row(row: tuple) -> SearchHit:
         score=score,
         gated=gated,
         eligible="",  # set by ``ranked`` for all hits at once
+        row=row if candidate else None,
     )
+
+
+def hydrated(hit: SearchHit) -> SearchHit:
+    """``hit`` with its whole memory, its scope and replacement, if it was a candidate's."""
+    if hit.row is None:
+        return hit
+    return replace(hit, memory=hit_from_row(hit.row).memory, row=None)
 
 
 def _instance(model: type[Model], fields: tuple[Field, ...], values: tuple) -> Model:

@@ -21,7 +21,13 @@ from memories.prepared import prepared_cursor
 from memories.reading import reader
 from memories.search.filters import SearchFilters
 from memories.search.graph import expanded
-from memories.search.hydration import SCOPE_FIELDS, SHOWN_MEMORY_FIELDS, SearchHit, hit_from_row
+from memories.search.hydration import (
+    SCOPE_FIELDS,
+    SHOWN_MEMORY_FIELDS,
+    SearchHit,
+    hit_from_row,
+    hydrated,
+)
 from memories.search.learned import reranked
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
@@ -323,11 +329,15 @@ def ranked(
         with prepared_cursor(reader) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
-    hits = [hit_from_row(row) for row in rows]
+    # The learned ranking reads a few fields of every candidate; the rest is read for the hits
+    # it keeps (the graph, which keeps twice the candidates a list, reads them whole).
+    candidates = learned and not every_candidate and expand != "graph"
+    hits = [hit_from_row(row, candidate=candidates) for row in rows]
     if every_candidate:
         return hits
     if learned:
-        hits = reranked(hits, query=query, limit=2 * count if expand == "graph" else shown_limit)
+        kept = 2 * count if expand == "graph" else shown_limit
+        hits = [hydrated(hit) for hit in reranked(hits, query=query, limit=kept)]
     if expand == "graph":
         hits = expanded(hits, limit=shown_limit, workspace_id=workspace.pk)
     attach_references([h.memory for h in hits])

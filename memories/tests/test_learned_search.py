@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from django.utils import timezone
 
 from meaning_memory.testing import by_mem_id, mem_ids, searched
 from memories.operations import memory_remember, memory_search
@@ -94,6 +95,44 @@ def test_it_re_orders_what_the_search_read_and_filters_and_the_limit_hold(alice)
     every = memory_search(agent=alice.agent, query="renewal", limit=3, every_candidate=True)
     assert len(every) == 8 and len({hit.memory.pk for hit in every}) == 8
     assert all(not hit.learned for hit in every)  # before any re-ordering
+
+
+def test_reading_few_fields_of_the_candidates_changes_no_hit_and_shows_every_field(
+    alice, django_assert_num_queries
+):
+    """The candidates are read with a few fields until the ranking keeps some: the same hits,
+    figures and explanations as re-ordering candidates read whole, and what is shown whole."""
+    from memories.search.learned import reranked
+
+    other = remember(alice, "Zephyr renewal replaced.", category="fact")
+    for n in range(12):
+        remember(
+            alice,
+            f"Maria: the Zephyr renewal, note {n}, due last Friday.",
+            session=f"s{n % 3}",
+            metadata={"n": n},
+        )
+    memory_remember(agent=alice.agent, text="Zephyr renewal, corrected.", supersedes=other.mem_id)
+    query, moment = "When is the Zephyr renewal due?", timezone.now()  # one age for both
+    memory_search(agent=alice.agent, query=query, limit=5)  # statistics read once
+    with django_assert_num_queries(2):
+        hits = memory_search(agent=alice.agent, query=query, limit=5, now=moment)
+        for hit in hits:  # every shown field there, with its scope and replacement: no query
+            assert hit.row is None
+            assert hit.memory.get_deferred_fields() == {
+                "embedding",
+                "episode_embedding",
+                "search_vector",
+            }
+            assert hit.memory.scope.name == "private:alice"
+            if hit.memory.superseded_by_id:
+                assert hit.memory.superseded_by.mem_id
+    every = memory_search(agent=alice.agent, query=query, limit=5, every_candidate=True, now=moment)
+    whole = reranked(every, query=query, limit=5)
+    assert [(h.memory.pk, h.relevance, h.score, h.gated, h.learned) for h in hits] == [
+        (h.memory.pk, h.relevance, h.score, h.gated, h.learned) for h in whole
+    ]
+    assert [h.memory.metadata for h in hits] == [h.memory.metadata for h in whole]
 
 
 def test_what_the_reader_may_not_see_changes_nothing_it_is_shown(alice, bob, charlie):
