@@ -1,13 +1,14 @@
 """Where a request of the load mix spends its time: each part's CPU and wall, per request.
 
 ``benchmarks/load.py`` runs it before the served rows, on the same data: requests of the mix
-(70 % search, 25 % remember, 5 % feedback, the bodies ``load.Agent`` sends) one at a time,
-through the whole Django stack in this process (middleware, authentication, fair use, DRF's
-parsing and validation, the views, serialisation: everything but the HTTP server), with each
-part timed **exclusively** (a part's time excludes the parts it calls):
+(its shares, and the bodies a ``load.Agent`` sends) one at a time, through the whole Django
+stack in this process (middleware, authentication, fair use, parsing, the views' checks,
+serialisation: everything but the HTTP server), with each part timed **exclusively** (a
+part's time excludes the parts it calls):
 
-* parsing (``JSONParser.parse``), validation (``Serializer.is_valid``), serialisation (the
-  serializers' ``to_representation`` and ``JSONRenderer.render``);
+* parsing (``JSONParser.parse``) and serialisation (``JSONRenderer.render``); the views check
+  their input and build their answers' dicts themselves (no DRF serializer), so that is in the
+  rest;
 * the embedder (``embed``), the entity recogniser (``recognise``), storing the links
   (``store_relations``), the A score (``asymmetry_fill``), the provenance event; in a search,
   reading the statement's rows into hits, the learned ranking's features and its re-ordering;
@@ -23,7 +24,6 @@ concurrency costs; ``load.py``'s CPU table shows both beside this one.
 
 from __future__ import annotations
 
-import random
 import re
 import time
 from collections import defaultdict
@@ -32,7 +32,6 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 from unittest import mock
 
-MIX_WEIGHTS = {"search": 70, "remember": 25, "feedback": 5}
 REST = "framework and views"
 
 
@@ -100,7 +99,7 @@ def instrumented(regions: Regions) -> ExitStack:
     import sys
 
     from django.db import connection
-    from rest_framework import parsers, renderers, serializers
+    from rest_framework import parsers, renderers
 
     import memories.embeddings
     import memories.search.learned
@@ -111,8 +110,6 @@ def instrumented(regions: Regions) -> ExitStack:
     stack = ExitStack()
     targets = [
         (parsers.JSONParser, "parse", "parsing"),
-        (serializers.Serializer, "is_valid", "validation"),
-        (serializers.Serializer, "to_representation", "serialisation: objects"),
         (renderers.JSONRenderer, "render", "serialisation: JSON"),
         (memories.embeddings.LocalEmbedder, "embed", "embedding"),
         (remember, "recognise", "entities: recogniser"),
@@ -131,66 +128,49 @@ def instrumented(regions: Regions) -> ExitStack:
     return stack
 
 
-def measure(token: str, words: list[str], requests: int, seed: int = 7) -> dict[str, Any]:
-    """``requests`` requests of the mix, after 30 unmeasured; each part's ms per request."""
+def measure(agent: Any, mix: dict[str, float], requests: int) -> dict[str, Any]:
+    """``requests`` requests of ``mix`` (each kind's share) as ``agent`` (``load.Agent``: its
+    tokens, bodies and what it has seen), after 30 unmeasured; each part's ms per request."""
     from django.test import Client
     from django.test.utils import override_settings
 
-    rng = random.Random(seed)
-    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {token}")
-    ops = [op for op, weight in MIX_WEIGHTS.items() for _ in range(weight)]
-    seen: list[str] = []
-    run = f"breakdown-{time.time_ns()}"
-
-    def query() -> str:
-        return " ".join(rng.choices(words, k=rng.randint(2, 6)))
-
-    def send(op: str, n: int) -> None:
-        if op == "search":
-            url, body = "/api/v1/search", {"query": query(), "limit": 10}
-        elif op == "remember":
-            text = f"{query()} {query()} noted by the breakdown as item {n}."
-            url, body = "/api/v1/memories", {"text": text, "idempotency_key": f"{run}-{n}"}
-        else:
-            url = f"/api/v1/memories/{rng.choice(seen)}/feedback"
-            body = {"action": "important", "reason": "it helped (load benchmark)"}
-        response = client.post(url, body, content_type="application/json")
-        if response.status_code >= 300:
-            raise SystemExit(
-                f"breakdown: {op} answered {response.status_code}: {response.content!r}"
-            )
-        if op == "search":
-            seen[:] = [hit["mem_id"] for hit in response.json()["results"][:5]] or seen
-
+    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=agent.headers["Authorization"])
+    kinds, shares = list(mix), list(mix.values())
     regions = Regions()
     counts: dict[str, int] = defaultdict(int)
     with override_settings(MM_RATE_PER_MINUTE=0), instrumented(regions):
         for n in range(30 + requests):
-            op = rng.choice(ops) if seen else "search"
+            op, url, body = agent.prepared(agent.rng.choices(kinds, shares)[0])
             if n == 30:
                 regions.seconds.clear()
                 counts.clear()
             regions.op = op
             counts[op] += 1
             with regions.part(REST):
-                send(op, n)
-    return {"counts": dict(counts), "parts": summary(regions, counts)}
+                response = client.post(url, body, content_type="application/json")
+            if response.status_code >= 300:
+                answer = f"{response.status_code}: {response.content[:300]!r}"
+                raise SystemExit(f"breakdown: {op} answered {answer}")
+            agent.answered(op, response.json())
+    return {"counts": dict(counts), "mix": mix, "parts": summary(regions, counts, mix)}
 
 
-def summary(regions: Regions, counts: dict[str, int]) -> list[dict[str, Any]]:
+def summary(
+    regions: Regions, counts: dict[str, int], mix: dict[str, float]
+) -> list[dict[str, Any]]:
     """A row a part: ms of CPU and wall per request of each kind, and per request of the mix."""
     names = sorted({name for _, name in regions.seconds})
-    total = sum(MIX_WEIGHTS.values())
+    total = sum(mix.values())
     rows = []
     for name in names:
         row: dict[str, Any] = {"part": name, "cpu_ms": {}, "wall_ms": {}, "calls": {}}
-        for op in MIX_WEIGHTS:
+        for op in mix:
             cpu, wall, calls = regions.seconds.get((op, name), (0.0, 0.0, 0))
             n = counts.get(op) or 1
             row["cpu_ms"][op], row["wall_ms"][op] = cpu * 1000 / n, wall * 1000 / n
             row["calls"][op] = calls / n
         for key in ("cpu_ms", "wall_ms"):
-            row[key]["mix"] = sum(row[key][op] * w for op, w in MIX_WEIGHTS.items()) / total
+            row[key]["mix"] = sum(row[key][op] * w for op, w in mix.items()) / total
         rows.append(row)
     rows.sort(key=lambda row: -row["wall_ms"]["mix"])
     return rows

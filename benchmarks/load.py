@@ -211,20 +211,29 @@ class Agent:
     def query(self) -> str:
         return " ".join(self.rng.choices(self.words, k=self.rng.randint(2, 6)))
 
-    async def request(self, tally: Tally, op: str) -> None:
+    def prepared(self, op: str) -> tuple[str, str, dict]:
+        """The request of kind ``op`` (a search while nothing was seen to give feedback on):
+        its kind, path and body."""
         if op == "feedback" and not self.seen:
             op = "search"
         if op == "search":
-            url, body = "/api/v1/search", {"query": self.query(), "limit": 10}
-        elif op == "remember":
+            return op, "/api/v1/search", {"query": self.query(), "limit": 10}
+        if op == "remember":
             self.written += 1
             key = f"{RUN}-{self.name}-{self.written}"
             text = f"{self.query()} {self.query()} noted by {self.name} as item {self.written}."
-            url, body = "/api/v1/memories", {"text": text, "idempotency_key": key}
-        else:
-            mem_id = self.rng.choice(self.seen)
-            url = f"/api/v1/memories/{mem_id}/feedback"
-            body = {"action": "important", "reason": "it helped (load benchmark)"}
+            return op, "/api/v1/memories", {"text": text, "idempotency_key": key}
+        mem_id = self.rng.choice(self.seen)
+        body = {"action": "important", "reason": "it helped (load benchmark)"}
+        return op, f"/api/v1/memories/{mem_id}/feedback", body
+
+    def answered(self, op: str, payload: dict) -> None:
+        """What a search's answer gives feedback to later."""
+        if op == "search":
+            self.seen = [hit["mem_id"] for hit in payload["results"][:5]] or self.seen
+
+    async def request(self, tally: Tally, op: str) -> None:
+        op, url, body = self.prepared(op)
         started = time.perf_counter()
         try:
             response = await self.client.post(self.base + url, json=body, headers=self.headers)
@@ -239,10 +248,8 @@ class Agent:
             tally.error(op, f"{response.status_code} {response.text[:200]}")
             return
         tally.record(op, seconds, self.base)
-        if op == "search":
-            hits = response.json()["results"]
-            self.seen = [hit["mem_id"] for hit in hits[:5]] or self.seen
-        elif op == "remember":
+        self.answered(op, response.json())
+        if op == "remember":
             tally.acknowledged[body["idempotency_key"]] = response.json()["mem_id"]
 
 
@@ -655,7 +662,8 @@ def main() -> None:
     words = Corpus(args.seed).vocabulary[:2000]
     results: dict[str, Any] = {"mix": []}
     if args.breakdown:
-        results["breakdown"] = breakdown.measure(tokens["a"][0], words, args.breakdown)
+        agent = Agent(None, "", tokens["a"][0], words, seed=args.seed, row="breakdown-")
+        results["breakdown"] = breakdown.measure(agent, dict(MIX), args.breakdown)
         print(f"  breakdown: {args.breakdown} requests timed part by part", file=sys.stderr)
     connections.close_all()
     time.sleep(1)  # the loader's connections have ended: their counts are in the totals
