@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from unittest import mock
 
@@ -81,11 +81,6 @@ def installed(name: str) -> Iterator[object]:
         yield embedder
 
 
-@contextmanager
-def asking(embedder: object) -> Iterator[None]:
+def asking(embedder: object) -> AbstractContextManager:
     """Embeds questions (e5's query prefix); the engine's own embedder has one way for both."""
-    if isinstance(embedder, E5Small):
-        with embedder.asking():
-            yield
-    else:
-        yield
+    return embedder.asking() if isinstance(embedder, E5Small) else nullcontext()

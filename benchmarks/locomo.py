@@ -95,12 +95,15 @@ def loaded(conversations: list[Conversation]) -> dict[str, Any]:
         agent = Agent.objects.filter(workspace__slug=f"locomo-{conversation.sample_id}").first()
         if agent is None:
             return {}
-        rows = Memory.objects.filter(workspace=agent.workspace_id).values_list("pk", "metadata")
-        conversation.memory_ids = {pk: metadata["dia_id"] for pk, metadata in rows}
+        rows = list(
+            Memory.objects.filter(workspace=agent.workspace_id).values_list(
+                "pk", "metadata", "embedding_model"
+            )
+        )
+        conversation.memory_ids = {pk: metadata["dia_id"] for pk, metadata, _ in rows}
         if len(conversation.memory_ids) != len(conversation.turns):
             return {}
-        memories = Memory.objects.filter(workspace=agent.workspace_id)
-        if memories.exclude(embedding_model=current_model_name()).exists():
+        if {model for _, _, model in rows} != {current_model_name()}:
             return {}
         agents[conversation.sample_id] = agent
     return agents
