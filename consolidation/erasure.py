@@ -20,7 +20,8 @@ from consolidation.models import PhaseWatermark, ThreadCorpus, WordFrequency
 from consolidation.phases import refresh_thread_status
 from consolidation.snapshots import snapshots_drop
 from memories.models import Memory, Thread, ThreadMember
-from memories.services.erase import forget_log_entries, vacuum_tables
+from memories.services.erase import forget_log_entries
+from memories.services.purge import WAIT_SECONDS, vacuum_tables
 
 #: Consolidation's tables an erasure deletes from (memories' own are vacuumed by memories).
 PURGED_TABLES = (
@@ -116,19 +117,20 @@ def _rebuild_thread(thread_pk: int) -> None:
     refresh_thread_status(thread_pk)
 
 
-def purge_storage(*, full: bool = False) -> None:
+def purge_storage(*, full: bool = False, wait: float = WAIT_SECONDS) -> dict[str, int]:
     """Consolidation's tables vacuumed (or rewritten), and the word counts' index rebuilt
-    (its keys, words of erased texts, outlive a vacuum). Not in a transaction."""
-    vacuum_tables(PURGED_TABLES, full=full)
+    (its keys, words of erased texts, outlive a vacuum): ``memories.services.purge``'s rules.
+    Not in a transaction."""
+    older = vacuum_tables(PURGED_TABLES, full=full, wait=wait)
     if not full:
         with connection.cursor() as cursor:
             cursor.execute("REINDEX TABLE CONCURRENTLY consolidation_wordfrequency")
+    return {"tables": len(PURGED_TABLES), "older_snapshots": older}
 
 
-def purge_tables(sender: Any, *, full: bool, **kwargs: Any) -> tuple[str, ...]:
+def purge_tables(sender: Any, *, full: bool, wait: float, **kwargs: Any) -> dict[str, int]:
     """``meaning-memory purge``: consolidation's tables too."""
-    purge_storage(full=full)
-    return PURGED_TABLES
+    return purge_storage(full=full, wait=wait)
 
 
 def _queue_purge(workspace_id: int) -> None:

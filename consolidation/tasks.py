@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db.models import Max, OuterRef, Subquery
 from django_q.tasks import async_task
 
-from consolidation.erasure import PURGED_TABLES, purge_storage
+from consolidation.erasure import purge_storage
 from consolidation.models import ConsolidationRun, PhaseWatermark
 from consolidation.phases import PHASES
 from consolidation.services import consolidation_execute, consolidation_start
@@ -16,8 +16,7 @@ from memories.models import Workspace
 
 def purge_erased(workspace_id: int) -> dict[str, int]:
     """After an erasure: the erased rows' bytes out of consolidation's tables' files."""
-    purge_storage()
-    return {"tables": len(PURGED_TABLES)}
+    return purge_storage()
 
 
 #: The function name a queued run's job is stored under.

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from memories.indexing import workspace_indexes_sync
 from memories.models import Workspace
 from memories.services import link_backfill
-from memories.services.erase import purge_storage
+from memories.services.purge import purge_storage
 
 
 def sync_workspace_indexes() -> dict[str, list[int]]:

@@ -24,8 +24,9 @@ every column of every table afterwards).
 Rows deleted in PostgreSQL stay in the table's pages until a vacuum, and their words in a
 full-text index until it is rebuilt: after the commit the worker's
 ``memories.tasks.purge_erased`` vacuums the tables and rebuilds those indexes
-(``purge_storage``); then no row, index or statistic holds the text, though a page's free space
-may keep its bytes until a new row takes it. ``meaning-memory purge --full`` rewrites the
+(``memories/services/purge.py``, which first waits for the snapshots older than the erasure);
+then no row, index or statistic holds the text, though a page's free space may keep its bytes
+until a new row takes it. ``meaning-memory purge --full`` rewrites the
 tables, after which the text is in no file of the database. The write-ahead log and backups
 made before keep it until they are recycled (docs/api.md, "Erase", says so).
 """
@@ -346,60 +347,3 @@ def _queue_purge(workspace_id: int) -> None:
     from django_q.tasks import async_task
 
     async_task("memories.tasks.purge_erased", workspace_id)
-
-
-#: The tables an erasure deletes from: what the purge vacuums.
-PURGED_TABLES = (
-    "memories_memory",
-    "memories_link",
-    "memories_memorydegree",
-    "memories_provenanceevent",
-    "memories_entity",
-    "memories_divergence",
-    "memories_thread",
-    "memories_threadmember",
-    "memories_sourcerecord",
-    "django_admin_log",
-)
-
-
-def vacuum_tables(tables: tuple[str, ...] | list[str], *, full: bool = False) -> None:
-    """Vacuum (index entries included, however few) and analyse each table: the deleted rows
-    leave its pages and indexes and no statistic keeps one of their values. ``full`` rewrites
-    each table and its indexes into new files instead (it locks the table meanwhile), so the
-    deleted rows' bytes are not even left in the free space of a page. Not in a
-    transaction."""
-    options = "FULL, ANALYZE" if full else "ANALYZE, INDEX_CLEANUP ON"
-    with connection.cursor() as cursor:
-        for table in tables:
-            cursor.execute(f"VACUUM ({options}) {connection.ops.quote_name(table)}")
-
-
-def purge_storage(workspace_id: int | None = None, *, full: bool = False) -> dict[str, Any]:
-    """Make erased rows go from the database's files: vacuum the tables an erasure deletes
-    from, and rebuild, without blocking writes, the full-text index (the workspace's own too)
-    and the entities' indexes, which keep the keys of deleted rows after a vacuum. A vacuum
-    leaves a deleted row's bytes in the free space of its page until a new row takes it;
-    ``full`` rewrites the tables (each locked meanwhile: minutes for millions of memories).
-    Not in a transaction."""
-    from memories.indexing import existing_workspace_indexes
-
-    vacuum_tables(PURGED_TABLES, full=full)
-    # The analyses just made replaced the tables' statistics; the rows they replaced, which
-    # may hold an erased value (a common value, a histogram bound), stay in pg_statistic's
-    # pages until it is vacuumed too. (A role that does not own the database is only warned.)
-    with connection.cursor() as cursor:
-        cursor.execute(f"VACUUM {'(FULL) ' if full else ''}pg_catalog.pg_statistic")
-    indexes = [] if full else ["memory_search_vector_gin"]
-    if not full:
-        indexes += [
-            f"memory_gin_ws_{pk}"
-            for pk in sorted(existing_workspace_indexes())
-            if workspace_id is None or pk == workspace_id
-        ]
-    with connection.cursor() as cursor:
-        for index in indexes:
-            cursor.execute(f"REINDEX INDEX CONCURRENTLY {connection.ops.quote_name(index)}")
-        if not full:
-            cursor.execute("REINDEX TABLE CONCURRENTLY memories_entity")
-    return {"tables": len(PURGED_TABLES), "indexes": len(indexes), "full": full}

@@ -5,6 +5,8 @@ statistics); a tombstone says which memory, who, when and why, never what it sai
 import glob
 import os
 import re
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
@@ -201,6 +203,61 @@ def test_an_erased_memory_is_nowhere_in_the_database_and_leaves_a_tombstone(alic
         f"/api/v1/memories/{secret.mem_id}/erase", {"reason": "twice"}, format="json"
     )
     assert again.status_code == 404
+
+
+def reader_with_a_snapshot():
+    """Another session, as a long report would be: a transaction whose snapshot sees the rows
+    as they are now."""
+    reader = connection.get_new_connection(connection.get_connection_params())
+    reader.autocommit = True
+    reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    reader.execute("SELECT 1").fetchone()  # the snapshot: another table, no lock on these
+    return reader
+
+
+def test_a_full_purge_waits_for_a_session_that_still_sees_the_erased_rows(alice, story):
+    secret = story["secret"]
+    reader = reader_with_a_snapshot()  # it began before the erasure: it sees the secret
+    answer = alice.client.post(
+        f"/api/v1/memories/{secret.mem_id}/erase", {"reason": "asked"}, format="json"
+    )
+    assert answer.status_code == 200, answer.content
+    ending = threading.Timer(1.5, reader.close)  # the report ends while the purge waits
+    ending.start()
+    out, err = StringIO(), StringIO()
+    began = time.monotonic()
+    try:
+        call_command("purge", "--full", "--wait", "30", stdout=out, stderr=err)
+    finally:
+        ending.cancel()
+        reader.close()
+    assert time.monotonic() - began >= 1.4  # it waited for the report ...
+    assert "tables rewritten" in out.getvalue() and err.getvalue() == ""
+    assert files_with(WORD, b"4417-zanz") == []  # ... and then nothing of the secret is left
+
+
+def test_a_purge_that_outlives_its_wait_says_so_and_the_next_one_finishes(alice, story):
+    secret = story["secret"]
+    reader = reader_with_a_snapshot()
+    try:
+        answer = alice.client.post(
+            f"/api/v1/memories/{secret.mem_id}/erase", {"reason": "asked"}, format="json"
+        )
+        assert answer.status_code == 200, answer.content
+        err = StringIO()
+        call_command("purge", "--full", "--wait", "0.2", stdout=StringIO(), stderr=err)
+        assert "1 other session(s) still held a snapshot older than the purge" in err.getvalue()
+        # What the open session can see had to be kept: the rewrite copied it.
+        assert "memories_memory" in files_with(WORD)
+    finally:
+        reader.close()
+    err = StringIO()
+    call_command("purge", "--full", stdout=StringIO(), stderr=err)
+    assert err.getvalue() == ""
+    assert files_with(WORD, b"4417-zanz") == []
+    for wrong in ("-1", "soon", "3601"):
+        with pytest.raises(CommandError, match=f"--wait: '{wrong}' is not a number of seconds"):
+            call_command("purge", "--wait", wrong)
 
 
 def test_erase_refuses_without_a_reason_and_outside_what_the_agent_sees(alice, bob, charlie):

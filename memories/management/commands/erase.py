@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand
 from memories.errors import MemoryEngineError
 from memories.management.acting import command_error, workspace_option
 from memories.services import memories_erase
-from memories.services.erase import purge_storage
+from memories.services.purge import older_warning, purge_storage
 
 
 class Command(BaseCommand):
@@ -58,5 +58,7 @@ class Command(BaseCommand):
             f"rewritten, {erasure.entities_removed:,} entities removed)"
         )
         if erasure.count:
-            purge_storage(workspace.pk)  # now (the worker does other apps' tables)
+            done = purge_storage(workspace.pk)  # now (the worker does other apps' tables)
             self.stdout.write("purged: tables vacuumed, text indexes rebuilt")
+            if done["older_snapshots"]:
+                self.stderr.write(older_warning(done["older_snapshots"]))
