@@ -20,10 +20,11 @@ the same time, are slower than the rest). Then:
   with an idempotency key), 5% feedback (``important`` on a memory its searches returned).
   Per N: requests/s, p50/p95/p99 per operation, errors (any answer but 2xx, or no answer),
   429s. Afterwards every acknowledged write is counted against the rows stored with its key.
-* **Two tenants**: tenant-b's ``--b-agents`` agents search with a pause of ``--b-pause`` s
-  between requests, alone, then while tenant-a floods (``--flood-agents`` agents, each with
-  ``MM_RATE_CONCURRENT`` searches in flight at all times, retrying at once when refused):
-  tenant-b's p95 both ways, and what the flood got through.
+* **Two tenants** (``benchmarks/floods.py``): tenant-b's ``--b-agents`` agents search with a
+  pause of ``--b-pause`` s between requests, alone, then while tenant-a floods in each shape
+  of ``--floods`` (many agents; many threads of one agent; long queries; queries over the
+  limit; bulk writes), each flooder sending again the moment it is answered or refused:
+  tenant-b's p95 under each shape over its p95 alone, and what each flood got through.
 
 With ``--web-processes N`` it starts ``serve`` N times on the same database (each with its own
 worker), deals the agents out to them in turn, and reports how many requests each answered.
@@ -58,6 +59,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import breakdown
+import floods
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django
 
@@ -418,74 +420,6 @@ async def run_mix(
     return row, tally.acknowledged
 
 
-async def run_tenants(bases: list[str], tokens: dict, words: list[str], args) -> dict:
-    import httpx
-    from django.conf import settings
-
-    per_agent = settings.MM_RATE_CONCURRENT or 4
-
-    async def tenant_b(client) -> Tally:
-        tally = Tally(measuring=True)
-        agents = [
-            Agent(client, bases[i % len(bases)], token, words, seed=90_000 + i)
-            for i, token in enumerate(tokens["b"][: args.b_agents])
-        ]
-        deadline = time.perf_counter() + args.seconds
-
-        async def loop(agent: Agent) -> None:
-            while time.perf_counter() < deadline:
-                await agent.request(tally, "search")
-                await asyncio.sleep(args.b_pause)
-
-        await asyncio.gather(*(loop(agent) for agent in agents))
-        return tally
-
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
-        alone = await tenant_b(client)
-        flood = Tally(measuring=True)
-        stop = asyncio.Event()
-        flooders = [
-            Agent(client, bases[i % len(bases)], token, words, seed=50_000 + i)
-            for i, token in enumerate(tokens["a"][: args.flood_agents])
-        ]
-
-        async def flood_loop(agent: Agent) -> None:
-            while not stop.is_set():
-                await agent.request(flood, "search")
-
-        tasks = [
-            asyncio.create_task(flood_loop(agent)) for agent in flooders for _ in range(per_agent)
-        ]
-        await asyncio.sleep(args.warmup)
-        flood.latencies.clear()
-        flood.throttled = 0
-        started = time.perf_counter()
-        flooded = await tenant_b(client)
-        elapsed = time.perf_counter() - started
-        stop.set()
-        await asyncio.gather(*tasks)
-    b_alone = alone.latencies.get("search", [])
-    b_flooded = flooded.latencies.get("search", [])
-    return {
-        "b_agents": args.b_agents,
-        "b_pause_s": args.b_pause,
-        "flood_agents": args.flood_agents,
-        "flood_in_flight": args.flood_agents * per_agent,
-        "b_alone_p50_ms": percentile(b_alone, 50),
-        "b_alone_p95_ms": percentile(b_alone, 95),
-        "b_flooded_p50_ms": percentile(b_flooded, 50),
-        "b_flooded_p95_ms": percentile(b_flooded, 95),
-        "ratio_p95": percentile(b_flooded, 95) / percentile(b_alone, 95),
-        "b_errors": sum(alone.errors.values()) + sum(flooded.errors.values()),
-        "b_throttled": alone.throttled + flooded.throttled,
-        "flood_served_per_s": len(flood.latencies.get("search", [])) / elapsed,
-        "flood_throttled_per_s": flood.throttled / elapsed,
-        "flood_errors": sum(flood.errors.values()),
-        "error_samples": alone.error_samples + flooded.error_samples + flood.error_samples,
-    }
-
-
 #: What PostgreSQL counts of the memories table (cumulative but for ``n_dead_tup``).
 ROW_COUNTS = ("n_tup_upd", "n_tup_hot_upd", "n_live_tup", "n_dead_tup")
 
@@ -579,25 +513,6 @@ def cpu_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def tenants_table(t: dict) -> str:
-    return "\n".join(
-        [
-            "| tenant-b search | p50 ms | p95 ms |",
-            "|---|---:|---:|",
-            f"| alone | {t['b_alone_p50_ms']:.0f} | {t['b_alone_p95_ms']:.0f} |",
-            f"| while tenant-a floods | {t['b_flooded_p50_ms']:.0f} "
-            f"| {t['b_flooded_p95_ms']:.0f} |",
-            "",
-            f"p95 under the flood / alone: **{t['ratio_p95']:.2f}×**; tenant-b: "
-            f"{t['b_agents']} agents, {t['b_pause_s']} s between searches, errors "
-            f"{t['b_errors']}, 429s {t['b_throttled']}. The flood: {t['flood_agents']} agents "
-            f"of tenant-a, {t['flood_in_flight']} searches in flight, served "
-            f"{t['flood_served_per_s']:.1f}/s, refused (429) {t['flood_throttled_per_s']:.1f}/s, "
-            f"errors {t['flood_errors']}.",
-        ]
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
@@ -616,6 +531,14 @@ def main() -> None:
     parser.add_argument("--b-agents", type=int, default=4)
     parser.add_argument("--b-pause", type=float, default=0.1)
     parser.add_argument("--flood-agents", type=int, default=32)
+    parser.add_argument(
+        "--floods",
+        default=",".join(floods.SHAPES),
+        help=f"flood shapes of the two-tenant run, of {', '.join(floods.SHAPES)}",
+    )
+    parser.add_argument("--flood-threads", type=int, default=40, help="one agent's, in flight")
+    parser.add_argument("--bulk-agents", type=int, default=4)
+    parser.add_argument("--bulk-items", type=int, default=100)
     parser.add_argument("--no-tenants", action="store_true", help="skip the two-tenant run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, help="default benchmarks/out/load-data")
@@ -635,6 +558,7 @@ def main() -> None:
     if args.smoke:
         args.size, args.agents, args.seconds, args.warmup = 1_000, "1,4", 2.0, 1.0
         args.flood_agents, args.b_agents = 4, 2
+        args.flood_threads, args.bulk_agents, args.bulk_items = 8, 1, 10
         args.breakdown = min(args.breakdown, 40)
         args.data_dir = args.data_dir or ROOT / "benchmarks" / "out" / "smoke-load"
     args.data_dir = args.data_dir or ROOT / "benchmarks" / "out" / "load-data"
@@ -644,6 +568,9 @@ def main() -> None:
         parser.error("--agents, --size and --seconds must be positive")
     if args.web_processes < 1:
         parser.error("--web-processes must be at least 1")
+    args.floods = [name.strip() for name in args.floods.split(",") if name.strip()]
+    if set(args.floods) - set(floods.SHAPES):
+        parser.error(f"--floods: each of {', '.join(floods.SHAPES)}")
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     setup_django(args.data_dir, args.database_url)
@@ -687,7 +614,10 @@ def main() -> None:
                     file=sys.stderr,
                 )
         if not args.no_tenants:
-            results["tenants"] = asyncio.run(run_tenants(bases, tokens, words, args))
+            results["tenants"], acked = asyncio.run(
+                floods.run_floods(bases, tokens, words, args, Agent, Tally, RUN, percentile)
+            )
+            acknowledged |= acked
     finally:
         for process, _ in served:
             process.send_signal(signal.SIGINT)
@@ -755,9 +685,17 @@ def main() -> None:
         "ones, until a vacuum.\n"
     )
     if "tenants" in results:
-        print(tenants_table(results["tenants"]))
+        print(floods.table(results["tenants"]))
     samples = [s for row in results["mix"] for s in row["error_samples"]]
-    samples += results.get("tenants", {}).get("error_samples", [])
+    tenants = results.get("tenants", {"shapes": []})
+    samples += [
+        s
+        for part in ("alone", "alone_after")
+        for s in tenants.get(part, {}).get("error_samples", [])
+    ]
+    samples += [
+        s for row in tenants["shapes"] for s in row["b"]["error_samples"] + row["error_samples"]
+    ]
     if samples:
         print("\nFirst errors:\n" + "\n".join(f"- {s}" for s in samples[:10]))
     if args.json:

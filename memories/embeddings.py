@@ -10,7 +10,13 @@ the CPU with onnxruntime, loaded once per process. ``openai`` calls any OpenAI-c
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
+import os
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -37,6 +43,13 @@ BATCH_SIZE = 64
 #: process peaked at 1.7 GB with batches of 64 and at 0.6 GB with 16, for the same CPU time per
 #: text (a batch is also padded only to its own longest text).
 LOCAL_BATCH_SIZE = 16
+#: Padded tokens per run of the local model, at most: a run holds the model, and 16 texts of
+#: 256 tokens held it for over a second, so a search's query that came meanwhile waited that
+#: long. Runs of short texts are as before (16 of up to 32 tokens); a run of long texts is cut
+#: (one text of 256 tokens runs about 60 ms on one core).
+LOCAL_RUN_TOKENS = 512
+#: A run's estimated time per padded token: how the runs waiting for the model are ordered.
+SECONDS_PER_TOKEN = 0.25e-3
 #: Run option: after each run, onnxruntime gives the regions of its CPU arena that the run no
 #: longer uses back to the system.
 ARENA_SHRINKAGE = ("memory.enable_memory_arena_shrinkage", "cpu:0")
@@ -130,7 +143,7 @@ class LocalEmbedder(BatchingEmbedder):
         model_path, tokenizer_path = _local_files()
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer.no_padding()  # (the file's own padding, if any): padded run by run
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -146,21 +159,96 @@ class LocalEmbedder(BatchingEmbedder):
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._input_names = {i.name for i in self.session.get_inputs()}
-        self._lock = threading.Lock()
+        self.gate = RunGate(max(2, len(os.sched_getaffinity(0)) // threads))
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Runs of at most ``LOCAL_BATCH_SIZE`` texts and ``LOCAL_RUN_TOKENS`` padded tokens
+        (a text's vector does not depend on the others of its run), each when the gate lets
+        it (``RunGate``)."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        vectors = []
+        for run in runs([len(e.ids) for e in encodings]):
+            with EMBED_SECONDS.labels("LocalEmbedder").time():
+                vectors.append(self._run([encodings[i] for i in run]))
+        EMBEDDED_TEXTS.labels("LocalEmbedder").inc(len(texts))
+        if len(texts) >= self.batch_size:
+            give_back()  # a bulk write's working memory back to the system (memories.heap)
+        return np.vstack(vectors)
+
+    def _run(self, encodings: list) -> np.ndarray:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)  # [PAD] is 0
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        with self._lock:  # one run at a time per process; onnxruntime threads do the rest
+        with self.gate.turn(ids.size):
             hidden = self.session.run(None, feeds, self._run_options)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def runs(lengths: list[int]) -> Iterator[list[int]]:
+    """The texts' positions, in order, cut into runs of at most ``LOCAL_BATCH_SIZE`` texts
+    whose padded size (count × longest) is at most ``LOCAL_RUN_TOKENS`` (a longer text runs
+    alone)."""
+    run: list[int] = []
+    longest = 0
+    for position, length in enumerate(lengths):
+        wider = max(longest, length)
+        if run and (len(run) == LOCAL_BATCH_SIZE or wider * (len(run) + 1) > LOCAL_RUN_TOKENS):
+            yield run
+            run, wider = [], length
+        run.append(position)
+        longest = wider
+    if run:
+        yield run
+
+
+class RunGate:
+    """At most ``capacity`` runs of the model at once in a process (each uses
+    ``MM_EMBEDDER_THREADS`` CPUs: by default as many runs as the process has CPUs, at least
+    two), so that a search's query never waits behind one long run of another request. The
+    runs waiting go in order of their arrival plus their estimated length (earliest deadline
+    first): a query that comes while bulk writes embed goes before their next runs, and a long
+    run is never passed over for long (each later arrival's deadline moves with the clock)."""
+
+    def __init__(
+        self,
+        capacity: int = 1,
+        seconds_per_token: float = SECONDS_PER_TOKEN,
+        clock=time.monotonic,
+    ) -> None:
+        self.capacity = capacity
+        self.seconds_per_token, self.clock = seconds_per_token, clock
+        self._changed = threading.Condition()
+        self._busy = 0
+        self._waiting: list[tuple[float, int]] = []
+        self._order = itertools.count()
+
+    @contextmanager
+    def turn(self, tokens: int) -> Iterator[None]:
+        ticket = (self.clock() + tokens * self.seconds_per_token, next(self._order))
+        with self._changed:
+            heapq.heappush(self._waiting, ticket)
+            while self._busy >= self.capacity or self._waiting[0] is not ticket:
+                self._changed.wait()
+            heapq.heappop(self._waiting)
+            self._busy += 1
+            self._changed.notify_all()  # the next in line may fit too
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._busy -= 1
+                self._changed.notify_all()
 
 
 class OpenAIEmbedder(BatchingEmbedder):

@@ -1,12 +1,22 @@
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import psutil
 import pytest
 
-from memories.embeddings import EmbedderError, LocalEmbedder, OpenAIEmbedder, get_embedder
+from memories.embeddings import (
+    LOCAL_BATCH_SIZE,
+    LOCAL_RUN_TOKENS,
+    EmbedderError,
+    LocalEmbedder,
+    OpenAIEmbedder,
+    RunGate,
+    get_embedder,
+    runs,
+)
 
 
 def test_local_embedder_gives_unit_vectors_that_know_meaning():
@@ -31,6 +41,129 @@ def test_local_embedder_batches_give_the_same_vectors():
     together = embedder.embed(texts)
     alone = np.vstack([embedder.embed([t]) for t in texts[:3]])
     assert np.allclose(together[:3], alone, atol=1e-4)
+
+
+def test_a_text_s_vector_does_not_depend_on_the_run_it_is_in():
+    """Runs are cut by count and by padded size; a text's vector is the same alone, beside
+    short texts, or beside long ones (awkward ones too)."""
+    embedder = get_embedder()
+    texts = [
+        "",
+        "   ",
+        "Zürich naïve café, 東京 🙂 and a\ttab",
+        "short note",
+        " ".join(f"word{i}" for i in range(400)),  # past the model's 256 tokens
+        "x" * 10_000,
+        *[f"line {i} about the harbour kiln order and the studio" for i in range(20)],
+        " ".join(f"long{i}" for i in range(120)),
+    ]
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([text]) for text in texts])
+    assert np.array_equal(together, alone)
+    assert together.shape == (len(texts), 384)
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+
+
+def test_runs_are_cut_by_count_and_by_padded_size():
+    assert list(runs([])) == []
+    assert [len(run) for run in runs([10] * 40)] == [LOCAL_BATCH_SIZE] * 2 + [8]
+    # A long text: with the short ones before it the run would pass the budget.
+    long = LOCAL_RUN_TOKENS // 2
+    assert list(runs([10, 10, long, long, 10])) == [[0, 1], [2, 3], [4]]
+    assert list(runs([LOCAL_RUN_TOKENS * 2, 5])) == [[0], [1]]  # alone, however long
+    for run in runs([3, 250, 7, 256, 256, 256, 12, 40] * 5):
+        assert run == sorted(run)
+
+
+def gate_order(gate, arrivals):
+    """The order in which runs of ``arrivals`` (name, tokens) get the gate, each asking
+    while a first run holds it; ``clock`` moves forward between arrivals."""
+    held, order, threads = threading.Event(), [], []
+    first_in = threading.Event()
+
+    def first():
+        with gate.turn(1):
+            first_in.set()
+            held.wait(10)
+
+    def later(name, tokens):
+        with gate.turn(tokens):
+            order.append(name)
+
+    threads.append(threading.Thread(target=first))
+    threads[0].start()
+    assert first_in.wait(10)
+    for name, tokens in arrivals:
+        thread = threading.Thread(target=later, args=(name, tokens))
+        thread.start()
+        threads.append(thread)
+        deadline = time.monotonic() + 10
+        while len(gate._waiting) < len(threads) - 1 and time.monotonic() < deadline:  # it asked
+            threading.Event().wait(0.001)
+        gate.now += 1.0
+    held.set()
+    for thread in threads:
+        thread.join(10)
+    return order
+
+
+class FakeClock:
+    def __init__(self, gate):
+        gate.now = 0.0
+        self.gate = gate
+
+    def __call__(self):
+        return self.gate.now
+
+
+def test_the_model_goes_to_a_short_run_before_a_long_one_that_waits():
+    """A search's query that comes while a bulk write's long run waits goes first ..."""
+    gate = RunGate(1, seconds_per_token=0.01)
+    gate.clock = FakeClock(gate)
+    # bulk: asks at 0, estimated 5 s; query: asks at 1 s, estimated 0.1 s.
+    assert gate_order(gate, [("bulk", 500), ("query", 10)]) == ["query", "bulk"]
+
+
+def test_the_model_never_passes_over_a_long_run_for_long():
+    """... but not for ever: a run that asked before another's estimated end goes first."""
+    gate = RunGate(1, seconds_per_token=0.01)
+    gate.clock = FakeClock(gate)
+    # bulk at 0 (ends 2 s), then queries at 1, 2, 3 s: the last comes after bulk's deadline.
+    order = gate_order(gate, [("bulk", 200), ("q1", 10), ("q2", 10), ("q3", 10)])
+    assert order == ["q1", "bulk", "q2", "q3"]
+
+
+def test_a_query_does_not_wait_behind_one_long_run_of_another_request():
+    """The process's embedder lets a second run in while one holds the model (two CPUs or
+    more); a third waits."""
+    assert get_embedder().gate.capacity >= 2
+    gate = RunGate(2)
+    long_run, release = threading.Event(), threading.Event()
+    entered = []
+
+    def run(name):
+        with gate.turn(512):
+            entered.append(name)
+            long_run.set()
+            release.wait(10)
+
+    first = threading.Thread(target=run, args=("long",))
+    first.start()
+    assert long_run.wait(10)
+    with gate.turn(8):  # in at once, beside the long run
+        entered.append("query")
+    others = [threading.Thread(target=run, args=(name,)) for name in ("b", "c")]
+    for thread in others:
+        thread.start()
+    deadline = time.monotonic() + 10
+    while len(entered) < 3 and time.monotonic() < deadline:
+        threading.Event().wait(0.001)
+    threading.Event().wait(0.05)
+    assert entered[:2] == ["long", "query"] and len(entered) == 3  # one of b, c waits
+    release.set()
+    for thread in [first, *others]:
+        thread.join(10)
+    assert sorted(entered[2:]) == ["b", "c"]
 
 
 def test_embedding_from_many_threads_leaves_the_process_about_as_large():
