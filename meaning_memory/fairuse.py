@@ -7,12 +7,17 @@ own tenant. In each web process:
 
 * a caller may have at most ``MM_RATE_CONCURRENT`` requests in flight, and may make
   ``MM_RATE_PER_MINUTE`` requests a minute with bursts of ``MM_RATE_BURST`` (a token bucket);
-  beyond either, a 429 with ``Retry-After`` and a body that names the limit (``Limiter``);
+  beyond either, a 429 with ``Retry-After`` and a body that names the limit (``Limiter``),
+  sent when one of the caller's requests ends or after ``PACE_SECONDS`` (one refusal per
+  request that ends): a client that sends again the moment it is refused costs the process a
+  few refusals a second, not hundreds, and its next try finds a place free;
 * at most ``MM_FAIR_SLOTS`` requests run at once; the others wait in one queue per tenant
-  (``FairQueue``): a slot that comes free goes to the waiting tenant with the fewest running,
-  and while other tenants are active none runs more than its share, so a tenant that floods
-  the engine waits behind itself and leaves a slot for the others. A tenant with
-  ``MM_FAIR_QUEUE`` requests waiting gets a 429 for the next.
+  (``meaning_memory.fairqueue``): a slot that comes free goes to the waiting tenant with the
+  fewest running, then the least cost lately (the seconds its requests held slots: a long
+  query or a bulk write costs more than a short search), and while other tenants are active
+  none runs more than its share, so a tenant that floods the engine waits behind itself and
+  leaves a slot for the others. A tenant with ``MM_FAIR_QUEUE`` requests waiting gets a 429
+  for the next.
 
 All of it happens before any database work or embedding. ``/healthz``, ``/readyz`` and static
 files are not counted. It is ASGI middleware around the whole app, so the API, the MCP endpoint
@@ -35,6 +40,7 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
+from meaning_memory.fairqueue import FairQueue, QueueFull
 from meaning_memory.middleware import body_too_large
 
 #: Paths no limit applies to: health checks, and static files (a page's style sheet and script
@@ -42,9 +48,9 @@ from meaning_memory.middleware import body_too_large
 EXEMPT_PREFIXES = ("/healthz", "/readyz", "/static/")
 #: Past this many callers tracked, those with nothing in flight and a full bucket are forgotten.
 MAX_TRACKED = 10_000
-#: A tenant whose latest request came this many seconds ago or less still counts as active
-#: when the slots are shared out (an agent pauses between its calls).
-RECENT_SECONDS = 1.0
+
+#: The longest a refusal of the limiter waits for one of the caller's requests to end.
+PACE_SECONDS = 1.0
 
 CALLER_KIND = {"agent": "agent", "session": "signed-in session", "address": "client address"}
 
@@ -123,131 +129,6 @@ class Limiter:
             full = bucket.tokens + (now - bucket.updated) * self.rate >= self.burst
             if full and key not in self.in_flight:
                 del self.buckets[key]
-
-
-class QueueFull(Exception):
-    pass
-
-
-class FairQueue:
-    """At most ``slots`` requests run at once; the rest wait, one queue per tenant.
-
-    A freed slot goes to a waiting tenant with the fewest requests running (in turn among
-    equals, round robin), and while several tenants are active (a request running or waiting,
-    or one that came in the last ``recent`` seconds), none runs more than its share of the
-    slots (``slots`` over the active tenants, at least one): a tenant that floods the process
-    leaves a slot free for one that calls now and then, instead of making it wait behind
-    requests that were running when it came. Used from the event loop only."""
-
-    def __init__(
-        self,
-        *,
-        slots: int,
-        waiting_per_tenant: int,
-        recent: float = RECENT_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.slots = slots
-        self.free = slots
-        self.waiting_per_tenant = waiting_per_tenant
-        self.recent, self.clock = recent, clock
-        self.queues: dict[str, deque[asyncio.Future[None]]] = {}
-        self.turns: deque[str] = deque()  # tenants with someone waiting, in the order served
-        self.running: dict[str, int] = {}
-        self.seen: dict[str, float] = {}  # when each tenant's latest request came
-        self._recheck: asyncio.TimerHandle | None = None
-
-    def share(self) -> int:
-        """How many slots one tenant may hold now."""
-        horizon = self.clock() - self.recent
-        for tenant in [t for t, when in self.seen.items() if when < horizon]:
-            del self.seen[tenant]
-        active = len(self.seen.keys() | self.running.keys() | self.queues.keys())
-        return max(1, math.ceil(self.slots / max(active, 1)))
-
-    async def enter(self, tenant: str) -> None:
-        """Wait for a slot (QueueFull if ``tenant`` already has its most waiting)."""
-        if not self.slots:
-            return
-        self.seen[tenant] = self.clock()
-        if self.free > 0 and not self.turns and self.running.get(tenant, 0) < self.share():
-            self._take(tenant)
-            return
-        queue = self.queues.setdefault(tenant, deque())
-        if len(queue) >= self.waiting_per_tenant:
-            if not queue:
-                del self.queues[tenant]
-            raise QueueFull
-        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        queue.append(turn)
-        if tenant not in self.turns:
-            self.turns.append(tenant)
-        self._dispatch()  # a free slot that no one else may take now
-        try:
-            await turn
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():
-                self.leave(tenant)  # the slot was handed over just as the wait was cancelled
-            else:
-                self._forget(tenant, turn)
-            raise
-
-    def leave(self, tenant: str) -> None:
-        """A request of ``tenant`` left its slot: hand it on, or free it."""
-        if not self.slots:
-            return
-        self.running[tenant] -= 1
-        if not self.running[tenant]:
-            del self.running[tenant]
-        self.free += 1
-        self._dispatch()
-
-    def _take(self, tenant: str) -> None:
-        self.free -= 1
-        self.running[tenant] = self.running.get(tenant, 0) + 1
-
-    def _dispatch(self) -> None:
-        """Hand free slots to waiting tenants under their share, fewest running first."""
-        while self.free > 0 and self.turns:
-            share = self.share()
-            eligible = [t for t in self.turns if self.running.get(t, 0) < share]
-            if not eligible:
-                # Every waiting tenant holds its share: the slot stays free for the others
-                # until a request leaves or their share grows (an idle tenant stops counting).
-                self._dispatch_later()
-                return
-            tenant = min(eligible, key=lambda t: self.running.get(t, 0))  # first of equals
-            self.turns.remove(tenant)
-            queue = self.queues[tenant]
-            turn = queue.popleft()
-            if queue:
-                self.turns.append(tenant)  # back of the line for its next request
-            else:
-                del self.queues[tenant]
-            if not turn.done():
-                self._take(tenant)
-                turn.set_result(None)
-
-    def _dispatch_later(self) -> None:
-        if self._recheck is None:
-
-            def recheck() -> None:
-                self._recheck = None
-                self._dispatch()
-
-            self._recheck = asyncio.get_running_loop().call_later(self.recent, recheck)
-
-    def _forget(self, tenant: str, turn: asyncio.Future[None]) -> None:
-        queue = self.queues.get(tenant)
-        if queue is None or turn not in queue:
-            return
-        queue.remove(turn)
-        if not queue:
-            del self.queues[tenant]
-            self.turns.remove(tenant)
-
-    def waiting(self) -> int:
-        return sum(len(queue) for queue in self.queues.values())
 
 
 #: How long a token's workspace is remembered (a revoked agent is refused by the app itself).
@@ -344,8 +225,11 @@ class FairUse:
         limiter: Limiter | None = None,
         queue: FairQueue | None = None,
         tenants: Tenants | None = None,
+        pace: float = PACE_SECONDS,
     ) -> None:
         self.app = app
+        self.pace = pace
+        self.refused: dict[str, deque[asyncio.Future[None]]] = {}  # waiting to be told, by caller
         self.limiter = limiter or Limiter(
             concurrent=settings.MM_RATE_CONCURRENT,
             per_minute=settings.MM_RATE_PER_MINUTE,
@@ -364,6 +248,7 @@ class FairUse:
         caller = caller_of(scope)
         refusal = self.limiter.acquire(caller.key)
         if refusal is not None:
+            await self._paced(caller.key)
             await _too_many(send, path, refusal)
             return
         try:
@@ -378,12 +263,43 @@ class FairUse:
             except QueueFull:
                 await _too_many(send, path, self._queue_full(tenant))
                 return
+            began = time.monotonic()
             try:
                 await self.app(scope, _replay(received, receive), send)
             finally:
-                self.queue.leave(tenant)
+                self.queue.leave(tenant, time.monotonic() - began)
         finally:
             self.limiter.release(caller.key)
+            self._ended(caller.key)
+
+    async def _paced(self, key: str) -> None:
+        """Until one of ``key``'s requests ends (one refusal each) or ``pace`` seconds pass."""
+        if self.pace <= 0:
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiting = self.refused.setdefault(key, deque())
+        waiting.append(turn)
+        try:
+            await asyncio.wait_for(asyncio.shield(turn), self.pace)
+        except TimeoutError:
+            pass
+        finally:
+            if not turn.done():
+                turn.cancel()
+                if turn in waiting:
+                    waiting.remove(turn)
+                if not waiting and self.refused.get(key) is waiting:
+                    del self.refused[key]
+
+    def _ended(self, key: str) -> None:
+        waiting = self.refused.get(key)
+        while waiting:
+            turn = waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                break
+        if waiting is not None and not waiting:
+            del self.refused[key]
 
     def _queue_full(self, tenant: str) -> Refusal:
         whose = "workspace" if tenant.startswith("workspace:") else "caller"

@@ -180,6 +180,93 @@ def test_the_middleware_answers_429_in_json_with_retry_after_and_lets_others_thr
     asyncio.run(scenario())
 
 
+def test_a_refusal_is_answered_when_one_of_the_callers_requests_ends_one_each():
+    """A client that sends again the moment it is refused is told no more often than its
+    requests end (or once per ``pace``), and its next try finds a place."""
+
+    async def scenario():
+        inner = Recorder()
+        limits, _ = limiter(concurrent=1, per_minute=0)
+        app = FairUse(
+            inner, limits, FairQueue(slots=0, waiting_per_tenant=1), no_tenants(), pace=30
+        )
+        flooding = scope(headers=[(b"authorization", b"Bearer flood")])
+        first = asyncio.create_task(answer(app, flooding))
+        await asyncio.sleep(0)
+        refused = [asyncio.create_task(answer(app, flooding)) for _ in range(2)]
+        await asyncio.sleep(0.05)
+        assert not any(task.done() for task in refused)  # nothing ended: no answer yet
+        assert inner.reached == 1
+        inner.release.set()
+        status, _, _ = await first
+        assert status == 200
+        done, pending = await asyncio.wait(refused, timeout=0.2)
+        assert len(done) == 1 and len(pending) == 1  # one end, one refusal
+        status, headers, body = done.pop().result()
+        assert status == 429 and headers[b"retry-after"] == b"1"
+        assert "MM_RATE_CONCURRENT" in json.loads(body)["detail"]
+        assert await answer(app, flooding) == (200, {}, b"{}")  # the next try gets in ...
+        status, _, _ = await pending.pop()  # ... and its end answers the other refusal
+        assert status == 429
+        assert app.refused == {} and limits.in_flight == {}
+
+    asyncio.run(scenario())
+
+
+def test_a_refusal_with_nothing_in_flight_is_answered_after_the_pace():
+    async def scenario():
+        limits, _ = limiter(concurrent=0, per_minute=60, burst=1)
+        app = FairUse(
+            Recorder(), limits, FairQueue(slots=0, waiting_per_tenant=1), no_tenants(), pace=0.1
+        )
+        limits.acquire(caller_key(scope()))  # the burst is spent
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        status, _, body = await answer(app, scope())
+        assert status == 429 and b"MM_RATE_PER_MINUTE" in body
+        assert 0.09 <= loop.time() - began < 1.0
+        assert app.refused == {}  # nothing kept for a caller that went
+
+    asyncio.run(scenario())
+
+
+def test_a_freed_slot_goes_to_the_tenant_whose_requests_cost_least_lately():
+    async def scenario():
+        clock = Clock()
+        queue = FairQueue(slots=1, waiting_per_tenant=10, recent=0.5, clock=clock, half_life=2)
+        for tenant, seconds in (("A", 3.0), ("B", 0.1)):  # A ran a bulk write, B a search
+            await queue.enter(tenant)
+            queue.leave(tenant, seconds)
+        assert queue.cost("A") == pytest.approx(3.0) and queue.cost("B") == pytest.approx(0.1)
+        clock.now += 2  # halved
+        assert queue.cost("A") == pytest.approx(1.5)
+        await queue.enter("C")  # holds the slot while A, then B, come
+        admitted: list[str] = []
+
+        async def request(tenant: str) -> None:
+            await queue.enter(tenant)
+            admitted.append(tenant)
+
+        a = asyncio.create_task(request("A"))
+        await asyncio.sleep(0)
+        b = asyncio.create_task(request("B"))
+        await asyncio.sleep(0)
+        queue.leave("C", 0.01)
+        await asyncio.sleep(0)
+        assert admitted == ["B"]  # came second, cost least
+        queue.leave("B", 0.01)
+        await asyncio.gather(a, b)
+        assert admitted == ["B", "A"]
+        queue.leave("A", 0.01)
+        clock.now += 60  # long quiet: costs halved to nothing are forgotten past a bound
+        for n in range(70):
+            await queue.enter(f"T{n}")
+            queue.leave(f"T{n}")
+        assert len(queue.spent) < 10
+
+    asyncio.run(scenario())
+
+
 @pytest.mark.parametrize(
     ("path", "content_type"),
     [("/mcp", b"application/json"), ("/w/acme/", b"text/plain; charset=utf-8")],
