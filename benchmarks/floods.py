@@ -9,8 +9,9 @@ an answer comes, a refusal included:
   searches of 2-6 words in flight;
 * ``threads``: one agent with ``--flood-threads`` searches of 2-6 words in flight (what one
   client with a thread pool does);
-* ``long``: one agent with ``--flood-threads`` searches of 1,990 characters in flight (each
-  costs the embedder many times a short one);
+* ``long``: one agent with ``--flood-threads`` searches of 1,990 characters (150 distinct
+  words at most: within the query limits) in flight (each costs the embedder many times a
+  short one);
 * ``huge``: one agent with ``--flood-threads`` searches of 10,000 characters in flight (over
   the query limit: each is refused with a 400, after its body was read and parsed);
 * ``bulk``: ``--bulk-agents`` agents of tenant-a, each with ``MM_RATE_CONCURRENT`` bulk
@@ -61,11 +62,16 @@ def shapes(args: Any, per_agent: int) -> list[Shape]:
     return [every[name] for name in args.floods]
 
 
+#: Distinct words of a long query, at most (a search reads at most MM_SEARCH_MAX_WORDS, 200).
+LONG_WORDS = 150
+
+
 def text_of(rng: random.Random, words: list[str], chars: int) -> str:
-    """Corpus words up to ``chars`` characters."""
+    """Corpus words up to ``chars`` characters, at most ``LONG_WORDS`` of them distinct."""
+    chosen = rng.sample(words, min(LONG_WORDS, len(words)))
     text = ""
     while len(text) < chars:
-        text += " " + rng.choice(words)
+        text += " " + rng.choice(chosen)
     return text.strip()[:chars]
 
 
