@@ -204,7 +204,15 @@ def test_the_load_benchmark_split_across_two_web_processes(tmp_path, database):
             # answers nothing (or an agent dealt to no process) still does.
             assert len(row["by_process_in_row"]) == 2, row
             assert min(row["by_process_in_row"]) > 0, row
-    assert figures["tenants"]["b_errors"] == figures["tenants"]["flood_errors"] == 0
+    tenants = figures["tenants"]
+    assert tenants["alone"]["errors"] == tenants["alone_after"]["errors"] == 0
+    assert [row["shape"] for row in tenants["shapes"]] == [
+        "agents", "threads", "long", "huge", "bulk"
+    ]  # fmt: skip
+    for row in tenants["shapes"]:
+        assert row["b"]["errors"] == row["flood_errors"] == 0, row
+        assert row["b"]["searches"] > 0, row
+    assert tenants["shapes"][-1]["flood_served_per_s"] > 0  # the bulk writes were stored
     writes = figures["writes"]
     assert writes["acknowledged"] > 0
     assert writes["lost"] == writes["mismatched"] == 0, writes
