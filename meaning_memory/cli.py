@@ -62,15 +62,18 @@ def _not_migrated(exc: Exception) -> str | None:
 
 def _attach_before_forking() -> None:
     """The worker cluster forks its processes, which end without running exit handlers: the
-    parent holds the embedded server for them, and releases it after they are gone."""
+    parent holds the embedded server for them, and releases it after they are gone. The
+    cluster and its processes run at a lower priority than the web (``priority``)."""
     import django
 
     django.setup()
     from meaning_memory.embedded import configured_server
+    from meaning_memory.priority import lower_worker_priority
 
     server = configured_server()
     if server is not None:
-        server.ensure_started()
+        server.ensure_started()  # a server this process starts keeps the web's priority
+    lower_worker_priority()
 
 
 def _quiet_database_pools() -> None:

@@ -235,12 +235,12 @@ Q_CLUSTER = {
     "retry": 2000,
     "max_attempts": 3,
     "catch_up": False,
-    # The last 250 results of each job function (the minute heartbeat crowds out no other).
-    "save_limit": 250,
+    "save_limit": 250,  # of each job function: the minute heartbeat crowds out no other
     "save_limit_per": "func",
     "sync": envbool("MM_Q_SYNC", False),
     "label": "Background jobs",
 }
+MM_WORKER_NICE = envint("MM_WORKER_NICE", 10, minimum=0, maximum=19)  # meaning_memory.priority
 
 # --- Embeddings -----------------------------------------------------------------------------
 MM_EMBEDDER = envchoice("MM_EMBEDDER", "local", ("local", "openai"))

@@ -1,6 +1,7 @@
 """The background worker (django-q2's cluster) as a real process: its connections to the broker
 survive being closed by the server (an idle timeout, a restart, ``pg_terminate_backend``), the
-next task still runs, and nothing is logged above INFO."""
+next task still runs, and nothing is logged above INFO. It runs at a lower CPU priority than
+the web, and so do the embedded server's backends it connects to (``meaning_memory.priority``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 
@@ -52,6 +54,20 @@ def succeeded(pgdata: Path, task_id: str) -> bool:
     return bool(row and row[0])
 
 
+def backend_niceness(pgdata: Path) -> tuple[int, dict[int, int]]:
+    """This connection's backend's niceness, and every other client backend's."""
+    with connect(pgdata) as conn:
+        mine = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        pids = [
+            pid
+            for (pid,) in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            )
+        ]
+        return psutil.Process(mine).nice(), {pid: psutil.Process(pid).nice() for pid in pids}
+
+
 def test_the_worker_survives_its_connections_being_closed(tmp_path):
     data = tmp_path / "data"
     pgdata = data / "pg"
@@ -70,6 +86,13 @@ def test_the_worker_survives_its_connections_being_closed(tmp_path):
     try:
         first = enqueue(data)
         wait_for(lambda: succeeded(pgdata, first), 60, "the first task")
+        # MM_WORKER_NICE's default: the cluster, its forked processes and their backends.
+        cluster = psutil.Process(worker.pid)
+        assert [p.nice() for p in [cluster, *cluster.children(recursive=True)]] == [10] * (
+            1 + len(cluster.children(recursive=True))
+        )
+        mine, theirs = backend_niceness(pgdata)
+        assert mine == 0 and len(theirs) >= 2 and set(theirs.values()) == {10}, (mine, theirs)
 
         with connect(pgdata) as conn:
             closed = conn.execute(
@@ -82,6 +105,8 @@ def test_the_worker_survives_its_connections_being_closed(tmp_path):
 
         second = enqueue(data)
         wait_for(lambda: succeeded(pgdata, second), 60, "the task after the connections closed")
+        mine, theirs = backend_niceness(pgdata)  # the new connections' backends too
+        assert mine == 0 and theirs and set(theirs.values()) == {10}, (mine, theirs)
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         try:
