@@ -555,7 +555,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, help="default benchmarks/out/load-data")
     parser.add_argument(
-        "--reuse", action="store_true", help="keep the loaded data of the same size (what earlier runs wrote deleted, vacuumed)"
+        "--reuse",
+        action="store_true",
+        help="keep the loaded data of the same size (what earlier runs wrote deleted, vacuumed)",
     )
     parser.add_argument(
         "--breakdown",
