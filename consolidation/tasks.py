@@ -24,11 +24,12 @@ RUN = "consolidation.tasks.run_consolidation"
 
 
 def run_consolidation(run_pk: int) -> dict[str, str]:
-    """Execute a queued run (a run already started or ended is left as it is)."""
+    """Execute a queued run (a run already started or ended is left as it is), resting
+    ``MM_WORKER_REST`` times as long as each step worked."""
     run = ConsolidationRun.objects.filter(pk=run_pk, status=ConsolidationRun.Status.QUEUED).first()
     if run is None:
         return {"status": "not queued"}
-    run = consolidation_execute(run)
+    run = consolidation_execute(run, rest=settings.MM_WORKER_REST)
     return {"run_id": run.run_id, "status": run.status}
 
 

@@ -144,9 +144,8 @@ DATABASES = {
     else embedded_database(MM_DATA_DIR, shared_buffers=MM_PG_SHARED_BUFFERS or None)
 }
 # A connection pool per process (psycopg_pool): the ASGI server runs each request in its own
-# thread, where Django's persistent connections would pile up; the pool bounds and reuses them.
-# Each connection is checked as it leaves the pool (an empty query): one the server closed while
-# it sat idle (a restart, an idle timeout, pg_terminate_backend) is replaced, not handed out.
+# thread, where Django's persistent connections would pile up; the pool bounds and reuses them,
+# and checks each as it leaves (an empty query): one the server closed is replaced.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # A forked child (the worker cluster's processes) opens its own connections and pool.
@@ -241,6 +240,7 @@ Q_CLUSTER = {
     "label": "Background jobs",
 }
 MM_WORKER_NICE = envint("MM_WORKER_NICE", 10, minimum=0, maximum=19)  # meaning_memory.priority
+MM_WORKER_REST = envfloat("MM_WORKER_REST", 1.0, minimum=0, maximum=10)  # phases.context
 
 # --- Embeddings -----------------------------------------------------------------------------
 MM_EMBEDDER = envchoice("MM_EMBEDDER", "local", ("local", "openai"))
