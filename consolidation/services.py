@@ -124,14 +124,10 @@ def _lock_free(run: ConsolidationRun) -> bool:
 
 
 def consolidation_execute(
-    run: ConsolidationRun,
-    progress: Callable[[str, int, int], None] | None = None,
-    *,
-    rest: float = 0.0,
+    run: ConsolidationRun, progress: Callable[[str, int, int], None] | None = None
 ) -> ConsolidationRun:
     """Run ``run``'s phases in order under the workspace's advisory lock (held by this
-    connection for the whole run; a process that dies releases it with its connection),
-    resting ``rest`` times as long as each step worked (``PhaseContext.rest``)."""
+    connection for the whole run; a process that dies releases it with its connection)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_NAMESPACE, run.workspace_id])
         (locked,) = cursor.fetchone()
@@ -143,7 +139,7 @@ def consolidation_execute(
     try:
         run.status, run.started_at = ConsolidationRun.Status.RUNNING, timezone.now()
         run.save(update_fields=["status", "started_at"])
-        context = PhaseContext(run=run, progress=progress, rest=rest)
+        context = PhaseContext(run=run, progress=progress)
         for phase in run.phases:
             started = time.perf_counter()
             try:

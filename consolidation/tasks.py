@@ -9,6 +9,7 @@ from django_q.tasks import async_task
 from consolidation.erasure import purge_storage
 from consolidation.models import ConsolidationRun, PhaseWatermark
 from consolidation.phases import PHASES
+from consolidation.rest import Rest
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Conflict
 from memories.models import Workspace
@@ -25,11 +26,11 @@ RUN = "consolidation.tasks.run_consolidation"
 
 def run_consolidation(run_pk: int) -> dict[str, str]:
     """Execute a queued run (a run already started or ended is left as it is), resting
-    ``MM_WORKER_REST`` times as long as each step worked."""
+    ``MM_WORKER_REST`` times as long as each step worked (``consolidation.rest``)."""
     run = ConsolidationRun.objects.filter(pk=run_pk, status=ConsolidationRun.Status.QUEUED).first()
     if run is None:
         return {"status": "not queued"}
-    run = consolidation_execute(run, rest=settings.MM_WORKER_REST)
+    run = consolidation_execute(run, progress=Rest(settings.MM_WORKER_REST))
     return {"run_id": run.run_id, "status": run.status}
 
 

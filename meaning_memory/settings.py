@@ -240,7 +240,7 @@ Q_CLUSTER = {
     "label": "Background jobs",
 }
 MM_WORKER_NICE = envint("MM_WORKER_NICE", 10, minimum=0, maximum=19)  # meaning_memory.priority
-MM_WORKER_REST = envfloat("MM_WORKER_REST", 1.0, minimum=0, maximum=10)  # phases.context
+MM_WORKER_REST = envfloat("MM_WORKER_REST", 1.0, minimum=0, maximum=10)  # consolidation.rest
 
 # --- Embeddings -----------------------------------------------------------------------------
 MM_EMBEDDER = envchoice("MM_EMBEDDER", "local", ("local", "openai"))

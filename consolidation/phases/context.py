@@ -3,12 +3,10 @@ written since a watermark."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
 from django.db.models import Q
 
 from consolidation.models import (
@@ -21,8 +19,6 @@ from memories.models import (
 
 #: Memories read a statement.
 BATCH = 200
-#: The longest rest after one step (``PhaseContext.rest``), in seconds.
-MAX_REST_SECONDS = 5.0
 
 
 @dataclass
@@ -30,11 +26,6 @@ class PhaseContext:
     run: ConsolidationRun
     #: Phase name, done, total: after each step of a phase.
     progress: Callable[[str, int, int], None] | None = None
-    #: After each step, outside any transaction, the run rests this many times as long as
-    #: the step worked (the worker's ``MM_WORKER_REST``), so that a long run leaves the
-    #: machine's CPUs, and PostgreSQL's, to requests; 0: no rest.
-    rest: float = 0.0
-    _worked_since: float = field(default_factory=lambda: time.monotonic(), repr=False)
 
     @property
     def workspace_id(self) -> int:
@@ -55,14 +46,6 @@ class PhaseContext:
     def step(self, phase: str, done: int, total: int) -> None:
         if self.progress is not None:
             self.progress(phase, done, total)
-        if self.rest > 0 and not in_transaction():
-            worked = time.monotonic() - self._worked_since
-            time.sleep(min(worked * self.rest, MAX_REST_SECONDS))
-            self._worked_since = time.monotonic()
-
-
-def in_transaction() -> bool:
-    return connection.in_atomic_block
 
 
 #: The memories Open Threads and fact extraction read: episodic ones and events.

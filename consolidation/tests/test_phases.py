@@ -161,34 +161,28 @@ def test_asymmetry_counts_the_records_again_and_rescores_only_the_engine_s_a(ali
 def test_a_worker_run_rests_after_each_step_as_long_as_it_worked_outside_transactions(
     alice, settings, monkeypatch
 ):
-    from types import SimpleNamespace
-
-    from consolidation import tasks
-    from consolidation.phases import context as phase_context
+    from consolidation import rest, tasks
 
     now = [100.0]
     slept: list[float] = []
-    monkeypatch.setattr(phase_context.time, "monotonic", lambda: now[0])
-    monkeypatch.setattr(phase_context.time, "sleep", slept.append)
-    monkeypatch.setattr(phase_context, "in_transaction", lambda: False)
-    steps = phase_context.PhaseContext(run=SimpleNamespace(), rest=2.0)
+    steps = rest.Rest(2.0, clock=lambda: now[0], sleep=slept.append)
+    monkeypatch.setattr(rest, "in_transaction", lambda: False)
     now[0] += 0.25
-    steps.step("link", 200, 600)
+    steps("link", 200, 600)
     now[0] += 30  # a long step rests at most MAX_REST_SECONDS
-    steps.step("link", 400, 600)
-    monkeypatch.setattr(phase_context, "in_transaction", lambda: True)
+    steps("link", 400, 600)
+    monkeypatch.setattr(rest, "in_transaction", lambda: True)
     now[0] += 1
-    steps.step("link", 600, 600)  # inside a transaction: no rest (it would hold its locks)
-    assert slept == [pytest.approx(0.5), phase_context.MAX_REST_SECONDS]
-    phase_context.PhaseContext(run=SimpleNamespace()).step("link", 1, 1)  # rest 0: none
+    steps("link", 600, 600)  # inside a transaction: no rest (it would hold its locks)
+    assert slept == [pytest.approx(0.5), rest.MAX_REST_SECONDS]
+    rest.Rest(0, sleep=slept.append)("link", 1, 1)  # 0: none
     assert len(slept) == 2
 
-    # The worker's job gives its runs MM_WORKER_REST; a run from a command or the API rests 0.
-    given: list[float] = []
-    monkeypatch.setattr(
-        tasks, "consolidation_execute", lambda run, rest=0.0: given.append(rest) or run
-    )
+    # The worker's job: its run rests MM_WORKER_REST times as long as each step worked.
     settings.MM_WORKER_REST = 0.5
+    monkeypatch.setattr(rest, "in_transaction", lambda: False)  # the test's own transaction
+    monkeypatch.setattr(rest.time, "sleep", slept.append)
+    memory_remember(agent=alice.agent, text="Dana owns the Zephyr account.")
     queued = consolidation_start(workspace=alice.agent.workspace, trigger="command")
-    tasks.run_consolidation(queued.pk)
-    assert given == [0.5]
+    assert tasks.run_consolidation(queued.pk)["status"] == "done"
+    assert len(slept) > 2 and all(0 <= s <= rest.MAX_REST_SECONDS for s in slept[2:])
