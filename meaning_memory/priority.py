@@ -29,7 +29,7 @@ def lower_worker_priority() -> int:
     and, with the embedded database, each new connection's backend's; returns the increment
     applied (0: none). Call before the process opens its connection pool."""
     increment = int(settings.MM_WORKER_NICE)
-    if increment <= 0:
+    if increment <= 0 or not hasattr(os, "nice"):  # Windows has no niceness
         return 0
     os.nice(increment)
     from meaning_memory.embedded import configured_server
