@@ -86,13 +86,13 @@ def test_the_worker_survives_its_connections_being_closed(tmp_path):
     try:
         first = enqueue(data)
         wait_for(lambda: succeeded(pgdata, first), 60, "the first task")
-        # MM_WORKER_NICE's default: the cluster, its forked processes and their backends.
+        # MM_WORKER_NICE's default (10 above this test's own niceness): the cluster, its
+        # forked processes and their backends; this test's own backend keeps the server's.
         cluster = psutil.Process(worker.pid)
-        assert [p.nice() for p in [cluster, *cluster.children(recursive=True)]] == [10] * (
-            1 + len(cluster.children(recursive=True))
-        )
+        lowered = min(19, psutil.Process().nice() + 10)
+        assert {p.nice() for p in [cluster, *cluster.children(recursive=True)]} == {lowered}
         mine, theirs = backend_niceness(pgdata)
-        assert mine == 0 and len(theirs) >= 2 and set(theirs.values()) == {10}, (mine, theirs)
+        assert mine < lowered and len(theirs) >= 2 and set(theirs.values()) == {lowered}, theirs
 
         with connect(pgdata) as conn:
             closed = conn.execute(
@@ -106,7 +106,7 @@ def test_the_worker_survives_its_connections_being_closed(tmp_path):
         second = enqueue(data)
         wait_for(lambda: succeeded(pgdata, second), 60, "the task after the connections closed")
         mine, theirs = backend_niceness(pgdata)  # the new connections' backends too
-        assert mine == 0 and theirs and set(theirs.values()) == {10}, (mine, theirs)
+        assert mine < lowered and theirs and set(theirs.values()) == {lowered}, theirs
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         try:
