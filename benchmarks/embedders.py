@@ -48,6 +48,9 @@ class E5Small:
         vectors = self.model.query(texts) if self.query else self.model.passage(texts)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimensions)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]  # not kept: how it embeds depends on ``asking``
+
     @contextmanager
     def asking(self) -> Iterator[None]:
         self.query = True

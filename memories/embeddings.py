@@ -15,7 +15,8 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from importlib import metadata
@@ -27,7 +28,7 @@ from django.conf import settings
 
 from memories.errors import MemoryEngineError
 from memories.heap import give_back
-from memories.metrics import EMBED_SECONDS, EMBEDDED_TEXTS
+from memories.metrics import EMBED_SECONDS, EMBEDDED_TEXTS, QUERY_VECTORS
 from memories.models import EMBEDDING_DIMENSIONS
 from memories.remote import post_json
 
@@ -53,6 +54,10 @@ SECONDS_PER_TOKEN = 0.25e-3
 #: Run option: after each run, onnxruntime gives the regions of its CPU arena that the run no
 #: longer uses back to the system.
 ARENA_SHRINKAGE = ("memory.enable_memory_arena_shrinkage", "cpu:0")
+#: Query vectors a process keeps (``Embedder.embed_query``), the least recently asked
+#: dropped first: a few KB each (a vector of 384 floats; its key, the query's token ids or
+#: for a remote embedder its text, which a search bounds).
+QUERY_CACHE_SIZE = 1024
 
 
 class EmbedderError(MemoryEngineError):
@@ -64,6 +69,46 @@ class Embedder(Protocol):
     dimensions: int
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+class VectorCache:
+    """The vectors of the last ``size`` queries of a process, by what decides the vector: an
+    agent asks the same things again (at each turn, after each task), and embedding a short
+    query is most of a search's own CPU. The vectors are read-only."""
+
+    def __init__(self, size: int = QUERY_CACHE_SIZE) -> None:
+        self.size = size
+        self._vectors: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """The vector kept for ``key``, else ``compute()``'s (kept, the oldest dropped)."""
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+        if vector is not None:
+            QUERY_VECTORS.labels("kept").inc()
+            return vector
+        QUERY_VECTORS.labels("embedded").inc()
+        vector = compute()
+        vector.setflags(write=False)
+        if self.size > 0:
+            with self._lock:
+                self._vectors[key] = vector
+                while len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+        return vector
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
+
+#: The process's query vectors, of every embedder (each key begins with its model's identity).
+query_vectors = VectorCache()
 
 
 class BatchingEmbedder:
@@ -91,6 +136,11 @@ class BatchingEmbedder:
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """``embed([text])[0]``, kept for the next time the same text is asked."""
+        key = (type(self).__name__, getattr(self, "url", ""), self.model_name, text)
+        return query_vectors.get(key, lambda: self.embed([text])[0])
 
 
 def current_model_name() -> str:
@@ -176,6 +226,21 @@ class LocalEmbedder(BatchingEmbedder):
         if len(texts) >= self.batch_size:
             give_back()  # a bulk write's working memory back to the system (memories.heap)
         return np.vstack(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """``embed([text])[0]``, kept by the tokens the model reads (a vector depends on them
+        only: the same words in another case or spacing, or past the 256th token, are the
+        same query)."""
+        encoding = self.tokenizer.encode(text)
+
+        def computed() -> np.ndarray:
+            with EMBED_SECONDS.labels("LocalEmbedder").time():
+                vector = self._run([encoding])[0]
+            EMBEDDED_TEXTS.labels("LocalEmbedder").inc()
+            return vector
+
+        key = np.asarray(encoding.ids, dtype=np.int32).tobytes()
+        return query_vectors.get((self.model_name, key), computed)
 
     def _run(self, encodings: list) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)

@@ -23,6 +23,11 @@ EMBED_SECONDS = Histogram(
     buckets=LATENCY_BUCKETS,
 )
 EMBEDDED_TEXTS = Counter("mm_embedded_texts", "Texts embedded.", ["embedder"])
+QUERY_VECTORS = Counter(
+    "mm_query_vectors",
+    "Search queries' vectors, by whether the process kept one for the same query or embedded it.",
+    ["outcome"],
+)
 MCP_TOOL_CALLS = Counter(
     "mm_mcp_tool_calls", "MCP tool calls, by tool and outcome (ok or error).", ["tool", "outcome"]
 )

@@ -65,7 +65,7 @@ def search(
     with SEARCH_SECONDS.time():  # a search that runs (not one refused by its arguments)
         now = now or timezone.now()
         if query_vector is None:
-            query_vector = get_embedder().embed([command.query])[0]
+            query_vector = get_embedder().embed_query(command.query)
         return ranked(
             agent=agent,
             workspace=agent.workspace if agent is not None else workspace,

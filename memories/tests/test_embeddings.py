@@ -283,3 +283,128 @@ def test_unreachable_remote_embedder_is_a_503_and_writes_nothing(alice, settings
     assert response.status_code == 503
     assert "embedder" in response.json()["detail"]
     assert Memory.objects.count() == 0
+
+
+@pytest.fixture
+def kept(monkeypatch):
+    """An empty cache of query vectors for the test, counting what the model runs."""
+    from memories import embeddings
+
+    cache = embeddings.VectorCache(size=embeddings.QUERY_CACHE_SIZE)
+    monkeypatch.setattr(embeddings, "query_vectors", cache)
+    embedder = get_embedder()
+    runs_seen = []
+    run = embedder._run
+    monkeypatch.setattr(embedder, "_run", lambda encodings: runs_seen.append(1) or run(encodings))
+    return cache, embedder, runs_seen
+
+
+def test_a_query_s_vector_is_kept_and_is_what_embedding_it_gives(kept):
+    cache, embedder, runs_seen = kept
+    asked = [
+        "When does Zephyr renew its contract?",
+        "",
+        "   ",
+        "Zürich naïve café, 東京 🙂",
+        " ".join(f"word{i}" for i in range(400)),  # past the model's 256 tokens
+        "x" * 10_000,
+    ]
+    for text in asked:
+        vector = embedder.embed_query(text)
+        assert np.array_equal(vector, embedder.embed([text])[0])  # bit for bit
+        with pytest.raises(ValueError):
+            vector[0] = 0.0  # a kept vector is read-only
+    runs_seen.clear()
+    again = [embedder.embed_query(text) for text in asked]
+    assert runs_seen == []  # every one kept
+    assert all(np.array_equal(a, embedder.embed([t])[0]) for a, t in zip(again, asked, strict=True))
+
+
+def test_a_query_is_kept_by_what_the_model_reads_of_it(kept):
+    """The same words in another case or spacing, or a text past the 256th token, give the
+    same tokens and so the same vector: one model run; another text is another run."""
+    _, embedder, runs_seen = kept
+    first = embedder.embed_query("When does Zephyr renew its contract?")
+    same = embedder.embed_query("  when   does ZEPHYR renew\tits contract?\n")
+    assert same is first and len(runs_seen) == 1
+    assert np.array_equal(first, embedder.embed(["  when   does ZEPHYR renew\tits contract?\n"])[0])
+    runs_seen.clear()
+    long = " ".join(f"word{i}" for i in range(400))
+    embedder.embed_query(long)
+    embedder.embed_query(long + " and more words past the end")
+    assert len(runs_seen) == 1
+    other = embedder.embed_query("When does Zephyr renew its lease?")
+    assert len(runs_seen) == 2 and not np.array_equal(other, first)
+
+
+def test_the_cache_keeps_the_most_recently_asked_queries_only(kept, monkeypatch):
+    from memories import embeddings
+
+    monkeypatch.setattr(embeddings, "query_vectors", embeddings.VectorCache(size=3))
+    _, embedder, runs_seen = kept
+    for text in ["one", "two", "three", "one", "four"]:  # "two" is the oldest when "four" comes
+        embedder.embed_query(text)
+    assert len(runs_seen) == 4
+    embedder.embed_query("one")
+    embedder.embed_query("three")
+    assert len(runs_seen) == 4
+    embedder.embed_query("two")
+    assert len(runs_seen) == 5
+    assert len(embeddings.query_vectors._vectors) == 3
+
+
+def test_no_cache_at_size_zero(kept, monkeypatch):
+    from memories import embeddings
+
+    monkeypatch.setattr(embeddings, "query_vectors", embeddings.VectorCache(size=0))
+    _, embedder, runs_seen = kept
+    embedder.embed_query("one")
+    embedder.embed_query("one")
+    assert len(runs_seen) == 2
+
+
+def test_threads_asking_the_same_query_get_the_same_vector(kept):
+    _, embedder, _ = kept
+    texts = [f"what did agent {i % 4} decide about the harbour?" for i in range(40)]
+    got: list = [None] * len(texts)
+
+    def ask(i):
+        got[i] = embedder.embed_query(texts[i])
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for text, vector in zip(texts, got, strict=True):
+        assert np.array_equal(vector, embedder.embed([text])[0])
+
+
+def test_a_search_asked_again_embeds_nothing_and_finds_the_same(alice, kept):
+    _, _, runs_seen = kept
+    for text in ["Zephyr renews its contract every March.", "The kiln fires on Tuesdays."]:
+        response = alice.client.post("/api/v1/memories", {"text": text}, format="json")
+        assert response.status_code == 201
+    first = alice.client.post(
+        "/api/v1/search", {"query": "When does Zephyr renew?"}, format="json"
+    ).json()
+    runs_seen.clear()
+    again = alice.client.post(
+        "/api/v1/search", {"query": "  when does ZEPHYR renew? "}, format="json"
+    ).json()
+    assert runs_seen == []
+    assert [h["mem_id"] for h in again["results"]] == [h["mem_id"] for h in first["results"]]
+    assert again["results"][0]["text"] == "Zephyr renews its contract every March."
+
+
+def test_a_remote_query_is_kept_per_endpoint_and_model(fake_endpoint, kept):
+    first = OpenAIEmbedder(fake_endpoint, "remote-model", "", 5.0)
+    vector = first.embed_query("alpha")
+    assert np.array_equal(first.embed_query("alpha"), vector)
+    assert len(FakeEmbeddingsHandler.requests) == 1
+    OpenAIEmbedder(fake_endpoint, "another-model", "", 5.0).embed_query("alpha")
+    assert len(FakeEmbeddingsHandler.requests) == 2
+    OpenAIEmbedder(fake_endpoint + "/", "remote-model", "", 5.0).embed_query("alpha")  # the same
+    assert len(FakeEmbeddingsHandler.requests) == 2
+    first.embed_query("Alpha")  # a remote model's tokens are not known here: the text decides
+    assert len(FakeEmbeddingsHandler.requests) == 3
