@@ -684,6 +684,13 @@ def main() -> None:
             "time beyond the client's CPU is PostgreSQL's (and the round trip):\n"
         )
         print(breakdown.table(results["breakdown"]))
+        again = results["breakdown"]["again"]
+        print(
+            f"\nThe same {again['searches']:.0f} searches asked again (each query's vector kept "
+            f"by the process): {again['again_cpu_ms']:.2f} ms of CPU a search, of it "
+            f"{again['again_embedding_ms']:.2f} embedding; the first time "
+            f"{again['first_cpu_ms']:.2f} and {again['first_embedding_ms']:.2f}."
+        )
     writes = results["writes"]
     print(
         f"\nWrites: {writes['acknowledged']:,} acknowledged, {writes['rows']:,} rows stored with "
