@@ -23,8 +23,9 @@ the same time, are slower than the rest). Then:
 * **Two tenants** (``benchmarks/floods.py``): tenant-b's ``--b-agents`` agents search with a
   pause of ``--b-pause`` s between requests, alone, then while tenant-a floods in each shape
   of ``--floods`` (many agents; many threads of one agent; long queries; queries over the
-  limit; bulk writes), each flooder sending again the moment it is answered or refused:
-  tenant-b's p95 under each shape over its p95 alone, and what each flood got through.
+  limit; bulk writes), each flooder sending again the moment it is answered or refused, the
+  whole sequence ``--flood-rounds`` times: tenant-b's p95 under each shape over its p95
+  alone (over every round's searches, and each round's own), and what each flood got through.
 
 With ``--web-processes N`` it starts ``serve`` N times on the same database (each with its own
 worker), deals the agents out to them in turn, and reports how many requests each answered.
@@ -212,7 +213,7 @@ class Tally:
 
 class Agent:
     def __init__(
-        self, client, base: str, token: str, words: list[str], seed: int, row: str = ""
+        self, client, base: str, token: str, words: list[str], seed: int | str, row: str = ""
     ) -> None:
         self.client, self.base = client, base
         self.headers = {"Authorization": f"Bearer {token}"}
@@ -373,7 +374,9 @@ async def run_mix(
                 bases[i % len(bases)],
                 tokens[i],
                 words,
-                seed=n * 1000 + i,
+                # Every row's agents draw other words (a query asked again in a later row
+                # would find its vector kept by the process).
+                seed=f"p{think:g}-n{n}-{i}",
                 row=f"p{think:g}-",
             )
             for i in range(n)
@@ -549,6 +552,9 @@ def main() -> None:
         help=f"flood shapes of the two-tenant run, of {', '.join(floods.SHAPES)}",
     )
     parser.add_argument("--flood-threads", type=int, default=40, help="one agent's, in flight")
+    parser.add_argument(
+        "--flood-rounds", type=int, default=3, help="times tenant-b alone and every shape run"
+    )
     parser.add_argument("--bulk-agents", type=int, default=4)
     parser.add_argument("--bulk-items", type=int, default=100)
     parser.add_argument("--no-tenants", action="store_true", help="skip the two-tenant run")
@@ -573,6 +579,7 @@ def main() -> None:
         args.size, args.agents, args.seconds, args.warmup = 1_000, "1,4", 2.0, 1.0
         args.flood_agents, args.b_agents = 4, 2
         args.flood_threads, args.bulk_agents, args.bulk_items = 8, 1, 10
+        args.flood_rounds = 1
         args.breakdown = min(args.breakdown, 40)
         args.data_dir = args.data_dir or ROOT / "benchmarks" / "out" / "smoke-load"
     args.data_dir = args.data_dir or ROOT / "benchmarks" / "out" / "load-data"
@@ -582,6 +589,8 @@ def main() -> None:
         parser.error("--agents, --size and --seconds must be positive")
     if args.web_processes < 1:
         parser.error("--web-processes must be at least 1")
+    if args.flood_rounds < 1:
+        parser.error("--flood-rounds must be at least 1")
     args.floods = [name.strip() for name in args.floods.split(",") if name.strip()]
     if set(args.floods) - set(floods.SHAPES):
         parser.error(f"--floods: each of {', '.join(floods.SHAPES)}")
