@@ -1,7 +1,6 @@
 """The served app: Django (API, admin, dashboard, static files) and the MCP endpoint at /mcp."""
 
 import os
-import sys
 
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
@@ -9,18 +8,9 @@ from django.core.asgi import get_asgi_application
 from meaning_memory.env import web_process
 from memories.heap import configure as configure_heap
 
-#: How long a thread that wants Python's lock waits before the thread running Python is made to
-#: let go (CPython's default: 5 ms). A request's thread takes the lock back each time the
-#: database or the model answers it (a search: four times), and under load another request's
-#: thread is running Python then: at 5 ms those waits were much of a short search's time under
-#: a flood (``benchmarks/load.py``'s flood shapes, BENCHMARKS.md).
-SWITCH_INTERVAL = 0.0005
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "meaning_memory.settings")
-# Before any thread starts: how the allocator keeps what requests free (``memories.heap``),
-# and how often the threads serving requests take turns with Python's lock.
+# Before any thread starts: how the allocator keeps what requests free (``memories.heap``).
 configure_heap()
-sys.setswitchinterval(SWITCH_INTERVAL)
 
 # Static files (admin, API docs) are served by the app itself: one process, nothing to collect.
 # A web process: its requests' database work has a statement timeout (see the settings).

@@ -190,26 +190,3 @@ def test_serve_stops_with_the_reason_when_postgres_gets_sigill(tmp_path):
     while still_running(tree) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert still_running(tree) == []
-
-
-def test_the_served_app_s_threads_take_turns_with_python_s_lock_often(tmp_path):
-    """The app the web server loads shortens Python's switch interval (CPython's default is
-    5 ms), so a request coming back from the database does not wait that long behind another
-    request's Python."""
-    probe = (
-        "import sys; before = sys.getswitchinterval(); import meaning_memory.asgi as app; "
-        "print(before, sys.getswitchinterval(), app.SWITCH_INTERVAL)"
-    )
-    env = {**os.environ, "MM_DATA_DIR": str(tmp_path / "data")}
-    env.pop("DATABASE_URL", None)
-    printed = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-        check=True,
-    ).stdout.split()
-    before, after, chosen = (float(value) for value in printed)
-    assert before == 0.005 and after == chosen < before
