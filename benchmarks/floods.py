@@ -35,6 +35,11 @@ from dataclasses import dataclass
 from typing import Any
 
 SHAPES = ("agents", "threads", "long", "huge", "bulk")
+#: How long the benchmark's clients keep an idle connection: under the web server's 5 s (its
+#: keep-alive), so that no request goes out on a connection the server is closing just then
+#: (httpx's default is also 5 s; a run at ``b9b00cc`` had two flood requests end in
+#: ``ReadError('')``, the connection closed with no answer: most likely that race).
+KEEPALIVE_SECONDS = 2.0
 LONG_CHARS = 1_990
 HUGE_CHARS = 10_000
 
@@ -213,7 +218,9 @@ async def run_floods(bases, tokens: dict, words, args, agent_class, tally_class,
         await asyncio.gather(*tasks)
         return b, flood, elapsed
 
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    limits = httpx.Limits(
+        max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_SECONDS
+    )
     every = shapes(args, per_agent)
     alone_rounds: list = []
     under: dict[str, list] = {shape.name: [] for shape in every}

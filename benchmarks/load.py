@@ -279,7 +279,8 @@ async def warm_up(base: str, tokens: list[str], words: list[str], name: str) -> 
     import httpx
 
     tally = Tally()
-    async with httpx.AsyncClient(timeout=300) as client:
+    limits = httpx.Limits(keepalive_expiry=floods.KEEPALIVE_SECONDS)
+    async with httpx.AsyncClient(timeout=300, limits=limits) as client:
         agents = [
             Agent(client, base, token, words, seed=i, row=f"{name}-")
             for i, token in enumerate(tokens)
@@ -366,7 +367,11 @@ async def run_mix(
     import httpx
 
     tally = Tally()
-    limits = httpx.Limits(max_connections=n + 8, max_keepalive_connections=n + 8)
+    limits = httpx.Limits(
+        max_connections=n + 8,
+        max_keepalive_connections=n + 8,
+        keepalive_expiry=floods.KEEPALIVE_SECONDS,
+    )
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
         agents = [
             Agent(
