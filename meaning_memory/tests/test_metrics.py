@@ -2,6 +2,8 @@
 search and embedder latencies, the queue, the database pool), only from this machine or with
 its token, and added up across the processes ``serve`` starts."""
 
+import uuid
+
 import pytest
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
@@ -37,10 +39,10 @@ REFUSED = (
 def test_a_scrape_counts_requests_by_route_and_times_searches_and_the_embedder(alice):
     client = Client()  # REMOTE_ADDR 127.0.0.1: this machine
     before = scrape(client)
+    query = f"renewal {uuid.uuid4().hex}"  # asked by no other test: its vector is not kept
     for _ in range(3):
         assert (
-            alice.client.post("/api/v1/search", {"query": "renewal"}, format="json").status_code
-            == 200
+            alice.client.post("/api/v1/search", {"query": query}, format="json").status_code == 200
         )
     assert alice.client.post("/api/v1/search", {"query": ""}, format="json").status_code == 400
     after = scrape(client)
@@ -51,8 +53,12 @@ def test_a_scrape_counts_requests_by_route_and_times_searches_and_the_embedder(a
     assert after[timed] - before.get(timed, 0) == 4
     searches = ("mm_search_seconds_count", ())
     assert after[searches] - before.get(searches, 0) == 3
+    # The query is embedded once; the two searches after it find its vector kept.
     embedded = ("mm_embedded_texts_total", (("embedder", "LocalEmbedder"),))
-    assert after[embedded] - before.get(embedded, 0) == 3
+    assert after[embedded] - before.get(embedded, 0) == 1
+    for outcome, count in (("embedded", 1), ("kept", 2)):
+        key = ("mm_query_vectors_total", (("outcome", outcome),))
+        assert after[key] - before.get(key, 0) == count
     assert ("mm_embed_seconds_bucket", (("embedder", "LocalEmbedder"), ("le", "+Inf"))) in after
     assert after[("mm_queue_depth", ())] >= 0
     assert ("mm_tasks_recorded", (("outcome", "failed"),)) in after
