@@ -43,17 +43,23 @@ def test_local_embedder_batches_give_the_same_vectors():
     assert np.allclose(together[:3], alone, atol=1e-4)
 
 
+#: Texts an embedder must take as they come.
+AWKWARD_TEXTS = (
+    "",
+    "   ",
+    "Zürich naïve café, 東京 🙂 and a\ttab",
+    " ".join(f"word{i}" for i in range(400)),  # past the model's 256 tokens
+    "x" * 10_000,
+)
+
+
 def test_a_text_s_vector_does_not_depend_on_the_run_it_is_in():
     """Runs are cut by count and by padded size; a text's vector is the same alone, beside
     short texts, or beside long ones (awkward ones too)."""
     embedder = get_embedder()
     texts = [
-        "",
-        "   ",
-        "Zürich naïve café, 東京 🙂 and a\ttab",
+        *AWKWARD_TEXTS,
         "short note",
-        " ".join(f"word{i}" for i in range(400)),  # past the model's 256 tokens
-        "x" * 10_000,
         *[f"line {i} about the harbour kiln order and the studio" for i in range(20)],
         " ".join(f"long{i}" for i in range(120)),
     ]
@@ -300,15 +306,8 @@ def kept(monkeypatch):
 
 
 def test_a_query_s_vector_is_kept_and_is_what_embedding_it_gives(kept):
-    cache, embedder, runs_seen = kept
-    asked = [
-        "When does Zephyr renew its contract?",
-        "",
-        "   ",
-        "Zürich naïve café, 東京 🙂",
-        " ".join(f"word{i}" for i in range(400)),  # past the model's 256 tokens
-        "x" * 10_000,
-    ]
+    _, embedder, runs_seen = kept
+    asked = ["When does Zephyr renew its contract?", *AWKWARD_TEXTS]
     for text in asked:
         vector = embedder.embed_query(text)
         assert np.array_equal(vector, embedder.embed([text])[0])  # bit for bit
