@@ -102,10 +102,6 @@ class VectorCache:
                     self._vectors.popitem(last=False)
         return vector
 
-    def clear(self) -> None:
-        with self._lock:
-            self._vectors.clear()
-
 
 #: The process's query vectors, of every embedder (each key begins with its model's identity).
 query_vectors = VectorCache()
@@ -217,30 +213,27 @@ class LocalEmbedder(BatchingEmbedder):
         it (``RunGate``)."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(texts)
-        vectors = []
-        for run in runs([len(e.ids) for e in encodings]):
-            with EMBED_SECONDS.labels("LocalEmbedder").time():
-                vectors.append(self._run([encodings[i] for i in run]))
-        EMBEDDED_TEXTS.labels("LocalEmbedder").inc(len(texts))
+        vectors = self._embedded(self.tokenizer.encode_batch(texts))
         if len(texts) >= self.batch_size:
             give_back()  # a bulk write's working memory back to the system (memories.heap)
-        return np.vstack(vectors)
+        return vectors
 
     def embed_query(self, text: str) -> np.ndarray:
         """``embed([text])[0]``, kept by the tokens the model reads (a vector depends on them
         only: the same words in another case or spacing, or past the 256th token, are the
         same query)."""
         encoding = self.tokenizer.encode(text)
-
-        def computed() -> np.ndarray:
-            with EMBED_SECONDS.labels("LocalEmbedder").time():
-                vector = self._run([encoding])[0]
-            EMBEDDED_TEXTS.labels("LocalEmbedder").inc()
-            return vector
-
         key = np.asarray(encoding.ids, dtype=np.int32).tobytes()
-        return query_vectors.get((self.model_name, key), computed)
+        return query_vectors.get((self.model_name, key), lambda: self._embedded([encoding])[0])
+
+    def _embedded(self, encodings: list) -> np.ndarray:
+        """The encoded texts' vectors, run by run (``runs``), each run timed and counted."""
+        vectors = []
+        for run in runs([len(e.ids) for e in encodings]):
+            with EMBED_SECONDS.labels("LocalEmbedder").time():
+                vectors.append(self._run([encodings[i] for i in run]))
+        EMBEDDED_TEXTS.labels("LocalEmbedder").inc(len(encodings))
+        return np.vstack(vectors)
 
     def _run(self, encodings: list) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
