@@ -65,7 +65,13 @@ class Memory(models.Model):
 
     mem_id = models.CharField(max_length=16, default=new_mem_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memories")
-    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="memories")
+    #: No index of its own: ``memory_content_hash`` (scope, content_hash) serves every lookup by
+    #: scope. A scope's own index misled the planner: for a scope written since the table's
+    #: last ANALYZE it expects one row, and read every memory of the scope to find a key
+    #: (migration 0035).
+    scope = models.ForeignKey(
+        Scope, on_delete=models.PROTECT, related_name="memories", db_index=False
+    )
     text = models.TextField()
     category = models.CharField(max_length=20, choices=Category.choices, default=Category.FACT)
     memory_type = models.CharField(

@@ -133,3 +133,66 @@ def test_an_index_build_that_crashed_is_rebuilt(shared_table, alice):
     finally:
         with connection.cursor() as cursor:
             cursor.execute("DROP TABLE IF EXISTS leftover")
+
+
+def _copies(memory: Memory, count: int, scope_id: int, prefix: str) -> None:
+    """``count`` copies of ``memory`` in the scope ``scope_id``, written in one statement, each
+    with its own mem_id, key and content hash."""
+    columns = [
+        f.column
+        for f in Memory._meta.concrete_fields
+        if f.column not in {"id", "scope_id", "search_vector"}
+    ]
+    chosen = [
+        {
+            "mem_id": f"'{prefix}' || g",
+            "idempotency_key": f"'{prefix}' || g",
+            "content_hash": f"md5('{prefix}' || g)",
+        }.get(column, f'm."{column}"')
+        for column in columns
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO memories_memory (scope_id, {', '.join(columns)}) "
+            f"SELECT %s, {', '.join(chosen)} FROM memories_memory m, generate_series(1, %s) g "
+            "WHERE m.id = %s",
+            [scope_id, count, memory.pk],
+        )
+
+
+def _plan_nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+def test_a_key_is_found_by_its_index_in_a_scope_grown_since_the_last_analyze(alice, bob):
+    """The idempotency key's lookup reads the key's index, not the scope: a scope the table's
+    statistics have not seen yet (a new agent's, an import's) is expected to hold one row, and
+    an index of the scope alone looked cheapest; the lookup read all 3,000 memories of it."""
+    from django.test.utils import CaptureQueriesContext
+
+    from memories.services.remember import by_idempotency_key
+
+    shared = memory_remember(agent=alice.agent, text="Shared note.", scope="team:accounts")
+    _copies(shared.memory, 3000, shared.memory.scope_id, "shared")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    private = memory_remember(agent=bob.agent, text="Bob's own note.", idempotency_key="k0")
+    _copies(private.memory, 3000, private.memory.scope_id, "bob")
+
+    with CaptureQueriesContext(connection) as queries:
+        found = by_idempotency_key(private.memory.scope, "k0")
+        missing = by_idempotency_key(private.memory.scope, "k-unused \u00e9 ")
+    assert found.pk == private.memory.pk and missing is None
+    lookups = [q["sql"] for q in queries.captured_queries if '"idempotency_key" =' in q["sql"]]
+    assert len(lookups) == 2
+    for sql in lookups:
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
+            ((plan,),) = cursor.fetchall()
+        nodes = list(_plan_nodes(plan[0]["Plan"]))
+        assert [n.get("Index Name") for n in nodes if "Index Name" in n] == [
+            "memory_unique_scope_idempotency_key"
+        ], plan
+        assert sum(n.get("Rows Removed by Filter", 0) for n in nodes) == 0, plan
