@@ -71,6 +71,19 @@ LOCAL = (
     "readiness_evidence",
 )
 
+#: Set first, in the session that runs the statements (tried on a Citus 13.2 cluster,
+#: docs/SCALING.md):
+#: - a local table that points at a reference table is made a "Citus local table" the moment
+#:   that table becomes a reference table, and ``create_distributed_table`` then refuses it
+#:   ("cannot complete operation on a table with identity column": the ids are identity
+#:   columns): off, the workspace tables stay plain until each is distributed;
+#: - Citus refuses to distribute a table with triggers unless told they are safe: each of the
+#:   engine's triggers reads and writes rows of its own workspace only, on one shard group.
+SESSION_SETTINGS = (
+    "SET citus.enable_local_reference_table_foreign_keys = off;",
+    "SET citus.enable_unsafe_triggers = on;",
+)
+
 #: Every foreign key of the public schema: (table, referenced table).
 _FOREIGN_KEYS = """
 SELECT con.conrelid::regclass::text, con.confrelid::regclass::text
@@ -81,9 +94,10 @@ ORDER BY 1, 2
 
 
 def distribution_statements(cursor) -> list[str]:
-    """The statements that distribute the schema ``cursor`` sees on a Citus coordinator:
-    reference tables, then distributed ones, each after the tables its foreign keys point at
-    (Citus requires it), every distributed table colocated with the first."""
+    """The statements that distribute the schema ``cursor`` sees on a Citus coordinator: the
+    session's settings, reference tables, then distributed ones, each after the tables its
+    foreign keys point at (Citus requires it), every distributed table colocated with the
+    first."""
     cursor.execute(_FOREIGN_KEYS)
     listed = [*REFERENCE, *DISTRIBUTED]
     after: dict[str, set[str]] = {table: set() for table in listed}
@@ -98,7 +112,8 @@ def distribution_statements(cursor) -> list[str]:
             raise ValueError(f"foreign keys in a cycle among {sorted(set(listed) - set(order))}")
         order.append(ready[0])
     statements = [
-        f"SELECT create_reference_table('{table}');" for table in order if table in REFERENCE
+        *SESSION_SETTINGS,
+        *(f"SELECT create_reference_table('{table}');" for table in order if table in REFERENCE),
     ]
     first = None
     for table in order:

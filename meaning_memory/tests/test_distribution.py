@@ -22,6 +22,7 @@ from meaning_memory.distribution import (
     DISTRIBUTION_COLUMN,
     LOCAL,
     REFERENCE,
+    SESSION_SETTINGS,
     distribution_statements,
 )
 from meaning_memory.testing import make_actor
@@ -100,8 +101,8 @@ def test_the_distribution_statements_follow_the_foreign_keys():
     reference = [s for s in statements if "create_reference_table" in s]
     distributed = [s for s in statements if "create_distributed_table" in s]
     assert len(reference) == len(REFERENCE) and len(distributed) == len(DISTRIBUTED)
-    assert statements == reference + distributed
-    order = [s.split("'")[1] for s in statements]
+    assert statements == [*SESSION_SETTINGS, *reference, *distributed]
+    order = [s.split("'")[1] for s in reference + distributed]
     position = {table: i for i, table in enumerate(order)}
     for table, _, kind, _, target, _ in rows(KEYS):
         if kind == "f" and table in position and target in position and table != target:
