@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A Citus cluster on this machine: a coordinator and two workers on loopback ports, built from
-# Citus's and pgvector's public sources against Debian's PostgreSQL 15 (docs/SCALING.md, "On a
-# running Citus cluster"). For trying and measuring the engine past one node; not for
+# Citus's and pgvector's public sources against Debian's PostgreSQL 15 (docs/SCALING.md, "A Citus
+# cluster on one machine"). For trying and measuring the engine past one node; not for
 # production (every node trusts any local connection).
 #
 #   scripts/citus-local.sh build CITUS_SRC PGVECTOR_SRC    compile both, install them into the server's tree
@@ -35,9 +35,12 @@ NODES=(coordinator worker1 worker2)
 
 die() { echo "citus-local: $*" >&2; exit 2; }
 
-[ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG: install postgresql-server-dev-15 (or set PG_CONFIG)"
-BIN=$("$PG_CONFIG" --bindir)
-LIB=$("$PG_CONFIG" --pkglibdir)
+BIN="" LIB=""
+need_server() {  # the server's programs and library directory, from its pg_config
+    [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG: install postgresql-server-dev-15 (or set PG_CONFIG)"
+    BIN=$("$PG_CONFIG" --bindir)
+    LIB=$("$PG_CONFIG" --pkglibdir)
+}
 
 # initdb and pg_ctl refuse to run as root: as root the nodes run as the postgres user.
 as_owner() {
@@ -65,6 +68,7 @@ build() {
     local citus=$1 vector=$2 jobs
     [ -f "$citus/configure" ] || die "$citus holds no Citus source (no configure)"
     [ -f "$vector/vector.control" ] || die "$vector holds no pgvector source (no vector.control)"
+    need_server
     jobs=$(nproc)
     # Citus: the server's own compiler flags (generic x86-64 on Debian); no bitcode for the
     # server's JIT (with_llvm=no: it would need clang); no libcurl (anonymous statistics only).
@@ -97,9 +101,13 @@ citus.shard_count = $SHARDS
 EOF
 }
 
+valid_name() {
+    [[ $1 =~ ^[a-z_][a-z0-9_]{0,62}$ ]] || die "a database name is lower-case letters, digits and _ (at most 63), not '$1'"
+}
+
 create_database() {  # create_database NAME: on every node, then one Citus cluster of them
     local name=$1 index exists
-    [[ $name =~ ^[a-z_][a-z0-9_]*$ ]] || die "a database name is lower-case letters, digits and _"
+    valid_name "$name"
     for index in 0 1 2; do
         exists=$(value_at "$index" postgres "SELECT 1 FROM pg_database WHERE datname = '$name'")
         [ "$exists" = 1 ] && continue
@@ -161,11 +169,17 @@ command=${1:-}
 [ $# -gt 0 ] && shift
 case "$command" in
     build) build "$@" ;;
-    start) start "$@" ;;
-    createdb) [ $# -eq 1 ] || die "createdb needs NAME"; create_database "$1"; url "$1" ;;
+    start) need_server; start "$@" ;;
+    createdb)
+        [ $# -eq 1 ] || die "createdb needs NAME"
+        valid_name "$1"
+        need_server
+        create_database "$1"
+        url "$1"
+        ;;
     url) url "$@" ;;
-    status) status ;;
-    stop) stop ;;
+    status) need_server; status ;;
+    stop) need_server; stop ;;
     *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
        [ -z "$command" ] || exit 2 ;;
 esac
