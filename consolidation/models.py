@@ -10,6 +10,7 @@ from django.db.models import Q
 
 from memories.models import Agent, Entity, Memory, Scope, Workspace, new_public_id
 from memories.models.decisions import CuratorDecision
+from memories.models.keys import WorkspaceForeignKey
 
 
 class ConsolidationRun(models.Model):
@@ -133,7 +134,7 @@ class CompiledSnapshot(models.Model):
     memory_ids = ArrayField(models.BigIntegerField(), null=True, blank=True)
     tokens = models.PositiveIntegerField()
     as_of = models.DateTimeField()
-    run = models.ForeignKey(
+    run = WorkspaceForeignKey(
         ConsolidationRun,
         on_delete=models.SET_NULL,
         null=True,
@@ -162,13 +163,13 @@ class SupersessionProposal(CuratorDecision, models.Model):
 
     proposal_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    older = models.ForeignKey(
+    older = WorkspaceForeignKey(
         Memory, on_delete=models.CASCADE, related_name="+", db_constraint=False
     )
-    newer = models.ForeignKey(
+    newer = WorkspaceForeignKey(
         Memory, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
     )
-    entity = models.ForeignKey(
+    entity = WorkspaceForeignKey(
         Entity, on_delete=models.CASCADE, related_name="+", db_constraint=False
     )
     attribute = models.CharField(max_length=40)

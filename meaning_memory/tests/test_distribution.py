@@ -13,6 +13,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.apps import apps
 from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
@@ -26,6 +27,7 @@ from meaning_memory.distribution import (
     distribution_statements,
 )
 from meaning_memory.testing import make_actor
+from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField
 
 TEAM = "team:accounts"
 ZEPHYR = [{"name": "Zephyr Logistics", "type": "customer"}]
@@ -113,6 +115,39 @@ def test_the_distribution_statements_follow_the_foreign_keys():
     out = io.StringIO()
     call_command("distribution", stdout=out)
     assert out.getvalue().splitlines() == statements
+
+
+def _keys_between_distributed_tables():
+    for model in apps.get_models():
+        if model._meta.db_table not in DISTRIBUTED:
+            continue
+        for field in model._meta.concrete_fields:
+            if field.is_relation and field.related_model._meta.db_table in DISTRIBUTED:
+                yield model, field
+
+
+@pytest.mark.django_db
+def test_every_join_between_distributed_tables_matches_the_workspace():
+    """Django joins along a key by its id; Citus runs a join on one node only when it matches
+    the distribution column too (tried: "complex joins are only supported when ... joined on
+    their distribution columns"). Both ways along every such key, the join matches it."""
+    keys = list(_keys_between_distributed_tables())
+    assert len(keys) >= 19
+    for model, field in keys:
+        assert isinstance(field, WorkspaceForeignKey | WorkspaceOneToOneField), field
+        other = field.related_model
+        forward = str(model.objects.values(f"{field.name}__{DISTRIBUTION_COLUMN}").query)
+        joined = forward.split(" JOIN ", 1)[1].split(" WHERE ")[0]
+        assert f'"{field.column}" = ' in joined and f'"{DISTRIBUTION_COLUMN}" = (' in joined, (
+            field,
+            forward,
+        )
+        if field.remote_field.hidden:  # related_name "+": no way back to join along
+            continue
+        lookup = field.related_query_name()
+        backward = str(other.objects.filter(**{f"{lookup}__{DISTRIBUTION_COLUMN}": 1}).query)
+        joined = backward.split(" JOIN ", 1)[1].split(" WHERE ")[0]
+        assert f'"{DISTRIBUTION_COLUMN}" = (' in joined, (field, backward)
 
 
 class Recorder:

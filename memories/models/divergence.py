@@ -10,6 +10,7 @@ from memories.models.base import (
     new_public_id,
 )
 from memories.models.decisions import CuratorDecision
+from memories.models.keys import WorkspaceForeignKey
 from memories.models.memory import Memory
 from memories.models.relations import Link
 from memories.models.tenancy import (
@@ -32,13 +33,13 @@ class Divergence(CuratorDecision, models.Model):
     divergence_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     #: The older of the two (the lower id), then the newer.
-    first = models.ForeignKey(
+    first = WorkspaceForeignKey(
         Memory, on_delete=models.CASCADE, related_name="+", db_constraint=False
     )
-    second = models.ForeignKey(
+    second = WorkspaceForeignKey(
         Memory, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
     )
-    link = models.ForeignKey(
+    link = WorkspaceForeignKey(
         Link,
         on_delete=models.SET_NULL,
         null=True,

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from memories.models.keys import WorkspaceForeignKey
 from memories.models.memory import Memory
 from memories.models.relations import Entity
 from memories.models.tenancy import (
@@ -40,7 +41,7 @@ class ProvenanceEvent(models.Model):
         RETYPE = "retype"  # an entity's type corrected by a curator
 
     #: The memory changed; empty for an event about an agent (``subject_agent``).
-    memory = models.ForeignKey(
+    memory = WorkspaceForeignKey(
         Memory,
         on_delete=models.CASCADE,
         related_name="provenance",
@@ -58,7 +59,7 @@ class ProvenanceEvent(models.Model):
         db_index=False,
     )
     #: The entity an event is about (merged, unmerged), when it is not about a memory.
-    subject_entity = models.ForeignKey(
+    subject_entity = WorkspaceForeignKey(
         Entity,
         on_delete=models.CASCADE,
         null=True,

@@ -19,6 +19,7 @@ from memories.models.base import (
     TEXT_SEARCH_CONFIG,
     new_mem_id,
 )
+from memories.models.keys import WorkspaceForeignKey
 from memories.models.relations import Entity
 from memories.models.tenancy import (
     Scope,
@@ -94,7 +95,7 @@ class Memory(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
-    superseded_by = models.ForeignKey(
+    superseded_by = WorkspaceForeignKey(
         "self",
         on_delete=models.SET_NULL,
         null=True,
@@ -125,7 +126,7 @@ class Memory(models.Model):
         db_default="self",
         help_text="Whom it is for: self, user, team, external or custom:<name>.",
     )
-    attributed_to = models.ForeignKey(
+    attributed_to = WorkspaceForeignKey(
         "Entity",
         on_delete=models.SET_NULL,
         null=True,
@@ -152,7 +153,7 @@ class Memory(models.Model):
     #: a reply is found by the words of what it replies to.
     episode_text = models.TextField(blank=True, default="", db_default="")
     #: The memory just before this one in its session and scope, when it was written.
-    follows = models.ForeignKey(
+    follows = WorkspaceForeignKey(
         "self",
         on_delete=models.SET_NULL,
         null=True,

@@ -13,6 +13,7 @@ from memories.models.base import (
     EMBEDDING_DIMENSIONS,
     new_public_id,
 )
+from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField
 from memories.models.tenancy import (
     Workspace,
 )
@@ -75,7 +76,7 @@ class Entity(models.Model):
     )
     #: Set by a curator's merge: this entity is that one (undone by clearing it). Always an
     #: entity that is not merged itself.
-    merged_into = models.ForeignKey(
+    merged_into = WorkspaceForeignKey(
         "self",
         on_delete=models.SET_NULL,
         null=True,
@@ -138,14 +139,14 @@ class Link(models.Model):
 
     link_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    source = models.ForeignKey(
+    source = WorkspaceForeignKey(
         "Memory",
         on_delete=models.CASCADE,
         related_name="links_out",
         db_index=False,
         db_constraint=False,
     )
-    target_memory = models.ForeignKey(
+    target_memory = WorkspaceForeignKey(
         "Memory",
         on_delete=models.CASCADE,
         null=True,
@@ -154,7 +155,7 @@ class Link(models.Model):
         db_index=False,
         db_constraint=False,
     )
-    target_entity = models.ForeignKey(
+    target_entity = WorkspaceForeignKey(
         Entity,
         on_delete=models.CASCADE,
         null=True,
@@ -243,7 +244,7 @@ class MemoryDegree(models.Model):
     ``min_r`` reads (which counts distinct other ends a reader sees, active ones only), so a
     search reads it first, cheaply, and counts exactly only what gets through."""
 
-    memory = models.OneToOneField(
+    memory = WorkspaceOneToOneField(
         "Memory",
         on_delete=models.CASCADE,
         primary_key=True,

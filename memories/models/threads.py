@@ -10,6 +10,7 @@ from memories.models.base import (
     EMBEDDING_DIMENSIONS,
     new_public_id,
 )
+from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField
 from memories.models.memory import Memory
 from memories.models.tenancy import (
     Scope,
@@ -67,10 +68,10 @@ class ThreadMember(models.Model):
     """A memory's place in a thread (one thread per memory), and why it joined."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    thread = models.ForeignKey(
+    thread = WorkspaceForeignKey(
         Thread, on_delete=models.CASCADE, related_name="members", db_constraint=False
     )
-    memory = models.OneToOneField(
+    memory = WorkspaceOneToOneField(
         Memory, on_delete=models.CASCADE, related_name="thread_member", db_constraint=False
     )
     #: What joined it: {"by": "label" | "similarity" | "new", "similarity": …, "entities": […]}.
