@@ -10,10 +10,10 @@ from django.db.models import Q
 
 from memories.models import Agent, Entity, Memory, Scope, Workspace, new_public_id
 from memories.models.decisions import CuratorDecision
-from memories.models.keys import WorkspaceForeignKey
+from memories.models.keys import WorkspaceForeignKey, WorkspaceRow
 
 
-class ConsolidationRun(models.Model):
+class ConsolidationRun(WorkspaceRow):
     """One run over a workspace: who or what started it, the phases asked, each phase's counts
     and time, and how it ended."""
 
@@ -66,7 +66,7 @@ class ConsolidationRun(models.Model):
         return f"{self.run_id} ({self.status})"
 
 
-class PhaseWatermark(models.Model):
+class PhaseWatermark(WorkspaceRow):
     """A phase has read the workspace's memories up to ``through_id``: the next run of it starts
     after that (a run killed before it moved the watermark does that part again, and each
     phase is idempotent)."""
@@ -86,7 +86,7 @@ class PhaseWatermark(models.Model):
         return f"{self.workspace_id}/{self.phase} through {self.through_id}"
 
 
-class ThreadCorpus(models.Model):
+class ThreadCorpus(WorkspaceRow):
     """How many memories of a scope the threads phase has read: the N of its words' inverse
     document frequencies."""
 
@@ -98,7 +98,7 @@ class ThreadCorpus(models.Model):
         return f"{self.scope_id}: {self.memories} memories"
 
 
-class WordFrequency(models.Model):
+class WordFrequency(WorkspaceRow):
     """In how many of a scope's memories read by the threads phase a word appears (kept as
     memories are read, so an incremental run never counts the whole scope again)."""
 
@@ -121,7 +121,7 @@ class WordFrequency(models.Model):
         return f"{self.scope_id}/{self.word}: {self.memories}"
 
 
-class CompiledSnapshot(models.Model):
+class CompiledSnapshot(WorkspaceRow):
     """An agent's compiled memory file as consolidation's compile phase left it (default
     options), kept for agents that load it at start (``GET /api/v1/compiled/kept``)."""
 
@@ -150,7 +150,7 @@ class CompiledSnapshot(models.Model):
         return f"{self.agent_id} as of {self.as_of}"
 
 
-class SupersessionProposal(CuratorDecision, models.Model):
+class SupersessionProposal(CuratorDecision, WorkspaceRow):
     """A newer memory of a scope gives another value for a slot an older one fills (one entity,
     one single-valued attribute): consolidation's supersede phase applied it (``applied``, a
     high-confidence rule) or proposes it to a curator, who accepts or rejects it with a reason."""

@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from django.apps import apps
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from meaning_memory.distribution import (
@@ -148,6 +148,42 @@ def test_every_join_between_distributed_tables_matches_the_workspace():
         backward = str(other.objects.filter(**{f"{lookup}__{DISTRIBUTION_COLUMN}": 1}).query)
         joined = backward.split(" JOIN ", 1)[1].split(" WHERE ")[0]
         assert f'"{DISTRIBUTION_COLUMN}" = (' in joined, (field, backward)
+
+
+@pytest.mark.django_db
+def test_a_saved_row_of_workspace_data_is_updated_where_its_workspace_is():
+    """Citus refuses an UPDATE that sets the distribution column, to its own value too
+    ("modifying the partition value of rows is not allowed", tried), and an UPDATE by id
+    alone asks every shard: saving a row names its workspace and never sets it."""
+    from django.test.utils import CaptureQueriesContext
+
+    from memories.models import Memory
+    from memories.models.keys import WorkspaceRow
+    from memories.operations import memory_remember
+
+    for model in apps.get_models():
+        assert issubclass(model, WorkspaceRow) == (model._meta.db_table in DISTRIBUTED), model
+    alice = make_actor("acme", "alice")
+    other = make_actor("globex", "carol")
+    memory = memory_remember(agent=alice.agent, text="Zephyr renews in March.").memory
+    memory.significance = 0.5
+    memory.workspace_id = other.agent.workspace_id  # a row never moves: not written
+    with (
+        CaptureQueriesContext(connection) as queries,
+        pytest.raises(ValueError, match="in another workspace: a row never moves"),
+        transaction.atomic(),
+    ):
+        memory.save()
+    (update,) = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+    assigned, where = update.split(" WHERE ")
+    assert f'"{DISTRIBUTION_COLUMN}"' not in assigned and f'"{DISTRIBUTION_COLUMN}" =' in where
+    memory.refresh_from_db()
+    assert memory.workspace_id == alice.agent.workspace_id and memory.significance != 0.5
+    memory.significance = 0.5
+    memory.save()
+    memory.refresh_from_db()
+    assert memory.significance == 0.5
+    assert Memory.objects.filter(workspace_id=other.agent.workspace_id).count() == 0
 
 
 class Recorder:

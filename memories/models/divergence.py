@@ -10,7 +10,7 @@ from memories.models.base import (
     new_public_id,
 )
 from memories.models.decisions import CuratorDecision
-from memories.models.keys import WorkspaceForeignKey
+from memories.models.keys import WorkspaceForeignKey, WorkspaceRow
 from memories.models.memory import Memory
 from memories.models.relations import Link
 from memories.models.tenancy import (
@@ -18,7 +18,7 @@ from memories.models.tenancy import (
 )
 
 
-class Divergence(CuratorDecision, models.Model):
+class Divergence(CuratorDecision, WorkspaceRow):
     """Two active memories about the same thing, by different writers, that disagree, as
     divergence detection found them (``memories.services.divergence``): its score, the detector
     that decided and its evidence, and the ``contradicts`` link it made. A curator resolves it
@@ -82,7 +82,7 @@ class Divergence(CuratorDecision, models.Model):
         return self.first, self.second
 
 
-class DivergenceScan(models.Model):
+class DivergenceScan(WorkspaceRow):
     """How far divergence detection has read a workspace: memories up to ``through_id`` were
     compared with their neighbours, so the next run starts after it."""
 

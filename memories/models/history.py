@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from memories.models.keys import WorkspaceForeignKey
+from memories.models.keys import WorkspaceForeignKey, WorkspaceRow
 from memories.models.memory import Memory
 from memories.models.relations import Entity
 from memories.models.tenancy import (
@@ -15,7 +15,7 @@ from memories.models.tenancy import (
 )
 
 
-class ProvenanceEvent(models.Model):
+class ProvenanceEvent(WorkspaceRow):
     """Append-only record of every change to a memory (or to an agent's token), with who,
     what, old → new and why. Written by ``memories.services.provenance`` only."""
 

@@ -1,4 +1,5 @@
-"""Keys between two tables of a workspace's data (``meaning_memory.distribution.DISTRIBUTED``).
+"""Rows of a workspace's data, and the keys between two of its tables
+(``meaning_memory.distribution.DISTRIBUTED``): what a distributed PostgreSQL needs of the ORM.
 
 Each such key is composite in the database (``workspace_id`` and the id, migrations
 ``memories`` 0029-0030), but Django joins along a key by the id alone. A distributed
@@ -11,6 +12,11 @@ composite key already holds both ends in one workspace.
 
 In migrations they are plain ``ForeignKey`` and ``OneToOneField`` (``deconstruct``): the
 columns and constraints are the same, only the joins the ORM writes differ.
+
+A row of those tables (``WorkspaceRow``) is saved by an UPDATE that names its workspace and
+never sets it: Citus refuses to set the column a table is distributed by, to the value it
+already holds too ("modifying the partition value of rows is not allowed"), and an UPDATE by id
+alone asks every shard.
 """
 
 from __future__ import annotations
@@ -49,3 +55,24 @@ class WorkspaceOneToOneField(_SameWorkspace, models.OneToOneField):
     def deconstruct(self):
         name, _, args, kwargs = super().deconstruct()
         return name, "django.db.models.OneToOneField", args, kwargs
+
+
+class WorkspaceRow(models.Model):
+    """A row of a table of a workspace's data. It never moves to another workspace: saving it
+    again updates it where its workspace is, every column but the workspace's."""
+
+    class Meta:
+        abstract = True
+
+    def _do_update(self, base_qs, using, pk_val, values, update_fields, forced_update):
+        # Django's own step of ``save()`` for an existing row (the values to set, by field);
+        # when it updates nothing, Django inserts the row.
+        kept = [value for value in values if value[0].name != WORKSPACE_FIELD]
+        here = base_qs.filter(**{f"{WORKSPACE_FIELD}_id": getattr(self, f"{WORKSPACE_FIELD}_id")})
+        if super()._do_update(here, using, pk_val, kept, update_fields, forced_update):
+            return True
+        if base_qs.filter(pk=pk_val).exists():
+            raise ValueError(
+                f"{self._meta.label} {pk_val} is in another workspace: a row never moves"
+            )
+        return False

@@ -19,7 +19,7 @@ from memories.models.base import (
     TEXT_SEARCH_CONFIG,
     new_mem_id,
 )
-from memories.models.keys import WorkspaceForeignKey
+from memories.models.keys import WorkspaceForeignKey, WorkspaceRow
 from memories.models.relations import Entity
 from memories.models.tenancy import (
     Scope,
@@ -27,7 +27,7 @@ from memories.models.tenancy import (
 )
 
 
-class Memory(models.Model):
+class Memory(WorkspaceRow):
     class Category(models.TextChoices):
         FACT = "fact"
         DECISION = "decision"

@@ -13,13 +13,13 @@ from memories.models.base import (
     EMBEDDING_DIMENSIONS,
     new_public_id,
 )
-from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField
+from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField, WorkspaceRow
 from memories.models.tenancy import (
     Workspace,
 )
 
 
-class Entity(models.Model):
+class Entity(WorkspaceRow):
     """Someone or something memories mention: a person, a customer, a project... of one
     workspace, with its aliases: one entity per normalised name (merged ones aside), whatever
     type a recogniser guessed. ``declared`` entities form the workspace's gazetteer: they are
@@ -124,7 +124,7 @@ TYPE_RANK = {
 }
 
 
-class Link(models.Model):
+class Link(WorkspaceRow):
     """One typed connection from a memory to another memory or to an entity, with who or what
     made it and why. A removed link keeps its row (``removed_at``, and the reason in the
     source memory's history)."""
@@ -237,7 +237,7 @@ class Link(models.Model):
         return f"{self.source_id} {self.kind} {target}"
 
 
-class MemoryDegree(models.Model):
+class MemoryDegree(WorkspaceRow):
     """How many active link rows touch a memory, either end, the engine's own ``follows`` and
     ``supersedes`` included: kept by triggers on the memory and link tables (migration 0019),
     so every writer, a bulk COPY included, keeps it true. It is at least the connection count

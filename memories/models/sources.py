@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from django.db import models
 
+from memories.models.keys import WorkspaceRow
 from memories.models.tenancy import (
     Workspace,
 )
 
 
-class SourceRecord(models.Model):
+class SourceRecord(WorkspaceRow):
     """A source's record in a workspace, as the last refresh of the A scores counted it
     (``memories.services.asymmetry``): how many of its memories were found right (marked
     important, a divergence resolved for them) and wrong (demoted, superseded by another

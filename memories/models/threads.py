@@ -10,7 +10,7 @@ from memories.models.base import (
     EMBEDDING_DIMENSIONS,
     new_public_id,
 )
-from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField
+from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField, WorkspaceRow
 from memories.models.memory import Memory
 from memories.models.tenancy import (
     Scope,
@@ -18,7 +18,7 @@ from memories.models.tenancy import (
 )
 
 
-class Thread(models.Model):
+class Thread(WorkspaceRow):
     """Related memories of one scope across sessions, as consolidation's threads phase grouped
     them (Open Threads, pilot: ``MM_OPEN_THREADS``): a title made from its members' words, when
     it was first and last seen, and ``open`` while a member's cue (a plan, a future date,
@@ -64,7 +64,7 @@ class Thread(models.Model):
         return f"{self.thread_id}: {self.title} ({self.status})"
 
 
-class ThreadMember(models.Model):
+class ThreadMember(WorkspaceRow):
     """A memory's place in a thread (one thread per memory), and why it joined."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
