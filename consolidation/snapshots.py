@@ -31,9 +31,9 @@ def snapshot_keep(*, agent: Agent, compiled: CompiledFile, run: ConsolidationRun
             if len(cursor.fetchall()) < len(wanted):
                 return False
     CompiledSnapshot.objects.update_or_create(
+        workspace_id=agent.workspace_id,
         agent=agent,
         defaults={
-            "workspace_id": agent.workspace_id,
             "markdown": compiled.markdown,
             "tokens": compiled.tokens,
             "as_of": compiled.as_of,

@@ -111,7 +111,9 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
     errors.raise_if_any()
     with transaction.atomic():
         lock_entities(entity.workspace_id)
-        entity = Entity.objects.select_for_update().get(pk=entity.pk)
+        entity = Entity.objects.select_for_update().get(
+            pk=entity.pk, workspace_id=entity.workspace_id
+        )
         old = entity.kind
         entity.kind, entity.typed_by = kind, Entity.TypedBy.CURATOR
         entity.save(update_fields=["kind", "typed_by", "updated_at"])

@@ -161,7 +161,8 @@ def _erase(
     value: str = "",
 ) -> Erasure:
     rows = list(
-        chosen.select_for_update(of=("self",))
+        chosen.filter(workspace_id=workspace_id)
+        .select_for_update(of=("self",))
         .order_by("id")
         .values_list("pk", "mem_id", "imported_from", "source", "text", "status")[: ERASE_MAX + 1]
     )

@@ -35,7 +35,10 @@ def memory_merge(
     with transaction.atomic():
         rows = {
             m.pk: m
-            for m in Memory.objects.select_for_update().filter(pk__in=[survivor.pk, duplicate.pk])
+            for m in Memory.objects.select_for_update().filter(
+                pk__in=[survivor.pk, duplicate.pk],
+                workspace_id__in={survivor.workspace_id, duplicate.workspace_id},
+            )
         }
         survivor, duplicate = rows[survivor.pk], rows[duplicate.pk]
         for name, memory in (("survivor", survivor), ("duplicate", duplicate)):
@@ -92,14 +95,21 @@ def memory_restore(*, merged: Memory, reason: str, user: Any = None, agent: Any 
     if message := rules.reason_given(reason, "say why the merge is undone."):
         raise ValidationFailed.single("reason", message)
     with transaction.atomic():
-        merged = Memory.objects.select_for_update().get(pk=merged.pk)
+        merged = Memory.objects.select_for_update().get(
+            pk=merged.pk, workspace_id=merged.workspace_id
+        )
         if merged.status != Memory.Status.MERGED:
             raise ValidationFailed.single(
                 "mem_id", f"memory {merged.mem_id!r} is {merged.status}, not merged."
             )
         link = (
             Link.objects.select_for_update()
-            .filter(source=merged, kind="same_as", removed_at__isnull=True)
+            .filter(
+                source=merged,
+                workspace_id=merged.workspace_id,
+                kind="same_as",
+                removed_at__isnull=True,
+            )
             .order_by("-created_at", "-id")
             .first()
         )
@@ -118,7 +128,9 @@ def memory_restore(*, merged: Memory, reason: str, user: Any = None, agent: Any 
             return merged
         link.removed_at = timezone.now()
         link.save(update_fields=["removed_at"])
-        survivor = Memory.objects.select_for_update().get(pk=link.target_memory_id)
+        survivor = Memory.objects.select_for_update().get(
+            pk=link.target_memory_id, workspace_id=merged.workspace_id
+        )
         event = (
             survivor.provenance.filter(action=Action.MERGE, new_values__absorbed=merged.mem_id)
             .order_by("-created_at", "-id")
