@@ -32,8 +32,10 @@ def test_compile_as_an_agent_sees_its_scopes_only(alice, bob):
     memory_remember(agent=alice.agent, text=RENEWAL)
     memory_remember(agent=bob.agent, text="Bob's private note.")
 
-    by_name, _ = run("--workspace", "acme", "--agent", "alice", "--display-mode", "off")
-    by_token, _ = run("--token", alice.token, "--display-mode", "off")
+    # One instant for both: the file's header says when it was compiled, to the second.
+    when = ("--as-of", "2100-01-01T00:00:00Z")
+    by_name, _ = run("--workspace", "acme", "--agent", "alice", "--display-mode", "off", *when)
+    by_token, _ = run("--token", alice.token, "--display-mode", "off", *when)
 
     assert by_name == by_token
     assert f"- {RENEWAL}\n" in by_name and "Bob" not in by_name
