@@ -170,10 +170,8 @@ def flows() -> dict:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "export.jsonl"
         call_command("export", "--workspace", f"flows-{run}", "--output", str(path))
-        answers["export"] = sorted(
-            json.loads(line).get("text", json.loads(line).get("kind", ""))
-            for line in path.read_text().splitlines()
-        )
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        answers["export"] = sorted(record.get("text", record.get("kind", "")) for record in records)
         call_command("import", str(path), "--workspace", f"copy-{run}", stdout=StringIO())
     copy = actor(f"copy-{run}", "reader")  # sees the imported team scope
     ask("imported", copy.client.post("/api/v1/search", {"query": "Zephyr"}, "json"))

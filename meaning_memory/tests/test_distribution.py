@@ -16,6 +16,7 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from meaning_memory.distribution import (
@@ -27,7 +28,9 @@ from meaning_memory.distribution import (
     distribution_statements,
 )
 from meaning_memory.testing import make_actor
-from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField
+from memories.models import Memory
+from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField, WorkspaceRow
+from memories.operations import memory_remember
 
 TEAM = "team:accounts"
 ZEPHYR = [{"name": "Zephyr Logistics", "type": "customer"}]
@@ -155,12 +158,6 @@ def test_a_saved_row_of_workspace_data_is_updated_where_its_workspace_is():
     """Citus refuses an UPDATE that sets the distribution column, to its own value too
     ("modifying the partition value of rows is not allowed", tried), and an UPDATE by id
     alone asks every shard: saving a row names its workspace and never sets it."""
-    from django.test.utils import CaptureQueriesContext
-
-    from memories.models import Memory
-    from memories.models.keys import WorkspaceRow
-    from memories.operations import memory_remember
-
     for model in apps.get_models():
         assert issubclass(model, WorkspaceRow) == (model._meta.db_table in DISTRIBUTED), model
     alice = make_actor("acme", "alice")

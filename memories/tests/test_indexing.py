@@ -3,10 +3,12 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memories.indexing import existing_workspace_indexes, workspace_indexes_sync
 from memories.models import Memory
 from memories.operations import memory_remember, memory_search
+from memories.services.remember import by_idempotency_key
 
 
 @pytest.fixture
@@ -170,10 +172,6 @@ def test_a_key_is_found_by_its_index_in_a_scope_grown_since_the_last_analyze(ali
     """The idempotency key's lookup reads the key's index, not the scope: a scope the table's
     statistics have not seen yet (a new agent's, an import's) is expected to hold one row, and
     an index of the scope alone looked cheapest; the lookup read all 3,000 memories of it."""
-    from django.test.utils import CaptureQueriesContext
-
-    from memories.services.remember import by_idempotency_key
-
     shared = memory_remember(agent=alice.agent, text="Shared note.", scope="team:accounts")
     _copies(shared.memory, 3000, shared.memory.scope_id, "shared")
     with connection.cursor() as cursor:
