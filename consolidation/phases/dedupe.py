@@ -25,7 +25,8 @@ NORMALIZED_TEXT_SQL = (
 #: A memory whose merge a curator undid (``memory_restore``) is merged again by no rule.
 NOT_RESTORED_SQL = """NOT EXISTS (
     SELECT 1 FROM memories_link undone
-    WHERE undone.source_id = {table}.id AND undone.kind = 'same_as'
+    WHERE undone.workspace_id = %(workspace)s AND undone.source_id = {table}.id
+        AND undone.kind = 'same_as'
         AND undone.removed_at IS NOT NULL
 )"""
 

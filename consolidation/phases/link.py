@@ -10,7 +10,7 @@ from memories.models import (
     Link,
     Memory,
 )
-from memories.selectors.neighbours import nearest_pairs
+from memories.selectors.neighbours import SHARE_AN_ENTITY_SQL, nearest_pairs
 from memories.services import link_backfill
 from memories.services.relations.typing import retype_by_mentions
 
@@ -83,19 +83,16 @@ def _related(workspace_id: int, batch: list[int]) -> dict[tuple[int, int], tuple
         same_scope=True,
         columns="CASE WHEN m.session <> '' AND o.session = m.session THEN 'session' "
         "ELSE 'entities' END",
-        pair_where="""(
+        pair_where=f"""(
                 (m.session <> '' AND o.session = m.session)
-                OR EXISTS (
-                    SELECT 1 FROM memories_link a
-                    JOIN memories_link b ON b.target_entity_id = a.target_entity_id
-                    WHERE a.source_id = m.id AND b.source_id = o.id
-                        AND a.removed_at IS NULL AND b.removed_at IS NULL
-                )
+                OR {SHARE_AN_ENTITY_SQL}
             )
             AND NOT EXISTS (
                 SELECT 1 FROM memories_link c
-                WHERE (c.source_id = m.id AND c.target_memory_id = o.id)
+                WHERE c.workspace_id = %(workspace)s AND (
+                    (c.source_id = m.id AND c.target_memory_id = o.id)
                     OR (c.source_id = o.id AND c.target_memory_id = m.id)
+                )
             )""",
     )
     return {(max(a, b), min(a, b)): (float(similarity), why) for a, b, similarity, why in rows}

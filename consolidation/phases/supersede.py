@@ -132,13 +132,14 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
             """
             SELECT m.id, o.id, a.target_entity_id
             FROM memories_memory m
-            JOIN memories_link a ON a.source_id = m.id AND a.target_entity_id IS NOT NULL
+            JOIN memories_link a ON a.workspace_id = %(workspace)s AND a.source_id = m.id
+                AND a.target_entity_id IS NOT NULL
                 AND a.removed_at IS NULL
             CROSS JOIN LATERAL (
                 SELECT o.id FROM memories_link b
-                JOIN memories_memory o ON o.id = b.source_id
+                JOIN memories_memory o ON o.workspace_id = %(workspace)s AND o.id = b.source_id
                 WHERE b.target_entity_id = a.target_entity_id AND b.removed_at IS NULL
-                    AND o.workspace_id = m.workspace_id AND o.scope_id = m.scope_id
+                    AND b.workspace_id = %(workspace)s AND o.scope_id = m.scope_id
                     AND o.status = 'active' AND o.id <> m.id
                     AND (o.created_at, o.id) < (m.created_at, m.id)
                 ORDER BY o.created_at DESC, o.id DESC

@@ -8,6 +8,15 @@ from typing import Any
 from django.db import connection
 from psycopg.types.numeric import Int8
 
+#: A pair's condition (``m``, ``o``): the two memories mention an entity in common.
+SHARE_AN_ENTITY_SQL = """EXISTS (
+    SELECT 1 FROM memories_link a
+    JOIN memories_link b
+        ON b.workspace_id = %(workspace)s AND b.target_entity_id = a.target_entity_id
+    WHERE a.workspace_id = %(workspace)s AND a.source_id = m.id AND b.source_id = o.id
+        AND a.removed_at IS NULL AND b.removed_at IS NULL
+)"""
+
 
 def nearest_pairs(
     workspace_id: int,
@@ -28,9 +37,11 @@ def nearest_pairs(
     ``neighbour_where`` narrows the neighbours (SQL on ``n``, before the nearest are taken);
     ``pair_where`` narrows the pairs (SQL on ``m``, the batch's memory, and ``o``, its
     neighbour: ``o.session`` and ``o.source`` are there); ``columns`` adds SELECT columns;
-    ``params`` are their named parameters. The workspace is a constant in the text: a large
-    workspace's partial HNSW index serves the scan only if its predicate is proved from one
-    (``memories.indexing``)."""
+    ``params`` are their named parameters, and ``%(workspace)s`` is the workspace's id: each
+    table a condition reads names it (spread over machines by workspace, a statement is sent
+    whole to the one that holds the workspace only if every table it reads says which). In the
+    neighbours' scan the workspace is a constant in the text: a large workspace's partial HNSW
+    index serves the scan only if its predicate is proved from one (``memories.indexing``)."""
     scope = " AND n.scope_id = m.scope_id" if same_scope else ""
     sql = f"""
         SELECT m.id, o.id, o.similarity{", " + columns if columns else ""}
@@ -44,7 +55,8 @@ def nearest_pairs(
             ORDER BY n.embedding <=> m.embedding
             LIMIT {int(neighbours)}
         ) AS o
-        WHERE m.id = ANY(%(batch)s) AND o.similarity >= %(min_similarity)s
+        WHERE m.workspace_id = {int(workspace_id)} AND m.id = ANY(%(batch)s)
+            AND o.similarity >= %(min_similarity)s
             {"AND " + pair_where if pair_where else ""}
     """
     with connection.cursor() as cursor:
@@ -52,6 +64,7 @@ def nearest_pairs(
             sql,
             {
                 **(params or {}),
+                "workspace": int(workspace_id),
                 "batch": [Int8(i) for i in batch],
                 "min_similarity": float(min_similarity),
             },

@@ -46,8 +46,10 @@ VERDICTS = f"""
                 THEN 1 ELSE 0 END)::int AS verdict
         FROM {Memory._meta.db_table} m
         LEFT JOIN feedback f ON f.memory_id = m.id
-        LEFT JOIN {Entity._meta.db_table} a ON a.id = m.attributed_to_id
-        LEFT JOIN {Memory._meta.db_table} r ON r.id = m.superseded_by_id
+        LEFT JOIN {Entity._meta.db_table} a
+            ON a.workspace_id = %(workspace)s AND a.id = m.attributed_to_id
+        LEFT JOIN {Memory._meta.db_table} r
+            ON r.workspace_id = %(workspace)s AND r.id = m.superseded_by_id
         WHERE m.workspace_id = %(workspace)s AND m.status IN ('active', 'superseded')
             AND (%(scopes)s::bigint[] IS NULL OR m.scope_id = ANY(%(scopes)s::bigint[]))
     )
@@ -55,9 +57,10 @@ VERDICTS = f"""
 TALLY = "count(*), count(*) FILTER (WHERE verdict > 0), count(*) FILTER (WHERE verdict < 0)"
 #: The topics of each memory: the entities it mentions (merged ones as their target).
 TOPICS = f"""
-    JOIN {Link._meta.db_table} l ON l.source_id = v.id AND l.kind = 'mentions'
+    JOIN {Link._meta.db_table} l
+        ON l.workspace_id = %(workspace)s AND l.source_id = v.id AND l.kind = 'mentions'
         AND l.removed_at IS NULL AND l.target_entity_id IS NOT NULL
-    JOIN {Entity._meta.db_table} t ON t.id = l.target_entity_id
+    JOIN {Entity._meta.db_table} t ON t.workspace_id = %(workspace)s AND t.id = l.target_entity_id
 """
 
 
@@ -131,9 +134,9 @@ def source_records(workspace_id: int, scope_ids: Sequence[int] | None = None) ->
     entity_pks |= {pk for _, _, pk, *_ in pairs} | {pk for pk, *_ in pairs if pk is not None}
     named = dict(
         (pk, (entity_id, name))
-        for pk, entity_id, name in Entity.objects.filter(pk__in=entity_pks).values_list(
-            "pk", "entity_id", "name"
-        )
+        for pk, entity_id, name in Entity.objects.filter(
+            workspace_id=workspace_id, pk__in=entity_pks
+        ).values_list("pk", "entity_id", "name")
     )
 
     def record(kind: str, key: str, name: str, tally: tuple, toward: float) -> Record:

@@ -28,7 +28,9 @@ def deciding(item: CuratorDecision, *, decided: Callable[[Any], tuple[str, str]]
     (ValidationFailed on the field and with the message ``decided`` gives for it) and nothing
     is written."""
     with transaction.atomic():
-        locked = type(item).objects.select_for_update().get(pk=item.pk)
+        locked = (
+            type(item).objects.select_for_update().get(workspace_id=item.workspace_id, pk=item.pk)
+        )
         if not locked.is_open:
             raise ValidationFailed.single(*decided(locked))
         yield locked

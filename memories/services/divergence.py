@@ -34,7 +34,7 @@ from memories.embeddings import current_model_name
 from memories.errors import Errors
 from memories.features import require_divergence
 from memories.models import Divergence, DivergenceScan, Link, Memory, Workspace
-from memories.selectors.neighbours import nearest_pairs
+from memories.selectors.neighbours import SHARE_AN_ENTITY_SQL, nearest_pairs
 from memories.selectors.permissions import require_role
 from memories.services.decisions import deciding, decision_reason
 from memories.services.provenance import Action, record
@@ -102,10 +102,12 @@ def divergence_run(
         batch = ids[start : start + BATCH]
         pairs = [pair for pair in _candidates(workspace.pk, batch, now) if pair[:2] not in seen]
         seen.update(pair[:2] for pair in pairs)
-        pairs = _not_recorded(pairs)
+        pairs = _not_recorded(workspace.pk, pairs)
         result.pairs += len(pairs)
-        memories = Memory.objects.defer("embedding", "episode_embedding").in_bulk(
-            {i for pair in pairs for i in pair[:2]}
+        memories = (
+            Memory.objects.filter(workspace=workspace)
+            .defer("embedding", "episode_embedding")
+            .in_bulk({i for pair in pairs for i in pair[:2]})
         )
         for low, high, similarity in pairs:
             first, second = memories[low], memories[high]
@@ -141,17 +143,12 @@ def _candidates(workspace_id: int, batch: list[int], now: Any) -> list[tuple[int
         neighbours=settings.MM_DIVERGENCE_NEIGHBOURS,
         min_similarity=settings.MM_DIVERGENCE_MIN_SIMILARITY,
         neighbour_where=valid_at_sql("now", "n"),
-        pair_where="""o.source IS DISTINCT FROM m.source
+        pair_where=f"""o.source IS DISTINCT FROM m.source
             AND (
-                EXISTS (
-                    SELECT 1 FROM memories_link a
-                    JOIN memories_link b ON b.target_entity_id = a.target_entity_id
-                    WHERE a.source_id = m.id AND b.source_id = o.id
-                        AND a.removed_at IS NULL AND b.removed_at IS NULL
-                )
+                {SHARE_AN_ENTITY_SQL}
                 OR EXISTS (
                     SELECT 1 FROM memories_link c
-                    WHERE c.removed_at IS NULL AND (
+                    WHERE c.workspace_id = %(workspace)s AND c.removed_at IS NULL AND (
                         (c.source_id = m.id AND c.target_memory_id = o.id)
                         OR (c.source_id = o.id AND c.target_memory_id = m.id)
                     )
@@ -165,12 +162,16 @@ def _candidates(workspace_id: int, batch: list[int], now: Any) -> list[tuple[int
     return [(low, high, similarity) for (low, high), similarity in sorted(pairs.items())]
 
 
-def _not_recorded(pairs: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+def _not_recorded(
+    workspace_id: int, pairs: list[tuple[int, int, float]]
+) -> list[tuple[int, int, float]]:
     if not pairs:
         return []
     firsts = {low for low, _, _ in pairs}
     recorded = set(
-        Divergence.objects.filter(first_id__in=firsts).values_list("first_id", "second_id")
+        Divergence.objects.filter(workspace_id=workspace_id, first_id__in=firsts).values_list(
+            "first_id", "second_id"
+        )
     )
     return [pair for pair in pairs if pair[:2] not in recorded]
 

@@ -110,7 +110,14 @@ def memory_forget(*, agent: Agent, mem_id: str, reason: str) -> Memory:
 
 
 def _curated(user: Any, memory_pk: int) -> Memory:
-    memory = Memory.objects.select_for_update(of=("self",)).filter(pk=memory_pk).first()
+    # The row is locked where its workspace keeps it (a lock by id alone is refused when the
+    # memories are spread over several machines by workspace).
+    workspace_id = Memory.objects.filter(pk=memory_pk).values_list("workspace_id", flat=True)
+    memory = (
+        Memory.objects.select_for_update(of=("self",))
+        .filter(workspace_id=workspace_id.first(), pk=memory_pk)
+        .first()
+    )
     if memory is None or not user_may(user, memory.workspace_id, "read"):
         raise NotFound(f"no memory with id {memory_pk}")
     require_role(user, memory.workspace_id, "curate")

@@ -25,7 +25,7 @@ def supersede(
     histories; a curator needs the role to curate the workspace (``require_role``)."""
     if user is not None:
         require_role(user, old.workspace_id, "curate")
-    old = Memory.objects.select_for_update().get(pk=old.pk)
+    old = Memory.objects.select_for_update().get(workspace_id=old.workspace_id, pk=old.pk)
     if old.status != Memory.Status.ACTIVE:  # lost a race with another writer
         raise ValidationFailed.single(
             "supersedes", f"memory {old.mem_id!r} is {old.status}, not active."

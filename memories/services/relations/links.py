@@ -98,7 +98,9 @@ def link_remove(*, agent: Agent, mem_id: str, link_id: str, reason: str) -> Link
             Link.objects.select_for_update(of=("self",))
             .select_related("source", "target_memory", "target_entity")
             .filter(
-                link_id=link_id if rules.mem_id(link_id) is None else "", removed_at__isnull=True
+                workspace_id=agent.workspace_id,
+                link_id=link_id if rules.mem_id(link_id) is None else "",
+                removed_at__isnull=True,
             )
             .filter(Q(source_id=source.pk) | Q(target_memory_id=source.pk))
             .first()

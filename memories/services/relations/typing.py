@@ -29,13 +29,15 @@ def retype_by_mentions(workspace_id: int, since_id: int = 0, *, dry_run: bool = 
             """
             WITH touched AS (
                 SELECT DISTINCT COALESCE(m.merged_into_id, m.id) AS id
-                FROM memories_link l JOIN memories_entity m ON m.id = l.target_entity_id
+                FROM memories_link l
+                JOIN memories_entity m
+                    ON m.workspace_id = l.workspace_id AND m.id = l.target_entity_id
                 WHERE l.workspace_id = %(workspace)s AND l.source_id > %(since)s
                     AND l.removed_at IS NULL AND l.origin = 'extraction'
             )
             SELECT e.id, e.kind, l.evidence->>'label', count(*)
             FROM touched t
-            JOIN memories_entity e ON e.id = t.id
+            JOIN memories_entity e ON e.workspace_id = %(workspace)s AND e.id = t.id
             JOIN memories_entity m ON COALESCE(m.merged_into_id, m.id) = e.id
                 AND m.workspace_id = %(workspace)s
             JOIN memories_link l ON l.target_entity_id = m.id AND l.workspace_id = %(workspace)s
@@ -60,6 +62,7 @@ def retype_by_mentions(workspace_id: int, since_id: int = 0, *, dry_run: bool = 
     if changed and not dry_run:
         for kind in set(changed.values()):
             Entity.objects.filter(
+                workspace_id=workspace_id,
                 pk__in=[pk for pk, k in changed.items() if k == kind],
                 typed_by=Entity.TypedBy.EXTRACTION,
             ).update(kind=kind)
