@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import Max
 from django_q.tasks import async_task
 
 from consolidation.erasure import purge_storage
@@ -12,7 +12,7 @@ from consolidation.phases import PHASES
 from consolidation.rest import Rest
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Conflict
-from memories.models import Workspace
+from memories.models import Memory, Workspace
 
 
 def purge_erased(workspace_id: int) -> dict[str, int]:
@@ -43,16 +43,20 @@ def queue_due_runs() -> dict[str, int]:
     not read yet; a workspace with a run in progress is skipped until the next time. Each run
     is its own job, so workers take different workspaces at once."""
     first = next(iter(PHASES))
-    mark = PhaseWatermark.objects.filter(workspace=OuterRef("pk"), phase=first)
-    due = (
-        Workspace.objects.annotate(newest=Max("memories__id"))
-        .annotate(read=Subquery(mark.values("through_id")[:1]))
-        .filter(newest__isnull=False)
-        .values_list("pk", "newest", "read")
+    # Two statements, each grouped by workspace, rather than one join of workspaces to their
+    # memories: spread over machines by workspace, each machine answers for its own.
+    newest = (
+        Memory.objects.order_by()
+        .values("workspace_id")
+        .annotate(newest=Max("id"))
+        .values_list("workspace_id", "newest")
+    )
+    read = dict(
+        PhaseWatermark.objects.filter(phase=first).values_list("workspace_id", "through_id")
     )
     queued = skipped = 0
-    for pk, newest, read in due:
-        if newest <= (read or 0):
+    for pk, newest_id in sorted(newest):
+        if newest_id <= (read.get(pk) or 0):
             continue
         try:
             run = consolidation_start(workspace=Workspace(pk=pk), trigger="schedule")

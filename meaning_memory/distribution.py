@@ -130,3 +130,16 @@ def distribution_statements(cursor) -> list[str]:
                 f"colocate_with => '{first}');"
             )
     return statements
+
+
+def distribute(cursor) -> bool:
+    """Run ``distribution_statements()`` on a Citus coordinator whose schema is not distributed
+    yet; False (nothing run) when it already is."""
+    cursor.execute(
+        "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'memories_memory'::regclass"
+    )
+    if cursor.fetchone()[0]:
+        return False
+    for statement in distribution_statements(cursor):
+        cursor.execute(statement)
+    return True

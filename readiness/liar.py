@@ -194,7 +194,7 @@ def measure(
     asymmetry_refresh(workspace_id=agent.workspace_id, progress=step("refresh"))
     if fit is not None:
         records = source_records(agent.workspace_id)
-        claims = claims_of([m.pk for m in stored])
+        claims = claims_of(agent.workspace_id, [m.pk for m in stored])
         by_pk = {m.pk: s.verdict for m, s in zip(stored, train, strict=True)}
         fit(records, claims, [by_pk[c.pk] for c in claims])
     found = write(agent, measured, step("measured"))

@@ -32,6 +32,9 @@ PORT=${MM_CITUS_PORT:-9700}
 SHARDS=${MM_CITUS_SHARDS:-8}
 DB=${MM_CITUS_DB:-meaning_memory}
 NODES=(coordinator worker1 worker2)
+# Each node as the engine sets up its embedded server (meaning_memory/embedded_setup.py): random
+# reads about as cheap as sequential ones, and an HNSW index's graph built in memory.
+NODE_SETTINGS="-c shared_buffers=1GB -c random_page_cost=1.1 -c maintenance_work_mem=1GB"
 
 die() { echo "citus-local: $*" >&2; exit 2; }
 
@@ -134,7 +137,8 @@ start() {
     for index in 0 1 2; do
         init_node "$index" "${NODES[$index]}"
         if ! as_owner "$BIN/pg_ctl" -D "$DIR/${NODES[$index]}" status >/dev/null 2>&1; then
-            as_owner "$BIN/pg_ctl" -D "$DIR/${NODES[$index]}" -l "$DIR/${NODES[$index]}.log" -w start >/dev/null
+            as_owner "$BIN/pg_ctl" -D "$DIR/${NODES[$index]}" -l "$DIR/${NODES[$index]}.log" \
+                -o "$NODE_SETTINGS" -w start >/dev/null
         fi
     done
     create_database "$DB"

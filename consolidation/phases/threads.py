@@ -156,7 +156,7 @@ def _thread_candidates(workspace_id: int, scope_id: int, ids: list[int]) -> dict
                 ORDER BY t.centroid <=> m.embedding
                 LIMIT {int(settings.MM_THREAD_CANDIDATES)}
             ) AS t
-            WHERE m.id = ANY(%(ids)s)
+            WHERE m.workspace_id = %(workspace)s AND m.id = ANY(%(ids)s)
             GROUP BY m.id
             """,
             {"workspace": workspace_id, "scope": scope_id, "ids": [Int8(i) for i in ids]},

@@ -28,7 +28,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from meaning_memory.distribution import distribution_statements  # noqa: E402
+from meaning_memory.distribution import distribute  # noqa: E402
 from meaning_memory.testing import make_actor  # noqa: E402
 
 TEAM = "team:accounts"
@@ -48,18 +48,6 @@ TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
 #: a text's tokens (the file's header names the run's workspace), and the results' table of
 #: shortened ids.
 LEFT_OUT = {"timings", "tokens", "table"}
-
-
-def distribute() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_dist_partition "
-            "WHERE logicalrelid = 'memories_memory'::regclass"
-        )
-        if cursor.fetchone()[0]:
-            return
-        for statement in distribution_statements(cursor):
-            cursor.execute(statement)
 
 
 class Names:
@@ -184,5 +172,6 @@ def flows() -> dict:
 if __name__ == "__main__":
     call_command("migrate", verbosity=0)
     if "--distribute" in sys.argv[1:]:
-        distribute()
+        with connection.cursor() as cursor:
+            distribute(cursor)
     print(json.dumps(flows(), sort_keys=True, ensure_ascii=False))

@@ -27,7 +27,8 @@ def typed_by_and_one_per_name(apps, schema_editor):
             """
             SELECT e.workspace_id, e.normalized, e.id, e.typed_by, e.declared,
                 (SELECT count(*) FROM memories_link l
-                 WHERE l.target_entity_id = e.id AND l.removed_at IS NULL)
+                 WHERE l.workspace_id = e.workspace_id AND l.target_entity_id = e.id
+                   AND l.removed_at IS NULL)
             FROM memories_entity e
             WHERE e.merged_into_id IS NULL AND (e.workspace_id, e.normalized) IN (
                 SELECT workspace_id, normalized FROM memories_entity

@@ -88,7 +88,7 @@ def _edges(
             SELECT l.source_id, l.target_entity_id, l.target_memory_id, l.weight, l.kind,
                 e.entity_id, e.name
             FROM memories_link l LEFT JOIN memories_entity e
-                ON e.id = l.target_entity_id AND e.workspace_id = l.workspace_id
+                ON e.workspace_id = %(workspace)s AND e.id = l.target_entity_id
             WHERE l.source_id = ANY(%(ids)s) AND l.workspace_id = %(workspace)s
                 AND l.removed_at IS NULL
                 AND (l.target_entity_id IS NOT NULL OR l.target_memory_id = ANY(%(ids)s))

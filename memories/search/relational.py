@@ -103,7 +103,7 @@ class RelationalFilter:
             clauses.append(
                 f"EXISTS (SELECT 1 FROM {Link._meta.db_table} mention "
                 f"WHERE mention.source_id = {Memory._meta.db_table}.id "
-                f"AND mention.workspace_id = {Memory._meta.db_table}.workspace_id "
+                f"AND mention.workspace_id = {int(self.workspace_id)} "
                 "AND mention.target_entity_id = ANY(%(entity_ids)s::bigint[]) "
                 "AND mention.removed_at IS NULL OFFSET 0)"
             )
@@ -116,7 +116,7 @@ class RelationalFilter:
             clauses.append(
                 f"EXISTS (SELECT 1 FROM {MemoryDegree._meta.db_table} degree "
                 f"WHERE degree.memory_id = {Memory._meta.db_table}.id "
-                f"AND degree.workspace_id = {Memory._meta.db_table}.workspace_id "
+                f"AND degree.workspace_id = {int(self.workspace_id)} "
                 "AND degree.links >= %(min_r)s)"
             )
             params["min_r"] = self.min_r

@@ -76,17 +76,19 @@ def memory_history(memory: Memory) -> QuerySet[ProvenanceEvent]:
 _CHAIN_SQL = f"""
     WITH RECURSIVE newer(id, step) AS (
         SELECT superseded_by_id, 1 FROM {Memory._meta.db_table}
-        WHERE id = %(id)s AND superseded_by_id IS NOT NULL
+        WHERE workspace_id = %(workspace)s AND id = %(id)s AND superseded_by_id IS NOT NULL
         UNION ALL
         SELECT m.superseded_by_id, n.step + 1 FROM newer n
-        JOIN {Memory._meta.db_table} m ON m.id = n.id
+        JOIN {Memory._meta.db_table} m ON m.workspace_id = %(workspace)s AND m.id = n.id
         WHERE m.superseded_by_id IS NOT NULL AND n.step < %(max)s
     ),
     older(id, step) AS (
-        SELECT id, 1 FROM {Memory._meta.db_table} WHERE superseded_by_id = %(id)s
+        SELECT id, 1 FROM {Memory._meta.db_table}
+        WHERE workspace_id = %(workspace)s AND superseded_by_id = %(id)s
         UNION ALL
         SELECT m.id, o.step + 1 FROM older o
-        JOIN {Memory._meta.db_table} m ON m.superseded_by_id = o.id
+        JOIN {Memory._meta.db_table} m
+            ON m.workspace_id = %(workspace)s AND m.superseded_by_id = o.id
         WHERE o.step < %(max)s
     )
     SELECT id, step FROM newer UNION ALL SELECT id, -step FROM older
@@ -97,9 +99,15 @@ def supersession_chain(memory: Memory) -> tuple[list[Memory], list[Memory]]:
     """The memories that replaced this one (newest last) and those it replaced (oldest last),
     at most ``CHAIN_MAX`` each way, in one query for the chain and one for its memories."""
     with reader.cursor() as cursor:
-        cursor.execute(_CHAIN_SQL, {"id": memory.pk, "max": CHAIN_MAX})
+        cursor.execute(
+            _CHAIN_SQL, {"workspace": memory.workspace_id, "id": memory.pk, "max": CHAIN_MAX}
+        )
         steps = dict(cursor.fetchall())
-    loaded = Memory.objects.only("mem_id", "text", "superseded_by").in_bulk(list(steps))
+    loaded = (
+        Memory.objects.filter(workspace_id=memory.workspace_id)
+        .only("mem_id", "text", "superseded_by")
+        .in_bulk(list(steps))
+    )
     ordered = sorted(steps, key=lambda pk: abs(steps[pk]))
     newer = [loaded[pk] for pk in ordered if steps[pk] > 0]
     older = [loaded[pk] for pk in ordered if steps[pk] < 0]

@@ -70,10 +70,10 @@ def claim_score(records: Records, claim: Claim) -> float | None:
     return a_score(reliability, claim.source_kind, claim.attributed is not None)
 
 
-def claims_of(pks: Sequence[int]) -> list[Claim]:
-    """The claims of memories (by primary key), in that order of keys."""
+def claims_of(workspace_id: int, pks: Sequence[int]) -> list[Claim]:
+    """The claims of a workspace's memories (by primary key), in that order of keys."""
     rows = (
-        Memory.objects.filter(pk__in=pks)
+        Memory.objects.filter(workspace_id=workspace_id, pk__in=pks)
         .order_by("pk")
         .values_list(
             "pk",
@@ -86,7 +86,11 @@ def claims_of(pks: Sequence[int]) -> list[Claim]:
     )
     mentions: dict[int, set[str]] = {}
     links = Link.objects.filter(
-        source_id__in=pks, kind="mentions", removed_at__isnull=True, target_entity__isnull=False
+        workspace_id=workspace_id,
+        source_id__in=pks,
+        kind="mentions",
+        removed_at__isnull=True,
+        target_entity__isnull=False,
     ).values_list("source_id", "target_entity__entity_id", "target_entity__merged_into__entity_id")
     for memory, entity, merged in links:
         mentions.setdefault(memory, set()).add(merged or entity)
@@ -143,7 +147,7 @@ def asymmetry_fill(memories: Sequence[Memory]) -> None:
     pending = [m for m in memories if m.a_score is None]
     if not pending:
         return
-    claims = claims_of([m.pk for m in pending])
+    claims = claims_of(pending[0].workspace_id, [m.pk for m in pending])
     records = _snapshot(pending[0].workspace_id, claims)
     scores = {claim.pk: claim_score(records, claim) for claim in claims}
     scores = {pk: score for pk, score in scores.items() if score is not None}
@@ -151,10 +155,10 @@ def asymmetry_fill(memories: Sequence[Memory]) -> None:
         if memory.pk in scores:
             memory.a_score = scores[memory.pk]
             memory.a_origin = Memory.ScoreOrigin.ASYMMETRY
-    _update(scores)
+    _update(pending[0].workspace_id, scores)
 
 
-def _update(scores: dict[int, float | None]) -> None:
+def _update(workspace_id: int, scores: dict[int, float | None]) -> None:
     """Store the engine's A scores (None: no score, and no origin)."""
     if not scores:
         return
@@ -162,8 +166,9 @@ def _update(scores: dict[int, float | None]) -> None:
         cursor.execute(
             f"UPDATE {Memory._meta.db_table} m SET a_score = v.score, "
             "a_origin = CASE WHEN v.score IS NULL THEN '' ELSE %s END "
-            "FROM unnest(%s::bigint[], %s::float8[]) AS v(id, score) WHERE m.id = v.id",
-            [Memory.ScoreOrigin.ASYMMETRY, list(scores), list(scores.values())],
+            "FROM unnest(%s::bigint[], %s::float8[]) AS v(id, score) "
+            "WHERE m.workspace_id = %s AND m.id = v.id",
+            [Memory.ScoreOrigin.ASYMMETRY, list(scores), list(scores.values()), workspace_id],
         )
 
 
@@ -234,13 +239,17 @@ def asymmetry_refresh(
     rescored = 0
     for start in range(0, len(pks), BATCH):
         batch = pks[start : start + BATCH]
-        current = dict(Memory.objects.filter(pk__in=batch).values_list("pk", "a_score"))
-        scores = {c.pk: claim_score(records, c) for c in claims_of(batch)}
+        current = dict(
+            Memory.objects.filter(workspace_id=workspace_id, pk__in=batch).values_list(
+                "pk", "a_score"
+            )
+        )
+        scores = {c.pk: claim_score(records, c) for c in claims_of(workspace_id, batch)}
         changed = {pk: a for pk, a in scores.items() if current.get(pk) != a}
         rescored += len(changed)
         if not dry_run:
             with transaction.atomic():
-                _update(changed)
+                _update(workspace_id, changed)
         if progress is not None:
             progress(min(start + BATCH, len(pks)), len(pks))
     return RefreshResult(len(records.sources), len(pks), rescored)

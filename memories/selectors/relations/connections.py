@@ -72,7 +72,9 @@ def connections_sql(memory: str, scopes: str, workspace: str) -> str:
     (its column) has that a reader of the scopes ``scopes`` (a bigint[] expression) sees:
     distinct memories it links to or is linked from (links of any type, the engine's supersedes
     and follows included) that are active, plus distinct entities it mentions (a merged entity
-    counts as the one it was merged into)."""
+    counts as the one it was merged into). ``workspace`` is best a constant: spread over
+    machines by workspace, a statement goes whole to the one that holds it only if every table
+    it reads names it."""
     same = f"workspace_id = {workspace}"
     return f"""(
         (SELECT count(DISTINCT other.id) FROM (
@@ -105,8 +107,9 @@ def connection_counts(
     if not memory_pks:
         return {}
     with reader.cursor() as cursor:
+        counted = connections_sql("m.id", "%(scopes)s::bigint[]", str(int(workspace_id)))
         cursor.execute(
-            f"SELECT m.id, {connections_sql('m.id', '%(scopes)s::bigint[]', 'm.workspace_id')} "
+            f"SELECT m.id, {counted} "
             f"FROM {MEMORY} m WHERE m.id = ANY(%(ids)s::bigint[]) AND m.workspace_id = %(ws)s",
             {"ids": list(memory_pks), "scopes": list(scope_ids), "ws": workspace_id},
         )
@@ -180,7 +183,8 @@ def joined_within_two_links(
         cursor.execute(
             f"""
             SELECT l.source_id, COALESCE(e.merged_into_id, e.id) FROM {LINK} l
-            JOIN {Entity._meta.db_table} e ON e.id = l.target_entity_id
+            JOIN {Entity._meta.db_table} e
+                ON e.workspace_id = l.workspace_id AND e.id = l.target_entity_id
             WHERE l.removed_at IS NULL AND l.source_id = ANY(%(pks)s)
             """,
             {"pks": pks},
