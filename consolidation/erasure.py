@@ -114,7 +114,7 @@ def _rebuild_thread(thread_pk: int) -> None:
         first_seen=min(when for *_, when in members),
         last_seen=max(when for *_, when in members),
     )
-    refresh_thread_status(thread_pk)
+    refresh_thread_status(thread.workspace_id, thread_pk)
 
 
 def purge_storage(*, full: bool = False, wait: float = WAIT_SECONDS) -> dict[str, int]:

@@ -98,10 +98,16 @@ def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
         pairs.update(_neighbours(context.workspace_id, ids[start : start + BATCH]))
         context.step("dedupe (near)", min(start + BATCH, len(ids)), len(ids))
     members = {i for pair in pairs for i in pair}
-    texts = dict(Memory.objects.filter(pk__in=members).values_list("pk", "text"))
+    workspace_id = context.workspace_id
+    texts = dict(
+        Memory.objects.filter(workspace_id=workspace_id, pk__in=members).values_list("pk", "text")
+    )
     entities: dict[int, set[str]] = {pk: set() for pk in members}
     for source, name in Link.objects.filter(
-        source_id__in=members, target_entity__isnull=False, removed_at__isnull=True
+        workspace_id=workspace_id,
+        source_id__in=members,
+        target_entity__isnull=False,
+        removed_at__isnull=True,
     ).values_list("source_id", "target_entity__name"):
         entities[source].add(name)
     refused: dict[str, int] = {}

@@ -40,7 +40,11 @@ def run(context: PhaseContext) -> dict[str, int]:
     )
     scored = 0
     for start in range(0, len(ids), BATCH):
-        memories = list(Memory.objects.filter(pk__in=ids[start : start + BATCH]).order_by("id"))
+        memories = list(
+            Memory.objects.filter(
+                workspace_id=context.workspace_id, pk__in=ids[start : start + BATCH]
+            ).order_by("id")
+        )
         given = [{d for d in dims if getattr(m, f"{d}_score") is not None} for m in memories]
         scores = auto_scores(
             [m.text for m in memories],

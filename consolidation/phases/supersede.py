@@ -122,7 +122,9 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
     both mention, oldest change first."""
     newer = {
         m.pk: m
-        for m in Memory.objects.filter(pk__in=batch).defer("embedding", "episode_embedding")
+        for m in Memory.objects.filter(workspace_id=workspace_id, pk__in=batch).defer(
+            "embedding", "episode_embedding"
+        )
         if attributes(m.text) or worth_reading(m.text)
     }
     if not newer:
@@ -151,7 +153,11 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
             {"ids": [Int8(i) for i in newer], "workspace": workspace_id},
         )
         rows = cursor.fetchall()
-    older = Memory.objects.defer("embedding", "episode_embedding").in_bulk({o for _, o, _ in rows})
+    older = (
+        Memory.objects.filter(workspace_id=workspace_id)
+        .defer("embedding", "episode_embedding")
+        .in_bulk({o for _, o, _ in rows})
+    )
     found: dict[tuple[int, int], SlotChange] = {}
     for new_id, old_id, entity_id in rows:
         if (new_id, old_id) in found:
@@ -161,9 +167,9 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
         if change is not None:
             found[(new_id, old_id)] = change
     recorded = set(
-        SupersessionProposal.objects.filter(newer_id__in={n for n, _ in found}).values_list(
-            "newer_id", "older_id"
-        )
+        SupersessionProposal.objects.filter(
+            workspace_id=workspace_id, newer_id__in={n for n, _ in found}
+        ).values_list("newer_id", "older_id")
     )
     return [change for key, change in sorted(found.items()) if key not in recorded]
 
@@ -174,7 +180,7 @@ def _settle(context: PhaseContext, change: SlotChange) -> str:
     kind = "applied" if change.confident else "proposed"
     if context.run.dry_run:
         return kind
-    entity = Entity.objects.get(pk=change.entity_id)
+    entity = Entity.objects.get(workspace_id=context.workspace_id, pk=change.entity_id)
     rule = (
         f"{change.attribute} of {entity.name}: {', '.join(change.old_values)} -> "
         f"{', '.join(change.new_values)}"

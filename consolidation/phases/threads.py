@@ -55,7 +55,7 @@ def run(context: PhaseContext) -> dict[str, int]:
 def _thread_batch(context: PhaseContext, batch: list[int]) -> dict[str, Any]:
     """Place one batch's memories (module docstring of ``consolidation.threads``)."""
     memories = list(
-        Memory.objects.filter(pk__in=batch)
+        Memory.objects.filter(workspace_id=context.workspace_id, pk__in=batch)
         .order_by("id")
         .only("id", "scope_id", "text", "episode_text", "embedding", "thread", "created_at")
     )
@@ -187,12 +187,13 @@ def _vocabulary(
     """Count the batch's own words into the scope's frequencies (in a dry run, only in memory)
     and read the frequencies the batch and its candidate threads need."""
     own = Counter(word for weights in batch for word, weight in weights.items() if weight >= 1)
-    corpus = ThreadCorpus.objects.filter(scope_id=scope_id).first()
+    corpus = ThreadCorpus.objects.filter(
+        workspace_id=context.workspace_id, scope_id=scope_id
+    ).first()
     total = (corpus.memories if corpus is not None else 0) + len(batch)
     if not context.run.dry_run:
         ThreadCorpus.objects.update_or_create(
-            scope_id=scope_id,
-            defaults={"workspace_id": context.workspace_id, "memories": total},
+            workspace_id=context.workspace_id, scope_id=scope_id, defaults={"memories": total}
         )
         table = WordFrequency._meta.db_table
         with connection.cursor() as cursor:
@@ -213,9 +214,9 @@ def _vocabulary(
             )
     needed = {word for weights in batch for word in weights} | thread_words
     frequency = dict(
-        WordFrequency.objects.filter(scope_id=scope_id, word__in=needed).values_list(
-            "word", "memories"
-        )
+        WordFrequency.objects.filter(
+            workspace_id=context.workspace_id, scope_id=scope_id, word__in=needed
+        ).values_list("word", "memories")
     )
     if context.run.dry_run:
         for word, n in own.items():
@@ -247,7 +248,9 @@ def _store_threads(
             )
             state.pk = thread.pk
         else:
-            Thread.objects.filter(pk=state.pk).update(**values, updated_at=timezone.now())
+            Thread.objects.filter(workspace_id=context.workspace_id, pk=state.pk).update(
+                **values, updated_at=timezone.now()
+            )
         ThreadMember.objects.bulk_create(
             [
                 ThreadMember(
@@ -260,16 +263,17 @@ def _store_threads(
             ]
         )
         state.new_members.clear()
-        refresh_thread_status(state.pk)
+        refresh_thread_status(context.workspace_id, state.pk)
         stored.add(state.pk)
     return stored
 
 
-def refresh_thread_status(thread_pk: int) -> Thread:
+def refresh_thread_status(workspace_id: int, thread_pk: int) -> Thread:
     """A thread's sessions, cues and status from its latest ``STATUS_MEMBERS`` active members."""
     now = timezone.now()
+    in_thread = Memory.objects.filter(workspace_id=workspace_id, thread_member__thread_id=thread_pk)
     members = list(
-        Memory.objects.filter(thread_member__thread_id=thread_pk, status=Memory.Status.ACTIVE)
+        in_thread.filter(status=Memory.Status.ACTIVE)
         .order_by("-created_at", "-id")
         .values_list("mem_id", "text", "created_at", "valid_from", "observed_at", "session")[
             : open_threads.STATUS_MEMBERS
@@ -285,10 +289,11 @@ def refresh_thread_status(thread_pk: int) -> Thread:
         ],
         now,
     )
-    sessions = Memory.objects.filter(thread_member__thread_id=thread_pk).exclude(session="")
-    Thread.objects.filter(pk=thread_pk).update(
+    sessions = in_thread.exclude(session="")
+    thread = Thread.objects.filter(workspace_id=workspace_id, pk=thread_pk)
+    thread.update(
         cues=found,
         status=Thread.Status.OPEN if found else Thread.Status.RESOLVED,
         sessions=sessions.values("session").distinct().count(),
     )
-    return Thread.objects.get(pk=thread_pk)
+    return thread.get()

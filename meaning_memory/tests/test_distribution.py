@@ -2,23 +2,27 @@
 ``meaning_memory.distribution``. Every table is classified once; every primary and unique key
 of a distributed table includes ``workspace_id``; a foreign key between two distributed
 tables is composite with it, and none points from a shared table into a distributed one; and
-every statement a search, a traversal, a path, a compile or a list runs restricts every
-distributed table it reads to one workspace (so that Citus routes it to one shard): checked
-on PostgreSQL's own plans of those statements, run on real data."""
+every statement a search, a traversal, a path, a compile, a list, a write that supersedes or
+links, a curator's feedback or a consolidation run runs restricts every distributed table it
+reads to one workspace named as a constant (so that Citus routes it to one shard), and every
+row lock names it: checked on PostgreSQL's own plans of those statements, run on real data."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from datetime import timedelta
 
 import pytest
 from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from consolidation.services import consolidation_execute, consolidation_start
 from meaning_memory.distribution import (
     DISTRIBUTED,
     DISTRIBUTION_COLUMN,
@@ -28,9 +32,11 @@ from meaning_memory.distribution import (
     distribution_statements,
 )
 from meaning_memory.testing import make_actor
-from memories.models import Memory
+from memories.models import Membership, Memory
 from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField, WorkspaceRow
 from memories.operations import memory_remember
+from memories.services.feedback import memory_feedback_by_user
+from memories.services.relations.links import link_add, link_remove
 
 TEAM = "team:accounts"
 ZEPHYR = [{"name": "Zephyr Logistics", "type": "customer"}]
@@ -212,16 +218,30 @@ def _conditions(node: dict) -> list[str]:
     return found
 
 
-def unrestricted(plan: dict) -> list[str]:
-    """The scans of distributed tables in a plan that no workspace condition restricts."""
+#: A scan of one workspace's rows: a condition compares its column with a constant or a
+#: parameter. (A comparison with another table's column inside a subquery restricts the rows
+#: on one PostgreSQL too, but does not tell Citus which shard the subquery reads: refused.)
+ONE_WORKSPACE = re.compile(rf"\b{DISTRIBUTION_COLUMN} = ('?\d+'?(::\w+)?|\$\d+)")
+
+
+#: The one statement that reads every shard: which workspace a memory a curator names by its id
+#: alone is in (its row is then locked and read there).
+WHICH_WORKSPACE = (
+    'SELECT "memories_memory"."workspace_id" AS "workspace_id" FROM "memories_memory" '
+    'WHERE "memories_memory"."id" = %s '
+)
+
+
+def not_one_workspace(plan: dict) -> list[str]:
+    """The scans of distributed tables in a plan that no constant workspace restricts."""
     missing = []
     relation = plan.get("Relation Name")
     if relation in DISTRIBUTED and not any(
-        DISTRIBUTION_COLUMN in condition for condition in _conditions(plan)
+        ONE_WORKSPACE.search(condition) for condition in _conditions(plan)
     ):
         missing.append(f"{plan['Node Type']} on {relation} ({plan.get('Alias')})")
     for child in plan.get("Plans", []):
-        missing += unrestricted(child)
+        missing += not_one_workspace(child)
     return missing
 
 
@@ -321,8 +341,56 @@ def test_search_traversal_compile_and_list_read_one_workspace(workspace_data):
             plan = cursor.fetchone()[0]
         plan = json.loads(plan) if isinstance(plan, str) else plan
         checked += 1
-        missing = unrestricted(plan[0]["Plan"])
+        missing = not_one_workspace(plan[0]["Plan"])
         if missing:
             violations[" ".join(sql.split())[:300]] = missing
     assert checked >= 20, checked  # the statements were seen
+    print("VIOL", json.dumps(violations, indent=1))
+    assert violations == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writes_and_a_consolidation_run_lock_and_read_one_workspace(workspace_data, client):
+    """Superseding, adding and removing a link, a curator's feedback and decision, erasing, and
+    a consolidation run of every default phase: each row lock names the workspace, and each
+    statement that reads a distributed table reads it for one workspace named as a constant
+    (what Citus needs to send the statement to one shard; on a cluster the same statements
+    run in ``test_citus.py``)."""
+    alice, hub, support, entity = workspace_data
+    agent = alice.agent
+    carol = get_user_model().objects.create_user("carol", password="pw")
+    Membership.objects.create(user=carol, workspace=agent.workspace, role="curator")
+    recorder = Recorder()
+    with connection.execute_wrapper(recorder):
+        newer = memory_remember(
+            agent=agent, text="Zephyr renews in July now.", scope=TEAM, supersedes=support.mem_id
+        ).memory
+        added = link_add(agent=agent, mem_id=newer.mem_id, to=hub.mem_id, kind="relates_to")
+        link_remove(agent=agent, mem_id=newer.mem_id, link_id=added.link.link_id, reason="no")
+        memory_feedback_by_user(user=carol, memory_pk=newer.pk, action="important", reason="ok")
+        run = consolidation_execute(
+            consolidation_start(workspace=agent.workspace, trigger="command")
+        )
+    assert run.status == run.Status.DONE, run.error
+    locks = [sql for sql, _ in recorder.statements if "FOR UPDATE" in sql or "FOR SHARE" in sql]
+    assert locks, "no row was locked"
+    assert [sql for sql in locks if not re.search(r'\."workspace_id" = %s', sql)] == []
+    checked, violations = 0, {}
+    for sql, params in recorder.statements:
+        text = sql.lstrip().upper()
+        if not text.startswith(("SELECT", "WITH")) or not any(t in sql for t in DISTRIBUTED):
+            continue
+        if "FOR UPDATE" in text or "FOR SHARE" in text:
+            continue  # checked above: EXPLAIN of a lock would take it
+        if sql.startswith(WHICH_WORKSPACE):
+            continue  # a curator names a memory by id alone: its workspace is looked up first
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+            plan = cursor.fetchone()[0]
+        plan = json.loads(plan) if isinstance(plan, str) else plan
+        checked += 1
+        if missing := not_one_workspace(plan[0]["Plan"]):
+            violations[" ".join(sql.split())[:300]] = missing
+    assert checked >= 50, checked
+    print("VIOL", json.dumps(violations, indent=1))
     assert violations == {}

@@ -62,6 +62,7 @@ def link_add(
         )
     with transaction.atomic():
         existing = Link.objects.filter(
+            workspace_id=agent.workspace_id,
             source=source,
             target_memory=target_memory,
             target_entity=target_entity,
