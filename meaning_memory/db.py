@@ -44,16 +44,25 @@ def parse_database_url(url: str, setting: str = "DATABASE_URL") -> dict[str, obj
     }
 
 
-def search_options(ef_search: int, *, prepared: bool) -> str:
-    """libpq ``options`` that start every connection with the search's settings.
+def index_scan_settings(ef_search: int) -> dict[str, str]:
+    """The settings an HNSW index scan of a search runs with: ``hnsw.ef_search``, the search
+    list (at least the candidates a search asks for), and ``hnsw.iterative_scan``, which lets a
+    filtered index scan keep going until enough rows pass the filters. (On a Citus cluster the
+    scans run on the workers, which a connection's options do not reach: the distribution
+    statements set them on the database, ``meaning_memory.distribution``.)"""
+    return {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}
 
-    ``hnsw.ef_search`` is the HNSW search list (at least the candidates a search asks for) and
-    ``hnsw.iterative_scan`` lets a filtered index scan keep going until enough rows pass the
-    filters. With ``prepared``, ``plan_cache_mode=force_generic_plan`` makes a prepared search
-    statement keep one plan from its first execution (see ``memories.prepared``). Set at
-    connection start, they cost a search neither a transaction nor a round trip.
+
+def search_options(ef_search: int, *, prepared: bool) -> str:
+    """libpq ``options`` that start every connection with the search's settings: the index
+    scan's (``index_scan_settings``) and, with ``prepared``, ``plan_cache_mode=
+    force_generic_plan``, which makes a prepared search statement keep one plan from its first
+    execution (see ``memories.prepared``). Set at connection start, they cost a search neither
+    a transaction nor a round trip.
     """
-    options = f"-c hnsw.ef_search={ef_search} -c hnsw.iterative_scan=relaxed_order"
+    options = " ".join(
+        f"-c {name}={value}" for name, value in index_scan_settings(ef_search).items()
+    )
     return options + (" -c plan_cache_mode=force_generic_plan" if prepared else "")
 
 

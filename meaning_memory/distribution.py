@@ -20,6 +20,10 @@ workspace. ``distribution_statements()`` is what to run on a Citus coordinator a
 
 from __future__ import annotations
 
+from django.conf import settings
+
+from meaning_memory.db import index_scan_settings
+
 DISTRIBUTION_COLUMN = "workspace_id"
 
 #: Distributed by ``workspace_id``, colocated with one another (with the first).
@@ -129,6 +133,13 @@ def distribution_statements(cursor) -> list[str]:
                 f"SELECT create_distributed_table('{table}', '{DISTRIBUTION_COLUMN}', "
                 f"colocate_with => '{first}');"
             )
+    # A search's HNSW scan runs on the worker that holds the workspace, in a connection the
+    # coordinator opened: the engine's connection options do not reach it, the database's
+    # settings do (Citus sends ALTER DATABASE ... SET to every worker).
+    cursor.execute("SELECT current_database()")
+    database = '"' + cursor.fetchone()[0].replace('"', '""') + '"'
+    for name, value in index_scan_settings(settings.MM_HNSW_EF_SEARCH).items():
+        statements.append(f"ALTER DATABASE {database} SET {name} = '{value}';")
     return statements
 
 

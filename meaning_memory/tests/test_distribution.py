@@ -106,13 +106,27 @@ def test_every_key_of_a_distributed_table_carries_the_workspace():
 
 
 @pytest.mark.django_db
-def test_the_distribution_statements_follow_the_foreign_keys():
+def test_the_distribution_statements_follow_the_foreign_keys(settings):
     with connection.cursor() as cursor:
         statements = distribution_statements(cursor)
     reference = [s for s in statements if "create_reference_table" in s]
     distributed = [s for s in statements if "create_distributed_table" in s]
     assert len(reference) == len(REFERENCE) and len(distributed) == len(DISTRIBUTED)
-    assert statements == [*SESSION_SETTINGS, *reference, *distributed]
+    database = [s for s in statements if s.startswith("ALTER DATABASE")]
+    assert statements == [*SESSION_SETTINGS, *reference, *distributed, *database]
+    # The index scan's settings, which a search's connection options do not carry to the
+    # workers, set on the database (the test's transaction takes them back).
+    with connection.cursor() as cursor:
+        for statement in database:
+            cursor.execute(statement)
+        cursor.execute(
+            "SELECT setconfig FROM pg_db_role_setting s JOIN pg_database d "
+            "ON d.oid = s.setdatabase WHERE d.datname = current_database() AND s.setrole = 0"
+        )
+        (found,) = cursor.fetchone()
+    assert sorted(found) == sorted(
+        [f"hnsw.ef_search={settings.MM_HNSW_EF_SEARCH}", "hnsw.iterative_scan=relaxed_order"]
+    )
     order = [s.split("'")[1] for s in reference + distributed]
     position = {table: i for i, table in enumerate(order)}
     for table, _, kind, _, target, _ in rows(KEYS):
