@@ -179,9 +179,13 @@ def searches(args: argparse.Namespace, agents: list[Any], ports: list) -> dict[s
 def ingest(args: argparse.Namespace, agents: list[Any]) -> dict[str, float]:
     from search_latency import Corpus
 
+    from memories.models import Memory
     from memories.operations import memory_remember, memory_remember_bulk
 
-    corpus, rng = Corpus(args.seed), np.random.default_rng([args.seed, 3])
+    # Texts no past run wrote (with --reuse): a writer's text written again is its old memory,
+    # found, not stored, and would time nothing.
+    rng = np.random.default_rng([args.seed, 3, Memory.objects.count()])
+    corpus = Corpus(args.seed)
     texts = corpus.texts(rng, 2 * args.writes, 8, 24)
     memory_remember(agent=agents[0], text="the embedder's warm-up " + texts[0])
     started = time.perf_counter()
