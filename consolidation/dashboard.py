@@ -22,6 +22,7 @@ from consolidation.services import (
     consolidation_start,
     enabled_phases,
     proposal_decide,
+    proposal_undo,
 )
 from consolidation.tasks import RUN
 from memories.errors import Conflict, ValidationFailed
@@ -116,14 +117,16 @@ def merges(request: HttpRequest, slug: str) -> HttpResponse:
     )  # fmt: skip
 
 
-PROPOSAL_STATES = ("open", "applied", "accepted", "rejected", "all")
+PROPOSAL_STATES = ("open", "applied", "accepted", "rejected", "undone", "all")
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def proposals(request: HttpRequest, slug: str) -> HttpResponse:
-    """Supersessions consolidation proposes (open first) or applied by its rule; a curator
-    accepts (the older memory is superseded) or rejects each, with a reason."""
+    """Supersessions consolidation proposes (open first) or applied by its rule, each with the
+    rule that found it and its score; a curator accepts (the older memory is superseded) or
+    rejects an open one, and undoes an applied or accepted one (the older memory is active
+    again), with a reason."""
     membership = page_membership(request, slug)
     form = ProposalForm(request.POST or None)
     if request.method == "POST":
@@ -133,18 +136,23 @@ def proposals(request: HttpRequest, slug: str) -> HttpResponse:
         if proposal is None:
             raise Http404("No such proposal.")
         if form.is_valid():
-            accept = form.cleaned_data["decision"] == "accept"
+            decision = form.cleaned_data["decision"]
             try:
-                proposal_decide(
-                    proposal=proposal,
-                    user=request.user,
-                    accept=accept,
-                    reason=form.cleaned_data["reason"],
-                )
+                if decision == "undo":
+                    proposal_undo(
+                        proposal=proposal, user=request.user, reason=form.cleaned_data["reason"]
+                    )
+                else:
+                    proposal_decide(
+                        proposal=proposal,
+                        user=request.user,
+                        accept=decision == "accept",
+                        reason=form.cleaned_data["reason"],
+                    )
             except ValidationFailed as exc:
                 _errors(form, exc)
             else:
-                verb = "accepted" if accept else "rejected"
+                verb = {"accept": "accepted", "reject": "rejected", "undo": "undone"}[decision]
                 messages.success(request, f"Proposal {proposal.proposal_id} {verb}.")
                 return redirect(f"{request.path}?status={request.GET.get('status', 'open')}")
     status = request.GET.get("status", "open")

@@ -29,5 +29,7 @@ class ProposalForm(forms.Form):
     """The button pressed names the decision (``decision``)."""
 
     proposal = forms.CharField(widget=forms.HiddenInput)
-    decision = forms.ChoiceField(choices=[("accept", "Accept"), ("reject", "Reject")])
+    decision = forms.ChoiceField(
+        choices=[("accept", "Accept"), ("reject", "Reject"), ("undo", "Undo the supersession")]
+    )
     reason = _reason()

@@ -160,6 +160,7 @@ class SupersessionProposal(CuratorDecision, WorkspaceRow):
         APPLIED = "applied"  # by the rule
         ACCEPTED = "accepted"  # by a curator
         REJECTED = "rejected"
+        UNDONE = "undone"  # applied or accepted, then undone by a curator
 
     proposal_id = models.CharField(max_length=16, default=new_public_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
@@ -169,14 +170,25 @@ class SupersessionProposal(CuratorDecision, WorkspaceRow):
     newer = WorkspaceForeignKey(
         Memory, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
     )
+    #: The entity both memories mention, when that is how the pair was found; else the pair
+    #: shares a name or a session (``subject``).
     entity = WorkspaceForeignKey(
-        Entity, on_delete=models.CASCADE, related_name="+", db_constraint=False
+        Entity,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_constraint=False,
+        null=True,
+        blank=True,
     )
+    subject = models.CharField(max_length=200, blank=True, default="", db_default="")
     attribute = models.CharField(max_length=40)
     old_values = ArrayField(models.CharField(max_length=200))
     new_values = ArrayField(models.CharField(max_length=200))
     rule = models.CharField(max_length=200)
     confidence = models.CharField(max_length=10, help_text="high (applied) or low (proposed)")
+    #: Why: the rule that found it, the newer's stance, the model's score where it was asked.
+    why = models.CharField(max_length=200, blank=True, default="", db_default="")
+    score = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     reason = models.TextField(blank=True)
     decided_by = models.ForeignKey(

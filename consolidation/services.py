@@ -18,7 +18,7 @@ from memories.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from memories.models import Agent, Workspace
 from memories.selectors.permissions import require_role
 from memories.services.decisions import deciding, decision_reason
-from memories.services.supersede import supersede
+from memories.services.supersede import supersede, supersession_undo
 
 #: The advisory lock namespace of consolidation runs (the key is the workspace's id).
 LOCK_NAMESPACE = 7302
@@ -201,3 +201,41 @@ def proposal_decide(
             user=user,
         )
     return proposal
+
+
+#: The proposals whose change a curator can undo: applied by the rule, or accepted.
+UNDOABLE = (SupersessionProposal.Status.APPLIED, SupersessionProposal.Status.ACCEPTED)
+
+
+def proposal_undo(
+    *, proposal: SupersessionProposal, user: Any, reason: str
+) -> SupersessionProposal:
+    """A curator undoes a supersession consolidation applied (or a curator accepted): the older
+    memory is active again with the window it had (``supersession_undo``), both histories name
+    the curator and the reason, and the proposal is ``undone``. One that was never applied, one
+    undone already, an older memory no longer superseded by the newer, or a missing reason are
+    errors, and nothing is written."""
+    require_role(user, proposal.workspace_id, "decide proposals")
+    reason, message = decision_reason(reason, "say why the supersession is undone.")
+    if message:
+        raise ValidationFailed.single("reason", message)
+    with transaction.atomic():
+        locked = SupersessionProposal.objects.select_for_update().get(
+            workspace_id=proposal.workspace_id, pk=proposal.pk
+        )
+        if locked.status not in UNDOABLE:
+            raise ValidationFailed.single(
+                "proposal", f"proposal {locked.proposal_id!r} is {locked.status}: nothing to undo."
+            )
+        older = locked.older
+        if older.superseded_by_id != locked.newer_id:
+            raise ValidationFailed.single(
+                "proposal",
+                f"memory {older.mem_id!r} is {older.status}, no longer superseded by "
+                f"{locked.newer.mem_id!r}.",
+            )
+        supersession_undo(
+            memory=older, user=user, reason=f"proposal {locked.proposal_id} undone: {reason}"
+        )
+        locked.decide(status=SupersessionProposal.Status.UNDONE, reason=reason, user=user)
+    return locked

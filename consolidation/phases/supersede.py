@@ -1,4 +1,5 @@
-"""Supersede: a newer value for a slot supersedes the older, or is proposed to a curator."""
+"""Supersede: a newer memory that corrects an older one of its subject supersedes it, or is
+proposed to a curator (``memories.temporal.judgment``)."""
 
 from __future__ import annotations
 
@@ -11,24 +12,23 @@ from consolidation.models import (
     SupersessionProposal,
 )
 from consolidation.phases.context import BATCH, PhaseContext, newest_id, written_since
-from memories.divergence.detectors import attributes
 from memories.errors import ValidationFailed
 from memories.models import (
     Entity,
     Memory,
 )
+from memories.models.base import TEXT_SEARCH_CONFIG
 from memories.services.supersede import supersede
-from memories.temporal.corrections import assess, verdict, worth_reading
+from memories.temporal.judgment import judge, mentions, names, worth_reading
 
 
 def run(context: PhaseContext) -> dict[str, int]:
     """A memory written since the watermark that changes what an older active memory of its
-    scope says of an entity both mention supersedes it, or is proposed to a curator
-    (``SupersessionProposal``): a single-valued slot (``ATTRIBUTES``: a renewal or due month, a
-    plan, an owner) given another value, applied when the same writer restated it with one value
-    on each side (``HIGH_CONFIDENCE``); else a correction the detector finds
-    (``memories.temporal.corrections``: changed values, denials, negations), applied or proposed
-    as its ``verdict`` says."""
+    scope says of one subject supersedes it, or is proposed to a curator
+    (``SupersessionProposal``), as ``memories.temporal.judgment.judge`` says. The subject is an
+    entity both mention, a name both write in capitals, or the session both are turns of; a
+    statement that hedges, plans, sets a condition, asks or reports the past never supersedes
+    anything."""
     through = context.watermark("supersede")
     high = newest_id(context.workspace_id)
     ids = list(written_since(context, through, high).values_list("id", flat=True))
@@ -46,20 +46,16 @@ def run(context: PhaseContext) -> dict[str, int]:
     return {**counts, "read_after_id": through}
 
 
-#: What makes the slot rule confident enough to apply without a curator.
-HIGH_CONFIDENCE = "the same writer restated the slot with one value on each side"
-
-
 @dataclass
 class SlotChange:
-    """A newer memory that changes what an older one of its scope says of an entity both
-    mention: a slot (``ATTRIBUTES``) given another value, or a correction the detector found
-    (``memories.temporal.corrections``), with what consolidation does with it (``verdict``:
-    apply or propose) and why (``rule``)."""
+    """A newer memory that changes what an older one of its scope says of a subject (an
+    entity both mention, ``entity_id``; else a name or a session, ``subject``), with what
+    consolidation does with it (``verdict``: apply or propose) and why."""
 
     older: Memory
     newer: Memory
-    entity_id: int
+    entity_id: int | None
+    subject: str
     attribute: str
     old_values: list[str]
     new_values: list[str]
@@ -72,63 +68,17 @@ class SlotChange:
         return self.verdict == "apply"
 
 
-def _slot(older: Memory, newer: Memory, entity_id: int) -> SlotChange | None:
-    """The change of a single-valued slot (the older rule, kept: it knows plans and owners)."""
-    before, after = attributes(older.text), attributes(newer.text)
-    for slot in sorted(before.keys() & after.keys()):
-        if before[slot].isdisjoint(after[slot]):
-            old, new = sorted(before[slot]), sorted(after[slot])
-            single = older.source == newer.source and len(old) == 1 and len(new) == 1
-            return SlotChange(
-                older,
-                newer,
-                entity_id,
-                slot,
-                old,
-                new,
-                "apply" if single else "propose",
-                HIGH_CONFIDENCE if single else "a slot given another value",
-            )
-    return None
+#: At most this many older memories of one subject are read for each newer one.
+PER_SUBJECT = 50
 
 
-def _corrected(older: Memory, newer: Memory, entity_id: int) -> SlotChange | None:
-    """A correction the detector found, with the verdict its rule gives."""
-    found = assess(older.text, newer.text)
-    decided = verdict(found, same_source=older.source == newer.source)
-    if not decided:
-        return None
-    top = next(f for f in found.findings if f["rule"] in ("denial", "value", "negation", "cue"))
-    old = top.get("old") or [top.get("denied", "")] if top["rule"] != "negation" else ["said"]
-    new = top.get("new") or ["denied"] if top["rule"] != "negation" else ["not said"]
-    why = f"correction detector: score {found.score:.2f} (model), {top['rule']}" + (
-        ", same writer" if older.source == newer.source else ""
-    )
-    return SlotChange(
-        older,
-        newer,
-        entity_id,
-        top.get("kind", top["rule"])[:40],
-        [v[:200] for v in old if v],
-        [v[:200] for v in new if v],
-        decided,
-        why,
-        found.score,
-    )
-
-
-def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
-    """The batch's memories that change what an older memory of their scope says of an entity
-    both mention, oldest change first."""
-    newer = {
-        m.pk: m
-        for m in Memory.objects.filter(workspace_id=workspace_id, pk__in=batch).defer(
-            "embedding", "episode_embedding"
-        )
-        if attributes(m.text) or worth_reading(m.text)
-    }
-    if not newer:
-        return []
+def _candidates(
+    workspace_id: int, newer: dict[int, Memory]
+) -> list[tuple[int, int, int | None, str]]:
+    """(newer id, older id, entity id or None, subject) for each older active memory of the
+    newer's scope written before it that mentions an entity it mentions, writes a name it
+    writes in capitals, or is a turn of its session; the entity first."""
+    ids = [Int8(i) for i in newer]
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -145,27 +95,106 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
                     AND o.status = 'active' AND o.id <> m.id
                     AND (o.created_at, o.id) < (m.created_at, m.id)
                 ORDER BY o.created_at DESC, o.id DESC
-                LIMIT 50
+                LIMIT %(limit)s
             ) AS o
             WHERE m.id = ANY(%(ids)s) AND m.workspace_id = %(workspace)s
             ORDER BY m.id, o.id
             """,
-            {"ids": [Int8(i) for i in newer], "workspace": workspace_id},
+            {"ids": ids, "workspace": workspace_id, "limit": PER_SUBJECT},
         )
-        rows = cursor.fetchall()
+        rows = [(n, o, e, "") for n, o, e in cursor.fetchall()]
+        sessions = [(Int8(m.pk), m.session) for m in newer.values() if m.session]
+        if sessions:
+            cursor.execute(
+                """
+                SELECT s.id, o.id
+                FROM unnest(%(ids)s::bigint[], %(sessions)s::text[]) AS s(id, session)
+                JOIN memories_memory m ON m.workspace_id = %(workspace)s AND m.id = s.id
+                CROSS JOIN LATERAL (
+                    SELECT o.id FROM memories_memory o
+                    WHERE o.workspace_id = %(workspace)s AND o.scope_id = m.scope_id
+                        AND o.session = s.session AND o.status = 'active' AND o.id <> m.id
+                        AND (o.created_at, o.id) < (m.created_at, m.id)
+                    ORDER BY o.created_at DESC, o.id DESC
+                    LIMIT %(limit)s
+                ) AS o
+                """,
+                {"ids": [i for i, _ in sessions], "sessions": [t for _, t in sessions],
+                 "workspace": workspace_id, "limit": PER_SUBJECT},
+            )  # fmt: skip
+            rows += [(n, o, None, f"session {newer[n].session}") for n, o in cursor.fetchall()]
+        written = [(Int8(m.pk), name) for m in newer.values() for name in names(m.text)]
+        if written:
+            cursor.execute(
+                """
+                SELECT s.id, s.name, o.id
+                FROM unnest(%(ids)s::bigint[], %(names)s::text[]) AS s(id, name)
+                JOIN memories_memory m ON m.workspace_id = %(workspace)s AND m.id = s.id
+                CROSS JOIN LATERAL (
+                    SELECT o.id FROM memories_memory o
+                    WHERE o.workspace_id = %(workspace)s AND o.scope_id = m.scope_id
+                        AND o.search_vector @@ phraseto_tsquery(%(config)s, s.name)
+                        AND o.status = 'active' AND o.id <> m.id
+                        AND (o.created_at, o.id) < (m.created_at, m.id)
+                    ORDER BY o.created_at DESC, o.id DESC
+                    LIMIT %(limit)s
+                ) AS o
+                """,
+                {"ids": [i for i, _ in written], "names": [t for _, t in written],
+                 "workspace": workspace_id, "limit": PER_SUBJECT, "config": TEXT_SEARCH_CONFIG},
+            )  # fmt: skip
+            rows += [(n, o, None, name) for n, name, o in cursor.fetchall()]
+    return rows
+
+
+def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
+    """The batch's memories that change what an older memory of their scope says of a subject
+    both have, oldest change first."""
+    newer = {
+        m.pk: m
+        for m in Memory.objects.filter(workspace_id=workspace_id, pk__in=batch).defer(
+            "embedding", "episode_embedding"
+        )
+        if worth_reading(m.text)
+    }
+    if not newer:
+        return []
+    rows = _candidates(workspace_id, newer)
     older = (
         Memory.objects.filter(workspace_id=workspace_id)
         .defer("embedding", "episode_embedding")
-        .in_bulk({o for _, o, _ in rows})
+        .in_bulk({o for _, o, _, _ in rows})
     )
     found: dict[tuple[int, int], SlotChange] = {}
-    for new_id, old_id, entity_id in rows:
+    for new_id, old_id, entity_id, subject in rows:
         if (new_id, old_id) in found:
             continue
         before, after = older[old_id], newer[new_id]
-        change = _slot(before, after, entity_id) or _corrected(before, after, entity_id)
-        if change is not None:
-            found[(new_id, old_id)] = change
+        if (
+            entity_id is None
+            and not subject.startswith("session ")
+            and not mentions(before.text, subject)
+        ):
+            continue  # the words matched, not the name in capitals
+        judged = judge(
+            before.text,
+            after.text,
+            same_source=before.source == after.source,
+            conversation=subject.startswith("session "),
+        )
+        if judged.verdict:
+            found[(new_id, old_id)] = SlotChange(
+                before,
+                after,
+                entity_id,
+                subject,
+                judged.attribute[:40],
+                [v[:200] for v in judged.old if v],
+                [v[:200] for v in judged.new if v],
+                judged.verdict,
+                judged.why,
+                judged.score,
+            )
     recorded = set(
         SupersessionProposal.objects.filter(
             workspace_id=workspace_id, newer_id__in={n for n, _ in found}
@@ -180,10 +209,15 @@ def _settle(context: PhaseContext, change: SlotChange) -> str:
     kind = "applied" if change.confident else "proposed"
     if context.run.dry_run:
         return kind
-    entity = Entity.objects.get(workspace_id=context.workspace_id, pk=change.entity_id)
+    entity = (
+        Entity.objects.get(workspace_id=context.workspace_id, pk=change.entity_id)
+        if change.entity_id is not None
+        else None
+    )
+    subject = entity.name if entity is not None else change.subject
     rule = (
-        f"{change.attribute} of {entity.name}: {', '.join(change.old_values)} -> "
-        f"{', '.join(change.new_values)}"
+        f"{change.attribute} of {subject}: {', '.join(change.old_values)} -> "
+        f"{', '.join(change.new_values) or '?'}"
     )[:200]
     if kind == "applied":
         try:
@@ -200,11 +234,14 @@ def _settle(context: PhaseContext, change: SlotChange) -> str:
         older=change.older,
         newer=change.newer,
         entity=entity,
+        subject=subject[:200],
         attribute=change.attribute,
         old_values=change.old_values,
         new_values=change.new_values,
         rule=rule,
         confidence="high" if kind == "applied" else "low",
+        why=change.why[:200],
+        score=change.score,
         status=(
             SupersessionProposal.Status.APPLIED
             if kind == "applied"

@@ -52,7 +52,7 @@ from memories.services.remember import (
     place,
     remember,
 )
-from memories.services.supersede import supersede
+from memories.services.supersede import supersede, supersession_undo
 from memories.services.tenancy import (
     TOKEN_PREFIX,
     agent_authenticate,
@@ -124,5 +124,6 @@ __all__ = [
     "record_many",
     "scope_get_or_create",
     "supersede",
+    "supersession_undo",
     "workspace_get_or_create",
 ]

@@ -76,3 +76,68 @@ def _successor_begins(old: Memory, new: Memory) -> datetime | None:
         new.valid_from = begins
         Memory.objects.filter(pk=new.pk).update(valid_from=begins)
     return begins
+
+
+def supersession_undo(*, memory: Memory, reason: str, user: Any = None) -> Memory:
+    """Undo a supersession: ``memory`` (superseded) is active again, its window as it was
+    before (``valid_until`` from the history's last supersede event) and no longer superseded
+    by anything; both histories record who undid it and why. A curator needs the role to curate
+    (``require_role``); a memory that is not superseded, or no reason, is a ValidationFailed,
+    and nothing is written."""
+    from datetime import datetime
+
+    from memories import rules
+    from memories.models import ProvenanceEvent
+
+    if user is not None:
+        require_role(user, memory.workspace_id, "curate")
+    reason = (reason or "").strip()
+    if message := rules.reason_given(reason, "say why the supersession is undone."):
+        raise ValidationFailed.single("reason", message)
+    memory = Memory.objects.select_for_update().get(workspace_id=memory.workspace_id, pk=memory.pk)
+    if memory.status != Memory.Status.SUPERSEDED:
+        raise ValidationFailed.single(
+            "mem_id", f"memory {memory.mem_id!r} is {memory.status}, not superseded."
+        )
+    event = (
+        ProvenanceEvent.objects.filter(
+            workspace_id=memory.workspace_id, memory=memory, action=Action.SUPERSEDE
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    was = (event.old_values or {}).get("valid_until") if event is not None else None
+    newer = memory.superseded_by
+    before = {
+        "status": memory.status,
+        "valid_until": iso(memory.valid_until),
+        "superseded_by": newer.mem_id if newer is not None else None,
+    }
+    memory.status = Memory.Status.ACTIVE
+    memory.valid_until = datetime.fromisoformat(was) if was else None
+    memory.superseded_by = None
+    memory.save(update_fields=["status", "valid_until", "superseded_by", "updated_at"])
+    after = {"status": memory.status, "valid_until": iso(memory.valid_until), "superseded_by": None}
+    events = [
+        provenance_event(
+            memory,
+            Action.RESTORE,
+            user=user,
+            old=before,
+            new=after,
+            reason=f"supersession undone: {reason}",
+        )
+    ]
+    if newer is not None:
+        events.append(
+            provenance_event(
+                newer,
+                Action.RESTORE,
+                user=user,
+                old={"supersedes": memory.mem_id},
+                new={"supersedes": None},
+                reason=f"no longer supersedes {memory.mem_id}: {reason}",
+            )
+        )
+    record_many(events)
+    return memory

@@ -13,10 +13,10 @@ changed.
 * **Negation**: one side says "not" where the other does not.
 
 Every finding needs the two texts to speak of one thing: the share of content words they have in
-common (``overlap``, Jaccard, values left out). ``assess`` gives a score in [0, 1]; consolidation
-applies a supersession from ``CONFIDENT`` without a curator and proposes one to a curator from
-``PROPOSE``. Both were set on the tuning part of a public set of labelled claim pairs and are
-measured on a part kept apart (``benchmarks/supersede.py``, BENCHMARKS.md).
+common (``overlap``, Jaccard, values left out). ``assess`` gives a score in [0, 1]; the model's
+``confident`` threshold (set on the tuning part of a public set of labelled claim pairs and
+measured on a part kept apart: ``benchmarks/supersede.py``, BENCHMARKS.md) is one of the ways
+``memories.temporal.judgment`` lets consolidation apply a change without a curator.
 """
 
 from __future__ import annotations
@@ -235,30 +235,6 @@ def assess(older: str, newer: str) -> Correction:
         return Correction(0.0, round(overlap, 6), found)
     score = model().probability(features(overlap, found))
     return Correction(round(score, 6), round(overlap, 6), found)
-
-
-def verdict(correction: Correction, *, same_source: bool) -> str:
-    """What consolidation does with two memories of one scope that mention one entity, the
-    newer written later: ``apply`` (supersede the older) when the model is confident (measured
-    on outside data), or when the same source restated one value as another (one old value, one
-    new, or a denial of the old); ``propose`` (to a curator) when the model's score reaches
-    ``propose`` or a value changed or was denied, or one side negates the other's words (an
-    overlap of ``NEGATION_OVERLAP`` at least); else nothing."""
-    chosen = model()
-    if correction.score >= chosen.confident:
-        return "apply"
-    changes = [f for f in correction.findings if f["rule"] in ("denial", "value")]
-    single = [f for f in changes if len(f.get("old", [0])) == 1 and len(f.get("new", [0])) == 1]
-    if same_source and single:
-        return "apply"
-    negated = any(f["rule"] == "negation" for f in correction.findings)
-    if (
-        correction.score >= chosen.propose
-        or changes
-        or (negated and correction.overlap >= NEGATION_OVERLAP)
-    ):
-        return "propose"
-    return ""
 
 
 #: The overlap from which one side negating the other's words is proposed to a curator.

@@ -3,7 +3,8 @@
 
 import pytest
 
-from memories.temporal.corrections import assess, findings, model, verdict
+from memories.temporal.corrections import assess, findings, model
+from memories.temporal.judgment import judge
 from memories.temporal.values import values
 
 
@@ -53,11 +54,15 @@ def test_a_denial_names_the_old_value():
 
 
 def test_the_verdict_applies_only_what_is_sure_or_restated_by_the_same_writer():
-    change = assess("Helios Bank renewal is in March.", "Helios Bank renewal moved to June.")
+    older, newer = "Helios Bank renewal is in March.", "Helios Bank renewal moved to June."
+    change = assess(older, newer)
     assert 0 < change.score < model().confident
-    assert verdict(change, same_source=True) == "apply"
-    assert verdict(change, same_source=False) == "propose"
-    unrelated = assess("Helios Bank renewal is in March.", "Helios Bank prefers email.")
-    assert unrelated.score == 0 and verdict(unrelated, same_source=True) == ""
+    assert judge(older, newer, same_source=True).verdict == "apply"
+    assert judge(older, newer, same_source=False).verdict == "propose"
+    # Restated with no word of change: a curator decides, even for the same writer.
+    assert judge(older, "Helios Bank renewal is in June.", same_source=True).verdict == "propose"
+    unrelated = assess(older, "Helios Bank prefers email.")
+    assert unrelated.score == 0
+    assert judge(older, "Helios Bank prefers email.", same_source=True).verdict == ""
     # The model file says what it was fitted on.
     assert model().fitted_on["positive_label"] == "REFUTES" and model().confident > 0.5

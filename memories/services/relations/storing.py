@@ -85,6 +85,21 @@ def store_relations(
                     },
                 )
             )
+        for find in item.recognised.known:
+            rows.append(
+                Link(
+                    **made,
+                    target_entity_id=find.entity,
+                    kind="mentions",
+                    origin=Link.Origin.EXTRACTION,
+                    evidence={
+                        "rule": "known name",
+                        "alias": find.alias,
+                        "text": find.text,
+                        "span": [find.start, find.end],
+                    },
+                )
+            )
         if item.recognised.speaker is not None:
             name, start, end = item.recognised.speaker
             found = next(resolved)

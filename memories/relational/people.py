@@ -1,0 +1,118 @@
+"""People, roles and plans in what the recogniser finds, read from what the text says around a
+name, not from the model's label alone.
+
+The small model labels names by their look: it calls "Marcus Bell" an organisation, "Starter"
+(a plan) a person, and "the VP of Clinical Operations at Orion Health" one organisation. So,
+after its spans are cleaned (``memories.relational.spans``):
+
+* **a job title is not an entity** ("VP of Clinical Operations", "CTO", "Head of IT"); where a
+  title says where ("… at Orion Health", "… of Kestrel Analytics"), that place is the name kept;
+* **a plan, tier or edition is not an entity** ("the Starter plan", "the Pro tier");
+* **a person** is a name the text says acts as one ("Marcus Bell said", "asked", "told"), that
+  a job title sits beside ("Marcus Bell, CTO of …", "their CTO Marcus Bell"), or of two or three
+  capitalised words starting with a first name of the 1990 US Census lists (the ``names``
+  package, MIT) with no word of an organisation's ("Bank", "Health", "&", "Inc").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from memories.relational.extraction import Span
+
+#: Words of a job title.
+TITLE_WORDS = (
+    r"CEO|CTO|CFO|COO|CIO|CISO|CMO|CPO|CRO|VP|SVP|EVP|Vice\s+President|President|Director|"
+    r"Head|Chief|Officer|Manager|Lead|Engineer|Counsel|Administrator|Architect|Analyst|"
+    r"Coordinator|Consultant|Specialist|Owner|Founder|Co-founder|Chair|Chairman|Partner"
+)
+_TITLE = re.compile(rf"^(?:the\s+|The\s+|our\s+|their\s+)?(?:\w+\s+)?(?:{TITLE_WORDS})\b")
+_TITLE_AT = re.compile(
+    r"\s(?:at|of|from|for)\s+(?P<where>(?:the\s+)?[A-Z][\w&'’.-]*(?:\s+[A-Z&][\w&'’.-]*)*)$"
+)
+#: After a name: it is a plan, a tier, an edition.
+_PLAN_AFTER = re.compile(
+    r"^\s+(?:plan|plans|tier|tiers|edition|package|subscription|licen[cs]e|bundle|add-on)\b",
+    re.IGNORECASE,
+)
+#: After a name: it acts as a person.
+_SAYS_AFTER = re.compile(
+    rf"^(?:\s*,\s*(?:the\s+|our\s+|their\s+)?(?:\w+\s+)?(?:{TITLE_WORDS})\b|\s+(?:said|"
+    r"says|told|asked|"
+    r"asks|wrote|writes|mentioned|confirmed|explained|noted|replied|agreed|emailed|called|"
+    r"thinks|believes|wants|prefers|joined|left|is\s+(?:our|their|the)\s+(?:main\s+)?"
+    r"(?:contact|champion|sponsor|buyer)))\b"
+)
+#: Before a name: a title ("their CTO Marcus Bell", "VP Priya Nair", "Dr. Ann Ray").
+_TITLE_BEFORE = re.compile(rf"(?:\b(?:{TITLE_WORDS})|\b(?:Dr|Mr|Mrs|Ms|Mx)\.?)\s+$")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Words of an organisation's or a place's name.
+ORGANISATION_WORDS = _words(
+    "bank health analytics logistics labs systems group holdings partners capital inc ltd llc "
+    "gmbh corp corporation company co university college school hospital clinic foundation "
+    "institute council agency ministry department savings insurance finance financial "
+    "technologies technology software solutions services consulting media energy foods "
+    "airlines motors pharma networks ventures street avenue road city county river lake "
+    "mountain island park",
+)
+
+
+@functools.cache
+def first_names() -> frozenset[str]:
+    """The first names of the 1990 US Census lists (``names`` package), lower case."""
+    import names
+
+    folder = Path(names.__file__).parent
+    found: set[str] = set()
+    for file in ("dist.male.first", "dist.female.first"):
+        for line in (folder / file).read_text().splitlines():
+            if line.strip():
+                found.add(line.split()[0].lower())
+    return frozenset(found)
+
+
+def _looks_like_a_person(name: str) -> bool:
+    words = name.split()
+    if not 2 <= len(words) <= 3 or "&" in name:
+        return False
+    if not all(w[:1].isupper() and w.replace("'", "").replace("-", "").isalpha() for w in words):
+        return False
+    if any(w.lower().strip(".") in ORGANISATION_WORDS for w in words):
+        return False
+    return words[0].lower() in first_names()
+
+
+def read_roles(text: str, spans: list[Span]) -> list[Span]:
+    """``spans`` of ``text`` with titles and plans dropped, a title's place kept, and people
+    typed as people (module docstring)."""
+    kept: list[Span] = []
+    for span in spans:
+        name = text[span.start : span.end]
+        if _TITLE.match(name):
+            where = _TITLE_AT.search(name)
+            if where is None:
+                continue
+            start = span.start + where.start("where")
+            if name[where.start("where") :].startswith("the "):
+                start += 4
+            span = replace(span, start=start, text=text[start : span.end])
+            name = span.text
+        if _PLAN_AFTER.match(text[span.end :]):
+            continue
+        if span.entity_type != "person" and (
+            _SAYS_AFTER.match(text[span.end :])
+            and not any(w.lower() in ORGANISATION_WORDS for w in name.split())
+            or _TITLE_BEFORE.search(text[: span.start])
+            or _looks_like_a_person(name)
+        ):
+            span = replace(span, label="PERSON", entity_type="person")
+        kept.append(span)
+    return kept
