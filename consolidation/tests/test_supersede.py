@@ -46,7 +46,7 @@ def test_the_same_writer_restating_a_slot_supersedes_its_older_memory(alice):
     assert old.status == "superseded" and old.superseded_by_id == new.pk
     assert old.valid_until == new.valid_from or old.valid_until is not None
     event = ProvenanceEvent.objects.get(memory=old, action="supersede")
-    assert "consolidation rule" in event.reason and "month of Zephyr: march -> june" in event.reason
+    assert "consolidation rule" in event.reason and "month of Zephyr: March -> June" in event.reason
     proposal = SupersessionProposal.objects.get()
     assert (proposal.status, proposal.confidence) == ("applied", "high")
     assert run(alice.agent.workspace)["applied"] == 0  # idempotent
@@ -127,7 +127,9 @@ def test_a_correction_consolidation_applies_leaves_search_and_the_compiled_file(
         significance=0.95,
     ).memory
     september = memory_remember(
-        agent=alice.agent, text="Atlas Foods renews its contract in September.", entities=ATLAS
+        agent=alice.agent,
+        text="Atlas Foods now renews its contract in September.",
+        entities=ATLAS,
     ).memory
     assert run(alice.agent.workspace)["applied"] == 1
     march.refresh_from_db()
@@ -164,7 +166,7 @@ CORRECTIONS = {
     # A changed value stated in ordinary words, no entity given: the recogniser names the bank.
     "helios": (
         "Helios Bank renewal moved to June after their audit.",
-        "Helios Bank renewal is in March.",
+        "Helios Bank renewal is now in March.",
         "When is the Helios Bank renewal?",
         {},
     ),
@@ -212,7 +214,7 @@ def test_corrections_in_ordinary_words_supersede_after_consolidation(alice, case
     compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent).markdown
     assert after_text in compiled and before_text not in compiled
     event = ProvenanceEvent.objects.get(memory=old, action="supersede")
-    assert "correction detector" in event.reason and "same writer" in event.reason
+    assert "consolidation rule" in event.reason and "same writer" in event.reason
     proposal = SupersessionProposal.objects.get()
     assert (proposal.status, proposal.confidence) == ("applied", "high")
 
@@ -225,7 +227,7 @@ def test_a_correction_by_another_writer_is_proposed_and_changes_nothing(alice, b
     assert run(alice.agent.workspace)["proposed"] == 1
     proposal = SupersessionProposal.objects.get()
     assert proposal.status == "open" and proposal.attribute == "month"
-    assert (proposal.old_values, proposal.new_values) == (["June"], ["March."])
+    assert (proposal.old_values, proposal.new_values) == (["June"], ["March"])
     old.refresh_from_db()
     assert (old.status, old.valid_until) == ("active", None)
 

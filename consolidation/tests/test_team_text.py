@@ -167,14 +167,16 @@ def test_a_known_name_of_another_workspace_is_not_linked(alice, charlie):
     [
         ("Marcus Bell said the pilot went well.", "Marcus Bell", "person"),
         ("Marcus Bell, CTO of Kestrel Analytics, asked about SSO.", "Kestrel Analytics", None),
-        ("Talked to Jordan Reyes from Zephyr Logistics about the Pro tier.", "Jordan Reyes", "person"),
+        (
+            "Talked to Jordan Reyes from Zephyr Logistics about the Pro tier.",
+            "Jordan Reyes",
+            "person",
+        ),
     ],
 )
 def test_people_are_people_and_titles_and_plans_are_not_entities(alice, text, name, kind):
     write(alice.agent, text)
-    names = dict(
-        Entity.objects.filter(workspace=alice.agent.workspace).values_list("name", "kind")
-    )
+    names = dict(Entity.objects.filter(workspace=alice.agent.workspace).values_list("name", "kind"))
     if kind:
         assert names[name] == kind
     else:
@@ -186,9 +188,7 @@ def test_people_are_people_and_titles_and_plans_are_not_entities(alice, text, na
 def test_titles_and_plans_are_not_entities(alice):
     write(alice.agent, "Kestrel Analytics is on the Starter plan and pays monthly by credit card.")
     write(alice.agent, "Priya Nair is the VP of Clinical Operations at Orion Health.")
-    names = dict(
-        Entity.objects.filter(workspace=alice.agent.workspace).values_list("name", "kind")
-    )
+    names = dict(Entity.objects.filter(workspace=alice.agent.workspace).values_list("name", "kind"))
     assert "Starter" not in names and "Priya Nair" in names and "Orion Health" in names
     assert not any("VP" in n for n in names)
     assert names["Priya Nair"] == "person"

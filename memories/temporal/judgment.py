@@ -89,6 +89,25 @@ def _words(text: str) -> list[str]:
     return [w.lower() for w in WORD.findall(text.replace("’", "'"))]
 
 
+#: Words before a shared word that say nothing of what it is ("now renews", "still pays").
+_NOT_MODIFIERS = frozenset(
+    [
+        "now",
+        "still",
+        "also",
+        "currently",
+        "just",
+        "actually",
+        "already",
+        "again",
+        "then",
+        "today",
+        "recently",
+        "finally",
+    ]
+)
+
+
 def _said_in(phrase: str, older: str) -> str:
     """The kind of what ``phrase`` names when the older text says it (a value of the same kind
     that agrees, or all of its words, "the" aside), else ``""``."""
@@ -144,9 +163,8 @@ def distinguished(older: str, newer: str, values_given: frozenset[str] = frozens
     ("fee", "lawyers") is preceded by another content word on each side ("licence fee",
     "support fee"); the words of the values themselves ("gold plan", "silver plan") do not
     count."""
-    before, after = _words(older), _words(newer)
-    modifiers_before = _modifiers(before)
-    modifiers_after = _modifiers(after)
+    modifiers_before = _modifiers(older)
+    modifiers_after = _modifiers(newer)
     for word in set(modifiers_before) & set(modifiers_after):
         first = modifiers_before[word] - values_given
         second = modifiers_after[word] - values_given
@@ -155,15 +173,25 @@ def distinguished(older: str, newer: str, values_given: frozenset[str] = frozens
     return False
 
 
-def _modifiers(words: list[str]) -> dict[str, set[str]]:
+def _modifiers(text: str) -> dict[str, set[str]]:
+    """Each content word of ``text`` and the content word just before it, if any: a name's
+    words (in capitals) and words such as "now" are not modifiers."""
     from memories.divergence.detectors import STOP_WORDS
 
+    written = WORD.findall(text.replace("’", "'"))
+    words = [w.lower() for w in written]
     found: dict[str, set[str]] = {}
     for i, word in enumerate(words):
         if word in STOP_WORDS or word[0].isdigit():
             continue
         before = words[i - 1] if i else ""
-        kept = before and before not in STOP_WORDS and not before[0].isdigit()
+        kept = (
+            before
+            and before not in STOP_WORDS
+            and before not in _NOT_MODIFIERS
+            and not before[0].isdigit()
+            and not written[i - 1][:1].isupper()
+        )
         found.setdefault(word, set()).update({before.removesuffix("'s")} if kept else set())
     return found
 
@@ -210,7 +238,7 @@ def judge(older: str, newer: str, *, same_source: bool, conversation: bool = Fal
     else:
         rule, (attribute, old, new) = "slot", slot
     single = len(old) == 1 and len(new) == 1
-    cued = bool(CUES.search(newer)) and not CUES.search(older)
+    cued = bool(CUES.search(newer))
     confident = correction.score >= model().confident
     if confident or ((same_source or conversation) and single and (cued or rule == "denial")):
         verdict = "apply"
@@ -221,7 +249,13 @@ def judge(older: str, newer: str, *, same_source: bool, conversation: bool = Fal
         if rule != "slot"
         else "a slot given another value"
     ) + (", same writer" if same_source else "")
+    old, new = [_bare(v) for v in old], [_bare(v) for v in new]
     return Judgment(verdict, rule, attribute, old, new, said, correction.score, why)
+
+
+def _bare(value: str) -> str:
+    """A value as written, without the sentence's full stop ("March." is March)."""
+    return value.rstrip(".,;: ")
 
 
 def _slot(older: str, newer: str) -> tuple[str, list[str], list[str]] | None:
