@@ -49,7 +49,7 @@ _FROM_TO = re.compile(
 )
 #: "June instead of March", "June, not March", "June rather than March".
 _INSTEAD = re.compile(
-    rf"(?P<new>{_PHRASE})\s*,?\s+(?:instead\s+of|rather\s+than|and\s+not|not)\s+"
+    rf"(?P<new>{_PHRASE})\s*(?:,?\s+(?:instead\s+of|rather\s+than)|,\s*(?:and\s+)?not|\s+and\s+not)\s+"
     rf"(?:in\s+|on\s+|at\s+|the\s+|by\s+)?(?P<old>{_PHRASE})(?=[\s,.;:()]|$)",
     re.IGNORECASE,
 )
@@ -118,8 +118,11 @@ def _said_in(phrase: str, older: str) -> str:
             if any(v.kind == value.kind and v.agrees(value) for v in before):
                 return value.kind
         return ""
+    from memories.divergence.detectors import STOP_WORDS
+
     words = [w for w in _words(phrase) if w not in ("the", "a", "an", "its", "their", "our")]
-    if words and all(w in set(_words(older)) for w in words):
+    content = [w for w in words if w not in STOP_WORDS and len(w) > 2]
+    if content and all(w in set(_words(older)) for w in words):
         return "name" if phrase[:1].isupper() else "words"
     return ""
 
@@ -196,14 +199,26 @@ def _modifiers(text: str) -> dict[str, set[str]]:
     return found
 
 
-def judge(older: str, newer: str, *, same_source: bool, conversation: bool = False) -> Judgment:
+def judge(
+    older: str,
+    newer: str,
+    *,
+    same_source: bool,
+    conversation: bool = False,
+    turns: list | None = None,
+) -> Judgment:
     """What to do with ``newer`` written after ``older`` about one subject (module
     docstring). ``same_source``: one writer wrote both; ``conversation``: both are turns of
-    one session, the subject being what the session is about."""
+    one session, the subject being what the session is about (``turns``: the values of the
+    older the newer changes, as ``judge_session`` reads them; by default the two alone)."""
     found = explicit(older, newer)
+    if found is None and conversation and (turn := _turn_change(older, newer, turns)):
+        return turn
     if found is not None:
         said = stance(newer, found["at"])
         sure = said == ASSERTED and (same_source or conversation)
+        if conversation and found["kind"] in ("words", "name"):
+            sure = False  # a turn's words are too loose to take one back on their own
         return Judgment(
             "apply" if sure else "propose",
             "explicit",
@@ -215,6 +230,8 @@ def judge(older: str, newer: str, *, same_source: bool, conversation: bool = Fal
             + ("" if said == ASSERTED else f", {said}")
             + (", same writer" if same_source else ""),
         )
+    if conversation:
+        return Judgment("")  # a turn's values are read as said (``_turn_change``) or not at all
     correction = assess(older, newer)
     slot = _slot(older, newer)
     change = next((f for f in correction.findings if f["rule"] in ("denial", "value")), None)
@@ -256,6 +273,61 @@ def judge(older: str, newer: str, *, same_source: bool, conversation: bool = Fal
 def _bare(value: str) -> str:
     """A value as written, without the sentence's full stop ("March." is March)."""
     return value.rstrip(".,;: ")
+
+
+#: Words of a turn that take back what an earlier turn said.
+_TURN_CUE = re.compile(
+    r"\b(?:actually|instead|change|changed|make\s+it|make\s+that|rather|sorry|i\s+meant|"
+    r"correction|switch|mistake|no\s*,|nope)\b",
+    re.IGNORECASE,
+)
+_TURN_HEDGE = re.compile(r"\b(?:maybe|perhaps|might|possibly|not\s+sure)\b", re.IGNORECASE)
+
+
+def judge_session(earlier: list[str], newer: str, *, same_source: bool) -> list[Judgment]:
+    """``judge`` of ``newer`` against each earlier turn of its session (nearest first): a
+    value the newer gives is compared with the nearest turn that gave one of the same thing
+    (``memories.temporal.spoken.changes``), never with a turn it replaced already."""
+    from memories.temporal.spoken import changes
+
+    found = changes(earlier, newer)
+    return [
+        judge(older, newer, same_source=same_source, conversation=True, turns=found.get(i, []))
+        for i, older in enumerate(earlier)
+    ]
+
+
+def _turn_change(older: str, newer: str, pairs: list | None) -> Judgment | None:
+    """Two turns of one conversation: a value the newer says of a thing the older gave a
+    value of (``memories.temporal.spoken``); applied when the newer says it takes the older
+    back ("actually", "make it", "instead", "no,") and changes one thing only."""
+    from memories.temporal.spoken import changed, said
+
+    pairs = changed(older, newer) if pairs is None else pairs
+    if not pairs:
+        return None
+    cue = _TURN_CUE.search(newer)
+    old, new = pairs[0]
+    sure = (
+        cue is not None
+        and len(pairs) == 1
+        and old.role == new.role
+        # A date said in a conversation is of many things (a trip's, a stay's, a car's, the
+        # weather's): measured on dialogue data, a changed date is right too rarely to apply.
+        and new.kind != "date"
+        and sum(v.kind == new.kind for v in said(newer)) == 1
+        and sum(v.kind == old.kind for v in said(older)) == 1
+        and not _TURN_HEDGE.search(newer)
+    )
+    return Judgment(
+        "apply" if sure else "propose",
+        "turn",
+        f"{new.kind} ({new.role})" if new.role else new.kind,
+        [p[0].text for p in pairs],
+        [p[1].text for p in pairs],
+        why="a later turn of the session gives another value"
+        + (f" ({cue.group().lower()})" if cue else ""),
+    )
 
 
 def _slot(older: str, newer: str) -> tuple[str, list[str], list[str]] | None:
