@@ -22,7 +22,21 @@ from memories.temporal.values import MONTHS, WEEKDAYS
 NUMBER_WORDS = {
     w: n
     for n, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ]
     )
 }
 NUMBER_WORDS |= {"a couple": 2, "single": 1, "just me": 1, "alone": 1}
@@ -64,7 +78,8 @@ _COUNT = re.compile(
     re.IGNORECASE,
 )
 _PLACE = re.compile(
-    r"\b(?P<prep>from|to|in|at|near|around|into)\s+(?P<name>(?:[A-Z][\w'’.-]*|\d+)"
+    r"\b(?P<prep>(?i:from|to|in|at|near|around|into|make\s+it(?:\s+for)?))\s+"
+    r"(?P<name>(?:[A-Z][\w'’.-]*|\d+)"
     r"(?:\s+(?:[A-Z][\w'’.-]*|&|de|of|\d+))*(?:,\s*[A-Z]{2}\b|,\s*[A-Z][a-z]+)?)"
 )
 _START = re.compile(
@@ -140,7 +155,11 @@ def _date_key(m: re.Match) -> str:
         return f"{which} {g['wd'].lower()}"
     day = g["d1"] or g["d2"]
     digits = re.match(r"\d+", day)
-    number = int(digits.group()) if digits else ["first", "second", "third", "fourth", "fifth"].index(day.lower()) + 1
+    number = (
+        int(digits.group())
+        if digits
+        else ["first", "second", "third", "fourth", "fifth"].index(day.lower()) + 1
+    )
     month = (g["m1"] or g["m2"] or "").lower()[:3]
     return f"{month or 'this month'} {number}"
 
@@ -165,14 +184,18 @@ def said(text: str) -> list[Said]:
         return not any(span[0] < e and s < span[1] for s, e in taken)
 
     for m in _TIME.finditer(text):
-        found.append(Said("time", _time_key(m), _role(text, m.start(), "time"), m.group(), m.start()))
+        found.append(
+            Said("time", _time_key(m), _role(text, m.start(), "time"), m.group(), m.start())
+        )
         taken.append(m.span())
     for m in _DATE.finditer(text):
         ordinal_word = (m.group("d1") or "1")[0].isalpha()
         if ordinal_word and not m.group().lower().startswith("the "):
             continue  # "on second thought"
         if free(m.span()) and (m.group("rel") or m.group("wd") or m.group("d1") or m.group("d2")):
-            found.append(Said("date", _date_key(m), _role(text, m.start(), "date"), m.group(), m.start()))
+            found.append(
+                Said("date", _date_key(m), _role(text, m.start(), "date"), m.group(), m.start())
+            )
             taken.append(m.span())
     for m in _COUNT.finditer(text):
         if not free(m.span()):
@@ -193,6 +216,8 @@ def said(text: str) -> list[Said]:
             role = "origin"
         elif _CHANGED_TO.search(text[: m.start("name")]):
             role = "changed to"  # "change it to Premium Economy": of what, unsaid
+        elif prep.startswith("make"):
+            role = "changed to"  # "make it Kirin"
         else:
             role = {"to": "destination", "into": "destination", "at": "at"}.get(prep, "in")
         key = " ".join(re.findall(r"\w+", name.lower()))
@@ -200,10 +225,89 @@ def said(text: str) -> list[Said]:
     return sorted(found, key=lambda s: s.start)
 
 
+#: "my checking account" / "my savings account", "Italian restaurants" / "Mexican restaurants":
+#: a word before the same noun, another in each turn.
+_CHOICE = re.compile(
+    r"\b(?P<mod>[A-Za-z][a-z-]{2,})\s+(?P<head>account|accounts|movies?|films?|food|cuisine|"
+    r"restaurants?|events?|shows?|concerts?|games?|ride|car|cars|songs?|music|album|"
+    r"hotels?|rooms?|flights?|tickets?|seats?|class|plan|tier|genre|type|category|show)\b",
+    re.IGNORECASE,
+)
+_NOT_CHOICES = frozenset(
+    [
+        "the",
+        "and",
+        "any",
+        "some",
+        "other",
+        "another",
+        "more",
+        "few",
+        "nice",
+        "good",
+        "great",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "for",
+        "any",
+        "all",
+        "most",
+        "best",
+        "new",
+        "old",
+        "same",
+        "different",
+        "another",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "few",
+        "many",
+        "much",
+        "such",
+        "your",
+        "their",
+        "our",
+        "her",
+        "his",
+        "its",
+    ]
+)
+
+
+def choices(text: str) -> list[Said]:
+    """The choices a turn makes: a word before a noun of what one books or looks for
+    ("checking account", "Italian restaurants"), kind ``choice``, its role the noun."""
+    found = []
+    for m in _CHOICE.finditer(text):
+        mod = m.group("mod").lower()
+        if mod in _NOT_CHOICES:
+            continue
+        head = m.group("head").lower().rstrip("s")
+        found.append(Said("choice", mod, head, m.group(), m.start()))
+    return found
+
+
 def _same_thing(old: Said, new: Said) -> bool:
-    return old.kind == new.kind and (
-        old.role == new.role or (new.kind in ("date", "time") and "" in (old.role, new.role))
-    )
+    if old.kind != new.kind:
+        return False
+    if old.role == new.role:
+        return True
+    if new.kind in ("date", "time"):
+        return "" in (old.role, new.role)
+    # "change it to X", "make it X": of the thing the earlier turn named.
+    return new.kind == "place" and new.role == "changed to"
 
 
 def changes(earlier: list[str], newer: str) -> dict[int, list[tuple[Said, Said]]]:
@@ -212,9 +316,9 @@ def changes(earlier: list[str], newer: str) -> dict[int, list[tuple[Said, Said]]
     compared with the nearest earlier turn that gave a value of one thing (the same kind, roles
     that do not differ, a count's unit the same), the value that holds until then; the same
     key there is no change."""
-    read = [said(text) for text in earlier]
+    read = [said(text) + choices(text) for text in earlier]
     found: dict[int, list[tuple[Said, Said]]] = {}
-    for new in said(newer):
+    for new in said(newer) + choices(newer):
         for index, before in enumerate(read):
             same = [old for old in before if _same_thing(old, new)]
             if not same:
