@@ -3,18 +3,25 @@ older one, beside a cosine baseline.
 
     python benchmarks/supersede.py --data PATH/vitaminc_real/test.jsonl --json OUT
     python benchmarks/supersede.py --data PATH --fit     # fit the model on the tuning part
+    python benchmarks/supersede.py --dialogue PATH/sgd/dev --json OUT   # conversations
+
+``--dialogue`` (a folder of dialogues in the Schema-Guided Dialogue shape, ``readiness.dialogue``;
+its ``test`` split is refused): every pair of user turns of one dialogue labelled by the
+dialogue state, read as consolidation reads a session; printed: precision of what would be
+applied, recall of what is caught (applied or proposed), precision of the proposals.
 
 Pairs (``--data``, VitaminC's JSON-lines shape, ``readiness.corrections``: the claim is the
 older statement, the evidence the newer, a pair positive when the evidence refutes the claim;
 nothing of the data is in the project), split by page into a **tuning** part and a **held-out**
 part that nothing is fitted or tuned on.
 
-Printed for each part: AUC of the detector (``memories.temporal.corrections.assess``), of its
-rules without the model (the strongest finding's order), and of the embedder's cosine
+Printed for each part of ``--data``: AUC of the detector
+(``memories.temporal.corrections.assess``), of its rules without the model (the strongest finding's order), and of the embedder's cosine
 similarity of the two texts (the baseline: two statements that contradict each other are about
 the same thing, so alike; alone it cannot tell agreement from disagreement); then precision and
-recall at the two operating points the model file holds (``confident``: consolidation applies
-a supersession; ``propose``: it proposes one to a curator).
+recall at the two operating points the model file holds (``confident`` and ``propose``), and of
+what consolidation would do with the pair (``memories.temporal.judgment``, the writers unknown):
+**applied**, and **caught** (applied or proposed).
 
 ``--fit`` fits the logistic model on the tuning part (L2, Newton's method) and chooses the
 thresholds there: ``confident`` the lowest at which the tuning part's precision is at least
@@ -61,6 +68,63 @@ def smoke_file() -> Path:
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
+
+
+SMOKE_DIALOGUES = [
+    [
+        ("Book a table for 4 people at 7 pm.", [("Restaurants_1", "party_size", "4"),
+                                                ("Restaurants_1", "time", "7 pm")]),
+        ("Actually, make it 2 people.", [("Restaurants_1", "party_size", "2")]),
+        ("And find me a cab to the airport.", [("RideSharing_1", "destination", "airport")]),
+    ],
+    [
+        ("I want to fly to Denver on March 3rd.", [("Flights_1", "destination", "Denver"),
+                                                   ("Flights_1", "date", "March 3rd")]),
+        ("I will return on March 9th.", [("Flights_1", "return_date", "March 9th")]),
+        ("No, change the destination to Austin.", [("Flights_1", "destination", "Austin")]),
+    ],
+]  # fmt: skip
+
+
+def smoke_dialogues() -> Path:
+    folder = Path(tempfile.mkdtemp()) / "dev"
+    folder.mkdir()
+    dialogues = [
+        {
+            "dialogue_id": f"smoke_{n}",
+            "turns": [
+                {
+                    "speaker": "USER",
+                    "utterance": text,
+                    "frames": [
+                        {
+                            "service": service,
+                            "actions": [{"act": "INFORM", "slot": slot, "values": [value]}],
+                        }
+                        for service, slot, value in informs
+                    ],
+                }
+                for text, informs in turns
+            ],
+        }
+        for n, turns in enumerate(SMOKE_DIALOGUES)
+    ]
+    (folder / "dialogues_001.json").write_text(json.dumps(dialogues))
+    return folder
+
+
+def dialogue_table(figures: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            "| pairs | corrections | applied | applied: precision | applied: recall | "
+            "caught (applied or proposed): recall | proposed | proposed: precision |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+            f"| {figures['pairs']} | {figures['positives']} | {figures['applied']} | "
+            f"{figures['applied_precision']:.3f} | {figures['applied_recall']:.3f} | "
+            f"{figures['caught_recall']:.3f} | {figures['proposed']} | "
+            f"{figures['proposed_precision']:.3f} |",
+        ]
+    )
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> tuple[float, np.ndarray]:
@@ -125,8 +189,9 @@ def write_model(columns, precision: float, dataset: Path) -> dict[str, Any]:
 def table(parts: dict[str, Any]) -> str:
     lines = [
         "| part | pairs | positive | AUC detector | AUC rules | AUC cosine | "
-        "confident: P / R (flagged) | propose: P / R (flagged) |",
-        "|---|---:|---:|---:|---:|---:|---|---|",
+        "confident: P / R (flagged) | propose: P / R (flagged) | applied: P / R (flagged) | "
+        "caught: P / R (flagged) |",
+        "|---|---:|---:|---:|---:|---:|---|---|---|---|",
     ]
     for name, part in parts.items():
 
@@ -137,7 +202,7 @@ def table(parts: dict[str, Any]) -> str:
             f"| {name.replace('_', '-')} | {part['pairs']} | {part['positives']} | "
             f"{part['detector_auc']:.3f} | {part['rules_auc']:.3f} | "
             f"{part.get('cosine_auc', float('nan')):.3f} | {pr(part['confident'])} | "
-            f"{pr(part['propose'])} |"
+            f"{pr(part['propose'])} | {pr(part['applied'])} | {pr(part['caught'])} |"
         )
     return "\n".join(lines)
 
@@ -145,6 +210,9 @@ def table(parts: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, help="pairs in VitaminC's JSON-lines shape")
+    parser.add_argument(
+        "--dialogue", type=Path, help="a folder of dialogues, the Schema-Guided Dialogue shape"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--fit", action="store_true", help="fit the model on the tuning part")
     parser.add_argument("--precision", type=float, default=0.92)
@@ -156,11 +224,41 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke and args.data is None:
         args.data = smoke_file()
-    if args.data is None or not args.data.exists():
-        parser.error("--data PATH (a file of VitaminC's shape) is required, except with --smoke")
+    if args.smoke and args.dialogue is None:
+        args.dialogue = smoke_dialogues()
+    if args.data is None and args.dialogue is None:
+        parser.error("--data PATH or --dialogue PATH is required, except with --smoke")
+    if args.data is not None and not args.data.exists():
+        parser.error(f"--data: no file {args.data}")
+    if args.dialogue is not None and "test" in args.dialogue.resolve().parts:
+        parser.error("--dialogue: the test split is kept apart and never read here")
     if args.smoke:
         args.fit, args.data_dir = False, ROOT / "benchmarks" / "out" / "smoke-supersede"
     setup_django(args.data_dir)
+    command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
+    info = machine()
+    print(f"\n`{command}`\n")
+    print(describe(info))
+    result: dict[str, Any] = {"command": command, "machine": info}
+    if args.data is not None:
+        result |= vitaminc(args)
+    if args.dialogue is not None:
+        from readiness.dialogue import measure, read
+
+        started = time.perf_counter()
+        figures = measure(read(args.dialogue))
+        seconds = time.perf_counter() - started
+        print(f"\nDialogues: {args.dialogue}, read in {seconds:.1f} s.\n")
+        print(dialogue_table(figures))
+        result["dialogue"] = {"folder": str(args.dialogue.name), **figures, "seconds": seconds}
+    result["commit"] = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    write_json(args.json, result)
+
+
+def vitaminc(args) -> dict[str, Any]:
+    """The VitaminC-shaped pairs measured (and fitted with ``--fit``); the table printed."""
     from readiness.corrections import POSITIVE, assessed, measured, read
 
     rows = read(args.data)
@@ -176,32 +274,19 @@ def main() -> None:
     from memories.temporal.corrections import model
 
     parts = measured(columns)
-    command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
-    info = machine()
-    print(f"\n`{command}`\n")
-    print(describe(info))
     print(
         f"Data: {args.data.name}, {len(rows)} pairs, {int(columns['labels'].sum())} labelled "
         f"{POSITIVE}; assessed{'' if args.no_cosine else ' and embedded'} in {seconds:.1f} s. "
         f"Thresholds: confident {model().confident:.3f}, propose {model().propose:.3f}.\n"
     )
     print(table(parts))
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
-    ).stdout.strip()
-    write_json(
-        args.json,
-        {
-            "dataset": args.data.name,
-            "dataset_sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
-            "parts": parts,
-            "model": {"confident": model().confident, "propose": model().propose},
-            "seconds": seconds,
-            "commit": commit,
-            "command": command,
-            "machine": info,
-        },
-    )
+    return {
+        "dataset": args.data.name,
+        "dataset_sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
+        "parts": parts,
+        "model": {"confident": model().confident, "propose": model().propose},
+        "seconds": seconds,
+    }
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ def assessed(rows: list[dict[str, Any]], with_cosine: bool) -> dict[str, np.ndar
     """Each pair's label, part, model features, detector score, strongest rule (its rank in
     ``STRENGTH``) and, ``with_cosine``, the embedder's cosine similarity of the two texts."""
     from memories.temporal.corrections import STRENGTH, assess, features, findings
+    from memories.temporal.judgment import judge
 
     found = [findings(r["older"], r["newer"]) for r in rows]
     order = {rule: rank for rank, rule in enumerate(reversed(list(STRENGTH)), 1)}
@@ -69,6 +70,16 @@ def assessed(rows: list[dict[str, Any]], with_cosine: bool) -> dict[str, np.ndar
         "x": np.array([features(overlap, f) for overlap, f in found]),
         "detector": np.array([assess(r["older"], r["newer"]).score for r in rows]),
         "rules": np.array([order[f[0]["rule"]] if f else 0 for _, f in found], dtype=float),
+        # What consolidation would do (``memories.temporal.judgment``): 2 apply, 1 propose.
+        "judged": np.array(
+            [
+                {"apply": 2, "propose": 1}.get(
+                    judge(r["older"], r["newer"], same_source=False).verdict, 0
+                )
+                for r in rows
+            ],
+            dtype=float,
+        ),
     }
     if with_cosine:
         from memories.embeddings import get_embedder
@@ -111,5 +122,8 @@ def measured(columns: dict[str, np.ndarray]) -> dict[str, Any]:
                 part[f"{method}_auc"] = auc(columns[method][mask], labels)
         part["confident"] = at(columns["detector"][mask], labels, chosen.confident)
         part["propose"] = at(columns["detector"][mask], labels, chosen.propose)
+        # What consolidation would apply, and catch (apply or propose).
+        part["applied"] = at(columns["judged"][mask], labels, 2)
+        part["caught"] = at(columns["judged"][mask], labels, 1)
         parts[name] = part
     return parts

@@ -12,6 +12,8 @@ from typing import Any
 from readiness.checks.sandbox import Result, _agent, _sandboxed
 from readiness.corrections import assessed, measured
 from readiness.corrections import read as read_corrections
+from readiness.dialogue import measure as measure_dialogue
+from readiness.dialogue import read as read_dialogue
 from readiness.liar import measure as measure_liar
 from readiness.liar import read as read_liar
 from readiness.metrics import auc
@@ -77,16 +79,17 @@ def liar_checks(train: Path, measured: Path) -> dict[str, Result]:
 
 
 def corrections_checks(path: Path) -> dict[str, Result]:
-    """The correction detector's precision at its ``confident`` threshold on the held-out part
-    of VitaminC-shaped pairs (``readiness.corrections``: the part nothing was fitted on), with
-    its recall and its AUC beside the embedder's cosine."""
+    """The precision of what consolidation would apply without a curator
+    (``memories.temporal.judgment``, the two writers unknown) on the held-out part of
+    VitaminC-shaped pairs (``readiness.corrections``: the part nothing was fitted on), with its
+    recall and the detector's AUC beside the embedder's cosine."""
     rows = read_data(read_corrections, path, "pairs in VitaminC's shape")
     held = [row for row in rows if row["held_out"]]
     labels = [row["positive"] for row in held]
     if all(labels) or not any(labels):
         raise NotMeasurable(f"{path.name}: the held-out part needs pairs of both labels")
     part = measured(assessed(held, with_cosine=True))["held_out"]
-    point = part["confident"]
+    point = part["applied"]
     precision = point["precision"] if point["flagged"] else 0.0
     return {
         "t.corrections.heldout_precision": (
@@ -96,12 +99,28 @@ def corrections_checks(path: Path) -> dict[str, Result]:
                 "positives": part["positives"],
                 "flagged": point["flagged"],
                 "recall": round(point["recall"], 4),
-                "threshold": point["threshold"],
+                "threshold": part["confident"]["threshold"],
                 "auc": round(part["detector_auc"], 4),
                 "cosine_auc": round(part["cosine_auc"], 4),
                 "propose": {k: round(v, 4) for k, v in part["propose"].items()},
             },
         )
+    }
+
+
+def dialogue_checks(path: Path) -> dict[str, Result]:
+    """Corrections in conversation (``readiness.dialogue``): the precision of what
+    consolidation would apply, and the recall of what it catches (applied or proposed), on
+    dialogues in the Schema-Guided Dialogue shape."""
+    pairs = read_data(read_dialogue, path, "dialogues in the Schema-Guided Dialogue shape")
+    figures = measure_dialogue(pairs)
+    if not figures["positives"] or figures["positives"] == figures["pairs"]:
+        raise NotMeasurable(f"{path.name}: the pairs need both labels")
+    detail = {k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}
+    precision = figures["applied_precision"] if figures["applied"] else 0.0
+    return {
+        "t.corrections.dialogue_precision": (precision, detail),
+        "t.corrections.dialogue_recall": (figures["caught_recall"], detail),
     }
 
 

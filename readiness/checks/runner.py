@@ -14,6 +14,7 @@ from readiness.checks.conversations import locomo_checks
 from readiness.checks.gated import (
     NotMeasurable,
     corrections_checks,
+    dialogue_checks,
     liar_checks,
     ner_checks,
     pairs_checks,
@@ -30,6 +31,7 @@ NEEDS = {
     "pairs": "--pairs FILE (labelled contradiction pairs, ProSeCCo's shape)",
     "liar": "--liar-train FILE --liar-eval FILE (LIAR-shaped fact-checked statements)",
     "corrections": "--corrections FILE (VitaminC-shaped claim pairs)",
+    "dialogue": "--dialogue DIR (dialogues in the Schema-Guided Dialogue shape; never its test/)",
     "ner": "--ner FILE (CoNLL-2003-shaped sentences with named entities)",
 }
 
@@ -44,6 +46,23 @@ def describe(path: Path) -> dict[str, Any]:
     """A data file as its runs record it: name, sha256 and size in bytes."""
     data = path.read_bytes()
     return {"file": path.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def describe_dialogues(path: Path) -> dict[str, Any]:
+    """A folder of dialogue files as its runs record it: its name, one sha256 over its files
+    (each name, a NUL, its bytes; in name order) and their size."""
+    from readiness.dialogue import files
+
+    digest, size = hashlib.sha256(), 0
+    try:
+        found = files(path)
+    except ValueError:
+        found = []
+    for file in found:
+        data = file.read_bytes()
+        digest.update(file.name.encode() + b"\0" + data)
+        size += len(data)
+    return {"file": path.name, "sha256": digest.hexdigest(), "bytes": size}
 
 
 def _record_gated(
@@ -85,6 +104,7 @@ def run_checks(
     liar: tuple[Path, Path] | None = None,
     corrections: Path | None = None,
     ner: Path | None = None,
+    dialogue: Path | None = None,
 ) -> list[Any]:
     """Run every check that can run (synthetic always; gated ones with their data: ``locomo``,
     ``pairs``, ``liar`` as training and measured statements, ``corrections``, ``ner``) and
@@ -129,6 +149,12 @@ def run_checks(
         )
     if ner is not None:
         given["ner"] = (describe(ner), lambda: ner_checks(ner), "sentences file")
+    if dialogue is not None:
+        given["dialogue"] = (
+            describe_dialogues(dialogue),
+            lambda: dialogue_checks(dialogue),
+            "dialogues",
+        )
     for needs, (data, measure, what) in given.items():
         try:
             results = measure()

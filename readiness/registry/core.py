@@ -23,6 +23,9 @@ LOCOMO_RECALL = 0.70
 LEARNED_GAIN = 0.01
 #: A wrong supersession hides a true fact: nine in ten applied without a curator must be right.
 CORRECTION_PRECISION = 0.90
+#: Corrections in conversation: what is applied is right this often, and this share is caught.
+DIALOGUE_PRECISION = 0.95
+DIALOGUE_RECALL = 0.70
 
 
 CORE: tuple[Capability, ...] = (
@@ -123,15 +126,21 @@ CORE: tuple[Capability, ...] = (
         dim="T",
         name="corrections",
         implementation=declared("memories.temporal.corrections", "T/corrections"),
-        summary="a newer memory that corrects an older one of its scope about one entity "
-        "(a changed value, a denial) supersedes it in consolidation, or is proposed to a curator",
+        summary="a newer memory that corrects an older one of its scope about one subject "
+        "(an explicit change, a changed value, a denial; in a conversation, a later turn) "
+        "supersedes it in consolidation, or is proposed to a curator; a hedge, a plan, a "
+        "condition, a question or the past never supersedes anything",
         modules=(
             "memories/temporal/corrections.py",
+            "memories/temporal/judgment.py",
+            "memories/temporal/stance.py",
+            "memories/temporal/spoken.py",
             "memories/temporal/values.py",
             "memories/data/correction_model.json",
             "memories/services/supersede.py",
             "consolidation/phases/supersede.py",
             "readiness/corrections.py",
+            "readiness/dialogue.py",
             *CHECK_MODULES,
         ),
         deployment=lambda: "customer-default (consolidation)",
@@ -139,11 +148,29 @@ CORE: tuple[Capability, ...] = (
             Check(
                 "t.corrections.heldout_precision",
                 "gated-eval",
-                "precision of the corrections the detector is sure of (applied without a "
-                "curator) on the held-out part of VitaminC-shaped claim pairs",
+                "precision of the corrections consolidation applies without a curator on the "
+                "held-out part of VitaminC-shaped claim pairs (Wikipedia revisions)",
                 CORRECTION_PRECISION,
                 "corrections applied without a curator beyond the same writer's",
                 needs="corrections",
+            ),
+            Check(
+                "t.corrections.dialogue_precision",
+                "gated-eval",
+                "precision of the corrections consolidation applies without a curator between "
+                "user turns of one conversation (Schema-Guided-Dialogue-shaped dev dialogues)",
+                DIALOGUE_PRECISION,
+                "corrections applied without a curator in conversations",
+                needs="dialogue",
+            ),
+            Check(
+                "t.corrections.dialogue_recall",
+                "gated-eval",
+                "share of the corrections between user turns of one conversation that "
+                "consolidation applies or proposes (Schema-Guided-Dialogue-shaped dialogues)",
+                DIALOGUE_RECALL,
+                "corrections in conversation caught for a curator",
+                needs="dialogue",
             ),
         ),
     ),

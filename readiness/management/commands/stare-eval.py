@@ -11,7 +11,9 @@ class Command(BaseCommand):
         "ones always, the gated evaluations when --locomo (LoCoMo conversations), --pairs "
         "(labelled contradiction pairs, ProSeCCo's shape), --liar-train with --liar-eval "
         "(fact-checked statements, LIAR's shape), --corrections (claim pairs, VitaminC's "
-        "shape) or --ner (sentences with named entities, CoNLL-2003's shape) gives their data. "
+        "shape), --dialogue (a folder of dialogues, the Schema-Guided Dialogue shape; never its "
+        "test split) or --ner (sentences with named entities, CoNLL-2003's shape) gives their "
+        "data. "
         "Any file of the shape will do; each run records the files' sha256 and size, and says "
         "which checks it could not run and why."
     )
@@ -40,6 +42,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--ner", type=Path, help="Sentences with named entities (CoNLL-2003's shape)."
         )
+        parser.add_argument(
+            "--dialogue",
+            type=Path,
+            help="A folder of dialogues (the Schema-Guided Dialogue shape), e.g. its dev split.",
+        )
 
     def handle(self, *args, **options):
         path = options["locomo"]
@@ -50,6 +57,11 @@ class Command(BaseCommand):
             given = options[name]
             if given is not None and not given.is_file():
                 raise CommandError(f"--{name}: no file {str(given)!r}")
+        dialogue = options["dialogue"]
+        if dialogue is not None and not dialogue.exists():
+            raise CommandError(f"--dialogue: no folder or file {str(dialogue)!r}")
+        if dialogue is not None and "test" in dialogue.resolve().parts:
+            raise CommandError("--dialogue: the test split is kept apart and never read here")
         if options["conversations"] is not None and options["conversations"] < 1:
             raise CommandError("--conversations: must be at least 1")
         liar = None
@@ -70,6 +82,7 @@ class Command(BaseCommand):
             liar=liar,
             corrections=options["corrections"],
             ner=options["ner"],
+            dialogue=dialogue,
         )
         passed = sum(1 for e in recorded if e.passed)
         self.stdout.write(f"recorded {len(recorded)} check runs: {passed} passed")
