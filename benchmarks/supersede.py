@@ -16,9 +16,10 @@ nothing of the data is in the project), split by page into a **tuning** part and
 part that nothing is fitted or tuned on.
 
 Printed for each part of ``--data``: AUC of the detector
-(``memories.temporal.corrections.assess``), of its rules without the model (the strongest finding's order), and of the embedder's cosine
-similarity of the two texts (the baseline: two statements that contradict each other are about
-the same thing, so alike; alone it cannot tell agreement from disagreement); then precision and
+(``memories.temporal.corrections.assess``), of its rules without the model (the strongest
+finding's order), and of the embedder's cosine similarity of the two texts (the baseline: two
+statements that contradict each other are about the same thing, so alike; alone it cannot tell
+agreement from disagreement); then precision and
 recall at the two operating points the model file holds (``confident`` and ``propose``), and of
 what consolidation would do with the pair (``memories.temporal.judgment``, the writers unknown):
 **applied**, and **caught** (applied or proposed).
