@@ -1,7 +1,8 @@
 """Sentences with their named entities labelled, in CoNLL-2003's shape (Tjong Kim Sang and De
 Meulder, 2003): ``WORD POS CHUNK NER`` a line, a blank line between sentences, ``-DOCSTART-``
 lines start documents, tags IOB2 or IOB1 (an ``I-`` tag that does not continue a span of its
-type starts one). The data is not in this repository: ``benchmarks/entities.py`` and the
+type starts one). WNUT 2017's two columns (``WORD TAG``, its six types, ``GOLD_TYPES``) read the
+same way: a file without ``-DOCSTART-`` is one document. The data is not in this repository: ``benchmarks/entities.py`` and the
 readiness checks ``r.links.ner_*`` read it from its path.
 
 A sentence's text is its tokens joined by single spaces; its gold spans are character offsets
@@ -33,6 +34,16 @@ MODEL_TYPES = {"PERSON": "PER", "ORG": "ORG", "GPE": "LOC", "LOC": "LOC", "FAC":
     label: "MISC" for label in ("NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE")
 }
 ENGINE_TYPES = {"person": "PER", "organization": "ORG", "place": "LOC"}  # any other: MISC
+#: The types of WNUT 2017's emerging entities (user-written text: posts, comments) as these four:
+#: a group (a band, a team) is an organisation; products and creative works are MISC.
+GOLD_TYPES = {
+    "person": "PER",
+    "location": "LOC",
+    "corporation": "ORG",
+    "group": "ORG",
+    "product": "MISC",
+    "creative-work": "MISC",
+}
 ORIGINS = ("extraction", "gazetteer")
 Spans = set[tuple[int, int, str]]
 
@@ -56,7 +67,7 @@ def read_conll(path: Path, limit_docs: int | None = None) -> list[list[Sentence]
             documents.append([])
         text, gold, offset, span = " ".join(w for w, _ in words), set(), 0, None
         for word, tag in words:
-            kind = tag[2:] if tag[:2] in ("B-", "I-") else None
+            kind = GOLD_TYPES.get(tag[2:], tag[2:]) if tag[:2] in ("B-", "I-") else None
             continued = span is not None and tag.startswith("I-") and span[2] == kind
             if span and not continued:
                 gold.add(tuple(span))

@@ -129,3 +129,45 @@ def test_threads_and_a_threads_time_line(client, alice, charlie, settings):
     assert client.get(f"/w/globex/threads/{thread.thread_id}").status_code == 404
     settings.MM_OPEN_THREADS = False
     assert "Open Threads is off" in client.get("/w/acme/threads").content.decode()
+
+
+def test_a_curator_undoes_an_applied_supersession_and_a_viewer_cannot(client, alice, charlie):
+    older = memory_remember(
+        agent=alice.agent,
+        text="Zephyr Logistics renews its contract in March.",
+        scope="team:accounts",
+    ).memory
+    memory_remember(
+        agent=alice.agent,
+        text="Zephyr Logistics has moved its contract renewal from March to June.",
+        scope="team:accounts",
+    )
+    consolidate(alice.agent.workspace, ["supersede"])
+    proposal = SupersessionProposal.objects.get()
+    assert proposal.status == "applied"
+    member(client, "vic", alice.agent.workspace, "viewer")
+    page = client.get("/w/acme/consolidation/proposals", {"status": "applied"}).content.decode()
+    assert "explicit change (from … to)" in page and "March → June" in page
+    assert 'value="undo"' not in page
+    body = {"proposal": proposal.proposal_id, "decision": "undo", "reason": "a draft"}
+    assert client.post("/w/acme/consolidation/proposals", body).status_code == 403
+    client.logout()
+    member(client, "carol", alice.agent.workspace, "curator")
+    page = client.get("/w/acme/consolidation/proposals", {"status": "applied"}).content.decode()
+    assert 'value="undo"' in page
+    blank = client.post("/w/acme/consolidation/proposals", {**body, "reason": "  "})
+    assert blank.status_code == 200 and "was not changed" in blank.content.decode()
+    older.refresh_from_db()
+    assert older.status == "superseded"
+    assert client.post("/w/acme/consolidation/proposals", body).status_code == 302
+    older.refresh_from_db()
+    assert older.status == "active" and older.valid_until is None
+    undone = client.get("/w/acme/consolidation/proposals", {"status": "undone"}).content.decode()
+    assert proposal.proposal_id in undone and "a draft" in undone
+    again = client.post("/w/acme/consolidation/proposals", body).content.decode()
+    assert "nothing to undo" in again
+    # Another workspace's member cannot reach it: its page is a 404, so is the proposal.
+    client.logout()
+    member(client, "gus", charlie.agent.workspace, "curator")
+    assert client.post("/w/globex/consolidation/proposals", body).status_code == 404
+    assert client.post("/w/acme/consolidation/proposals", body).status_code == 404
