@@ -53,6 +53,7 @@ RELATIONAL: tuple[Capability, ...] = (
             "memories/relational/extraction.py",
             "memories/relational/gazetteer.py",
             "memories/relational/spans.py",
+            "memories/relational/people.py",
             "readiness/ner.py",
             *SEARCH_MODULES,
             *WRITE_MODULES,
