@@ -159,7 +159,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         if learned:
             results["s.learned.locomo_gain"] = _learned_result(learned)
         if joined:
-            results["r.links.locomo_multihop_joined"] = (
+            results["r.traversal.locomo_multihop_joined"] = (
                 sum(value for value, _, _ in joined) / len(joined),
                 {
                     "questions": len(joined),
@@ -222,7 +222,7 @@ def _locomo_not_run(
         "s.core.locomo_recall": "no question names evidence turns that exist",
         "t.core.locomo_temporal_recall": "no temporal question (category 2) with evidence",
         "r.traversal.locomo_graph_multihop": "no multi-hop question (category 1) with evidence",
-        "r.links.locomo_multihop_joined": "no multi-hop question (category 1) with evidence "
+        "r.traversal.locomo_multihop_joined": "no multi-hop question (category 1) with evidence "
         "in two or more turns",
         "e.threads.locomo_cothreading": "no multi-hop question's evidence turns are told in "
         "different sessions",

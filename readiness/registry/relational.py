@@ -72,15 +72,6 @@ RELATIONAL: tuple[Capability, ...] = (
                 "R links beyond synthetic evidence",
             ),
             Check(
-                "r.links.locomo_multihop_joined",
-                "gated-eval",
-                "share of LoCoMo multi-hop questions (category 1) whose evidence turns are "
-                "joined pairwise within two links, hub entities (a speaker's name) aside",
-                MULTIHOP_JOINED,
-                "R links as gated-eval (the graph joins what questions join)",
-                needs="locomo",
-            ),
-            Check(
                 "r.links.ner_precision_gain",
                 "gated-eval",
                 "precision of the names the engine stores (PER, ORG, LOC) minus the plain "
@@ -176,6 +167,15 @@ RELATIONAL: tuple[Capability, ...] = (
         switch="MM_TRAVERSAL",
         deployment=_traversal,
         checks=(
+            Check(
+                "r.traversal.locomo_multihop_joined",
+                "gated-eval",
+                "share of LoCoMo multi-hop questions (category 1) whose evidence turns are "
+                "joined pairwise within two links, hub entities (a speaker's name) aside",
+                MULTIHOP_JOINED,
+                "R traversal as gated-eval (the graph joins what questions join)",
+                needs="locomo",
+            ),
             Check(
                 "r.traversal.paths",
                 "synthetic",

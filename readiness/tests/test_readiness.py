@@ -143,7 +143,7 @@ def test_stare_eval_with_locomo_records_what_the_checks_earned(db):
         expected = "gated-eval" if run.passed else "synthetic"
         assert reports[key].evidence == expected
         assert reports[key].verdict == ("pass" if run.passed else "fail")
-    joined = Evidence.objects.get(check_id="r.links.locomo_multihop_joined")
+    joined = Evidence.objects.get(check_id="r.traversal.locomo_multihop_joined")
     assert 0 <= joined.value <= 1 and joined.detail["questions"] > 0
     value = round(joined.value, 4)  # the detail's shares are rounded to 4 places
     assert 0 <= joined.detail["without_follows"] <= value <= joined.detail["with_hubs"]
