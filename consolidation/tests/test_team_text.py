@@ -166,7 +166,7 @@ def test_a_known_name_of_another_workspace_is_not_linked(alice, charlie):
     "text, name, kind",
     [
         ("Marcus Bell said the pilot went well.", "Marcus Bell", "person"),
-        ("Marcus Bell, CTO of Kestrel Analytics, asked about SSO.", "Kestrel Analytics", None),
+        ("Marcus Bell, CTO of Kestrel Analytics, asked about SSO.", "Marcus Bell", "person"),
         (
             "Talked to Jordan Reyes from Zephyr Logistics about the Pro tier.",
             "Jordan Reyes",
