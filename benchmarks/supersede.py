@@ -240,6 +240,10 @@ def main() -> None:
     info = machine()
     print(f"\n`{command}`\n")
     print(describe(info))
+    # The commit the run measures: read before it starts (a commit made meanwhile is not it).
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.strip()
     result: dict[str, Any] = {"command": command, "machine": info}
     if args.data is not None:
         result |= vitaminc(args)
@@ -252,9 +256,7 @@ def main() -> None:
         print(f"\nDialogues: {args.dialogue}, read in {seconds:.1f} s.\n")
         print(dialogue_table(figures))
         result["dialogue"] = {"folder": str(args.dialogue.name), **figures, "seconds": seconds}
-    result["commit"] = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
-    ).stdout.strip()
+    result["commit"] = commit
     write_json(args.json, result)
 
 
