@@ -72,3 +72,40 @@ def test_namesakes_are_merged_into_the_surest(alice):
             "GROUP BY 1, 2 HAVING count(*) > 1"
         )
         assert cursor.fetchall() == []
+
+
+traced = importlib.import_module("memories.migrations.0036_entity_merges_traced")
+
+
+def test_the_upgrades_merges_are_in_each_entitys_history(alice):
+    """Migration 0036: an entity merged with no merge event (the upgrade's merges) gets one, by
+    no user, naming what it was merged into and why; a curator's merge is not traced twice."""
+    from memories.models import ProvenanceEvent
+    from memories.services.entity_curation import entity_merge
+    from meaning_memory.testing import make_member
+
+    workspace = alice.agent.workspace
+
+    def entity(name, kind):
+        from memories.relational.gazetteer import normalize
+
+        return Entity.objects.create(
+            workspace=workspace, kind=kind, name=name, normalized=normalize(name),
+            keys=[normalize(name)], origin="extraction",
+        )  # fmt: skip
+
+    kept, upgraded = entity("Jordan", "person"), entity("Jordan Country", "place")
+    Entity.objects.filter(pk=upgraded.pk).update(merged_into=kept)  # as 0034 did: no event
+    curated = entity("Jordan R.", "person")
+    entity_merge(
+        user=make_member("carol", workspace), entity=curated, into=kept, reason="the same Jordan"
+    )
+    with connection.schema_editor() as editor:
+        traced.trace_merges(apps, editor)
+        traced.trace_merges(apps, editor)  # twice: nothing more
+    event = ProvenanceEvent.objects.get(subject_entity=upgraded)
+    assert (event.action, event.user) == ("merge", None)
+    assert "migration 0034" in event.reason
+    assert event.new_values["merged_into"] == kept.entity_id
+    assert event.old_values["type"] == "place" and event.new_values["type"] == "person"
+    assert ProvenanceEvent.objects.filter(subject_entity=curated).count() == 1
