@@ -2,8 +2,8 @@
 Meulder, 2003): ``WORD POS CHUNK NER`` a line, a blank line between sentences, ``-DOCSTART-``
 lines start documents, tags IOB2 or IOB1 (an ``I-`` tag that does not continue a span of its
 type starts one). WNUT 2017's two columns (``WORD TAG``, its six types, ``GOLD_TYPES``) read the
-same way: a file without ``-DOCSTART-`` is one document. The data is not in this repository: ``benchmarks/entities.py`` and the
-readiness checks ``r.links.ner_*`` read it from its path.
+same way: a file without ``-DOCSTART-`` is one document. The data is not in this repository:
+``benchmarks/entities.py`` and the readiness checks ``r.links.ner_*`` read it from its path.
 
 A sentence's text is its tokens joined by single spaces; its gold spans are character offsets
 in it, typed PER, ORG, LOC or MISC. Two systems are scored on the same sentences, exact match as

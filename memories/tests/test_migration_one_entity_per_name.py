@@ -7,8 +7,11 @@ import importlib
 from django.apps import apps
 from django.db import connection
 
-from memories.models import Entity, Link, Workspace
+from meaning_memory.testing import make_member
+from memories.models import Entity, Link, ProvenanceEvent, Workspace
 from memories.operations import memory_remember
+from memories.relational.gazetteer import normalize
+from memories.services.entity_curation import entity_merge
 
 upgrade = importlib.import_module("memories.migrations.0034_entity_one_per_name")
 
@@ -80,15 +83,9 @@ traced = importlib.import_module("memories.migrations.0036_entity_merges_traced"
 def test_the_upgrades_merges_are_in_each_entitys_history(alice):
     """Migration 0036: an entity merged with no merge event (the upgrade's merges) gets one, by
     no user, naming what it was merged into and why; a curator's merge is not traced twice."""
-    from memories.models import ProvenanceEvent
-    from memories.services.entity_curation import entity_merge
-    from meaning_memory.testing import make_member
-
     workspace = alice.agent.workspace
 
     def entity(name, kind):
-        from memories.relational.gazetteer import normalize
-
         return Entity.objects.create(
             workspace=workspace, kind=kind, name=name, normalized=normalize(name),
             keys=[normalize(name)], origin="extraction",
