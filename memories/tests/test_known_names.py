@@ -47,8 +47,7 @@ def test_every_note_that_names_a_known_customer_links_to_it(alice):
     written = {}
     for name, notes in CUSTOMERS.items():
         written[name] = [
-            memory_remember(agent=alice.agent, text=t, scope="team:accounts").memory
-            for t in notes
+            memory_remember(agent=alice.agent, text=t, scope="team:accounts").memory for t in notes
         ]
     workspace = alice.agent.workspace
     for name, memories in written.items():
