@@ -20,6 +20,7 @@ from memories.models import (
 from memories.models.base import TEXT_SEARCH_CONFIG
 from memories.services.supersede import supersede
 from memories.temporal.judgment import judge, mentions, names, worth_reading
+from memories.temporal.spoken import changes
 
 
 def run(context: PhaseContext) -> dict[str, int]:
@@ -165,6 +166,7 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
         .defer("embedding", "episode_embedding")
         .in_bulk({o for _, o, _, _ in rows})
     )
+    turns = _turns(rows, newer, older)
     found: dict[tuple[int, int], SlotChange] = {}
     for new_id, old_id, entity_id, subject in rows:
         if (new_id, old_id) in found:
@@ -176,11 +178,13 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
             and not mentions(before.text, subject)
         ):
             continue  # the words matched, not the name in capitals
+        said = turns.get(new_id, {}).get(old_id)
         judged = judge(
             before.text,
             after.text,
             same_source=before.source == after.source,
-            conversation=subject.startswith("session "),
+            conversation=said is not None,
+            turns=said,
         )
         if judged.verdict:
             found[(new_id, old_id)] = SlotChange(
@@ -201,6 +205,24 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
         ).values_list("newer_id", "older_id")
     )
     return [change for key, change in sorted(found.items()) if key not in recorded]
+
+
+def _turns(rows, newer: dict[int, Memory], older: dict[int, Memory]) -> dict[int, dict]:
+    """For each newer memory, the older candidates of its own session, nearest first, with
+    the values of each that the newer changes (``memories.temporal.spoken.changes``): a turn
+    is compared with the nearest earlier turn that said a value of the same thing, never with
+    one that turn replaced already, as ``readiness.dialogue`` measures it."""
+    session: dict[int, set[int]] = {}
+    for new_id, old_id, _, _ in rows:
+        after, before = newer[new_id], older[old_id]
+        if after.session and before.session == after.session:
+            session.setdefault(new_id, set()).add(old_id)
+    found: dict[int, dict] = {}
+    for new_id, olds in session.items():
+        nearest = sorted(olds, key=lambda o: (older[o].created_at, o), reverse=True)
+        said = changes([older[o].text for o in nearest], newer[new_id].text)
+        found[new_id] = {o: said.get(i, []) for i, o in enumerate(nearest)}
+    return found
 
 
 def _settle(context: PhaseContext, change: SlotChange) -> str:

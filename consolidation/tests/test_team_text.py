@@ -228,3 +228,51 @@ def test_a_curator_undoes_what_consolidation_applied(alice, bob):
     assert consolidate(alice.agent.workspace)["applied"] == 0
     old.refresh_from_db()
     assert old.status == "active"
+
+
+def test_a_correction_that_would_hide_another_value_is_proposed(alice):
+    """Superseding hides all the older memory says: when it says more than the newer corrects
+    ("300 seats" beside the renewal), a curator decides."""
+    old = write(alice.agent, "Orion Health has 300 seats and renews in March.", days_ago=30)
+    write(alice.agent, "Orion Health now renews in June instead of March.")
+    counts = consolidate(alice.agent.workspace)
+    assert (counts["applied"], counts["proposed"]) == (0, 1)
+    assert "the older says more" in SupersessionProposal.objects.get(older=old).why
+    old.refresh_from_db()
+    assert old.status == "active"
+
+
+def test_a_conversation_turn_corrects_the_nearest_turn_of_its_session(alice):
+    """Turns of one session, no entity in common: a later turn that takes back a value is
+    compared with the nearest earlier turn that gave one; applied only when the earlier turn
+    said nothing else."""
+    turns = [
+        "I need a cab for 3 people.",
+        "Please book a table at 7 pm for 4 people.",
+        "Actually, make it 2 people.",
+    ]
+    written = [
+        write(alice.agent, text, days_ago=3 - n, session="call-7") for n, text in enumerate(turns)
+    ]
+    other_session = write(alice.agent, "Sorry, make it 5 people.", session="call-8")
+    counts = consolidate(alice.agent.workspace)
+    # The nearest turn with a count is the table's (4 people); it also gives a time, which
+    # still holds, so the change is proposed. The cab's turn is compared with it only by the
+    # table's turn (a count of people again, with no word taking it back: proposed), never by
+    # the last one, which the table's turn stands between.
+    proposal = SupersessionProposal.objects.get(newer=written[2])
+    assert proposal.older_id == written[1].pk and proposal.status == "open"
+    assert proposal.subject == "session call-7" and "(actually)" in proposal.why
+    cab = SupersessionProposal.objects.get(older=written[0])
+    assert (cab.newer_id, cab.status) == (written[1].pk, "open")
+    assert not SupersessionProposal.objects.filter(newer=other_session).exists()
+    assert counts["applied"] == 0
+    assert set(Memory.objects.values_list("status", flat=True)) == {"active"}
+
+
+def test_a_conversation_turn_that_only_changes_a_value_supersedes_the_earlier(alice):
+    first = write(alice.agent, "Will you call a cab for 1 person?", days_ago=1, session="c-9")
+    second = write(alice.agent, "No, make that 2 people.", session="c-9")
+    assert consolidate(alice.agent.workspace)["applied"] == 1
+    first.refresh_from_db()
+    assert first.status == "superseded" and first.superseded_by_id == second.pk

@@ -219,8 +219,9 @@ def judge(
         sure = said == ASSERTED and (same_source or conversation)
         if conversation and found["kind"] in ("words", "name"):
             sure = False  # a turn's words are too loose to take one back on their own
+        more = sure and says_more(older, newer)
         return Judgment(
-            "apply" if sure else "propose",
+            "apply" if sure and not more else "propose",
             "explicit",
             found["kind"],
             found["old"],
@@ -228,7 +229,8 @@ def judge(
             said,
             why=f"explicit change ({found['marker']})"
             + ("" if said == ASSERTED else f", {said}")
-            + (", same writer" if same_source else ""),
+            + (", same writer" if same_source else "")
+            + (", the older says more" if more else ""),
         )
     if conversation:
         return Judgment("")  # a turn's values are read as said (``_turn_change``) or not at all
@@ -257,17 +259,28 @@ def judge(
     single = len(old) == 1 and len(new) == 1
     cued = bool(CUES.search(newer))
     confident = correction.score >= model().confident
-    if confident or ((same_source or conversation) and single and (cued or rule == "denial")):
-        verdict = "apply"
-    else:
-        verdict = "propose"
+    sure = confident or ((same_source or conversation) and single and (cued or rule == "denial"))
+    more = sure and says_more(older, newer)
+    verdict = "apply" if sure and not more else "propose"
     why = (
-        f"correction detector: score {correction.score:.2f} (model), {rule}"
-        if rule != "slot"
-        else "a slot given another value"
-    ) + (", same writer" if same_source else "")
+        (
+            f"correction detector: score {correction.score:.2f} (model), {rule}"
+            if rule != "slot"
+            else "a slot given another value"
+        )
+        + (", same writer" if same_source else "")
+        + (", the older says more" if more else "")
+    )
     old, new = [_bare(v) for v in old], [_bare(v) for v in new]
     return Judgment(verdict, rule, attribute, old, new, said, correction.score, why)
+
+
+def says_more(older: str, newer: str) -> bool:
+    """Whether the older gives a value of a kind the newer gives none of ("Orion has 300 seats
+    and renews in March" against "Orion now renews in June"): superseding it would hide that
+    value, true for all the newer says, so a curator decides."""
+    given = {v.kind for v in values(newer)} - {"stamp"}
+    return any(v.kind not in given for v in values(older) if v.kind != "stamp")
 
 
 def _bare(value: str) -> str:
@@ -317,6 +330,9 @@ def _turn_change(older: str, newer: str, pairs: list | None) -> Judgment | None:
         and new.kind != "date"
         and sum(v.kind == new.kind for v in said(newer)) == 1
         and sum(v.kind == old.kind for v in said(older)) == 1
+        # Superseding the earlier turn hides all it said: only when it said nothing else the
+        # later turn does not say again ("for 4 people at 7 pm" stays: its time still holds).
+        and all(any(v.kind == w.kind for w in said(newer)) for v in said(older))
         and not _TURN_HEDGE.search(newer)
     )
     return Judgment(
