@@ -22,8 +22,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.asymmetry.score import a_score, features, model
-from memories.models import Link, Memory, SourceRecord
+from memories.models import Link, Memory, ProvenanceEvent, SourceRecord
 from memories.selectors.sources import ENTITY, TOPIC, WRITER, Record, Records, source_records
+from memories.services.provenance import Action, provenance_event, record_many
 
 BATCH = 1_000
 #: The scores the engine may (re)compute: empty ones and its own.
@@ -172,6 +173,27 @@ def _update(workspace_id: int, scores: dict[int, float | None]) -> None:
         )
 
 
+def _rescored(
+    workspace_id: int, current: dict[int, float | None], changed: dict[int, float | None]
+) -> list[ProvenanceEvent]:
+    """Each A score a refresh changed (given, recomputed or cleared), as an event in its
+    memory's history: every automatic change leaves a trace."""
+    events = []
+    for pk, score in changed.items():
+        event = provenance_event(
+            None,
+            Action.RESCORE,
+            workspace_id=workspace_id,
+            old={"a_score": current.get(pk)},
+            new={"a_score": score},
+            reason="consolidation: the A score counted again from the sources' records"
+            + ("" if score is not None else " (no record it reads is judged enough: cleared)"),
+        )
+        event.memory_id = pk
+        events.append(event)
+    return events
+
+
 @dataclass(frozen=True)
 class RefreshResult:
     sources: int
@@ -250,6 +272,7 @@ def asymmetry_refresh(
         if not dry_run:
             with transaction.atomic():
                 _update(workspace_id, changed)
+                record_many(_rescored(workspace_id, current, changed))
         if progress is not None:
             progress(min(start + BATCH, len(pks)), len(pks))
     return RefreshResult(len(records.sources), len(pks), rescored)

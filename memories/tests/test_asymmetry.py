@@ -6,7 +6,7 @@ from urllib.parse import quote
 import pytest
 
 from memories.asymmetry.cues import clarity, read_cues
-from memories.models import Entity, Memory, SourceRecord
+from memories.models import Entity, Memory, ProvenanceEvent, SourceRecord
 from memories.operations import memory_remember, memory_remember_bulk, memory_search
 from memories.selectors.sources import WRITER, source_records
 from memories.services import memory_feedback, memory_forget
@@ -324,6 +324,14 @@ def test_a_scores_follow_the_sources_records_after_a_refresh(alice):
     before.refresh_from_db()
     assert before.a_origin == "asymmetry" and 0 <= before.a_score <= 1
     assert SourceRecord.objects.filter(workspace_id=agent.workspace_id, kind="prior").exists()
+    # Every score the refresh changed is in its memory's history, by no one, with why.
+    event = ProvenanceEvent.objects.get(memory=before, action="rescore")
+    assert event.old_values == {"a_score": None} and event.new_values["a_score"] == before.a_score
+    assert event.agent is None and event.user is None and "sources' records" in event.reason
+    assert ProvenanceEvent.objects.filter(action="rescore").count() == result.rescored
+    again = asymmetry_refresh(workspace_id=agent.workspace_id)  # nothing changed: no event
+    assert ProvenanceEvent.objects.filter(action="rescore").count() == result.rescored
+    assert again.rescored == 0
     reliable = memory_remember(
         agent=agent, text="Revenue grew this quarter.", source="ledger"
     ).memory
