@@ -106,13 +106,28 @@ def write(
     memories: list[Memory] = []
     if progress is not None:
         progress(0, len(statements))
+    counted = 0
     for start in range(0, len(statements), size):
         batch = statements[start : start + size]
         results = memory_remember_bulk(agent=agent, items=[as_memory(s) for s in batch])
         memories += [r.memory for r in results]
+        if len(memories) >= 2 * max(counted, size // 2):
+            # Each write reads what the ones before it stored (the A scores' claims join the
+            # memories to their entities): in this rolled-back transaction autovacuum never
+            # counts them, and on a database that had no rows the planner took those joins
+            # for a few rows and ran one for over 17 minutes. Counted as the rows double.
+            _analyze()
+            counted = len(memories)
         if progress is not None:
             progress(start + len(batch), len(statements))
     return memories
+
+
+def _analyze() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "ANALYZE memories_memory, memories_provenanceevent, memories_entity, memories_link"
+        )
 
 
 def replay(agent: Agent, statements: Sequence[Statement], memories: Sequence[Memory]) -> int:
@@ -189,8 +204,7 @@ def measure(
     # The rows just written are in this (rolled-back) transaction, where autovacuum never
     # sees them: without statistics of them the planner took the records' query for a few
     # rows and ran it for over half an hour on 10,269 statements. ANALYZE counts them.
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memories_memory, memories_provenanceevent, memories_entity")
+    _analyze()
     asymmetry_refresh(workspace_id=agent.workspace_id, progress=step("refresh"))
     if fit is not None:
         records = source_records(agent.workspace_id)
