@@ -35,7 +35,7 @@ ALICE_TEXT = (
     f"  {MARKER}  vault\n\tcode café\u0301 🦩 is kept  in the harbour safe.\n"
     f"Ask {MARKER.lower()} before the audit."
 )
-BOB_TEXT = f"\tZephyr billing is owned by {MARKER}.\n  Ask  them first 🙂 ñ\u0303."
+BOB_TEXT = f"\tZephyr billing is now owned by {MARKER}.\n  Ask  them first 🙂 ñ\u0303."
 
 
 def remember(actor, text, **fields):
@@ -121,8 +121,9 @@ def test_an_erased_marker_is_in_no_column_no_kept_file_and_no_data_file(
     )
     remember(alice, "The pottery studio owner will call back about the harbour.", session="s",
              thread="harbour", memory_type="episodic")  # fmt: skip
-    # Bob restates a slot he filled (the supersede phase applies it, quoting both values in
-    # the older memory's history) that alice filled too (a proposal, and a divergence).
+    # Bob restates a slot he filled, saying it changed (the supersede phase applies it, quoting
+    # both values in the older memory's history) that alice filled too (a proposal, and a
+    # divergence).
     remember(bob, "Zephyr billing is owned by Ravi.", entities=[ZEPHYR])
     remember(alice, "Zephyr billing is owned by Dana.", entities=[ZEPHYR])
     bobs = remember(

@@ -30,7 +30,7 @@ from django_q.models import Schedule
 
 import memories.services as services_package
 from consolidation.models import ConsolidationRun, SupersessionProposal
-from consolidation.services import consolidation_start, proposal_decide
+from consolidation.services import consolidation_start, proposal_decide, proposal_undo
 from meaning_memory.testing import make_member
 from memories.errors import Forbidden, NotFound
 from memories.models import (
@@ -62,6 +62,7 @@ from memories.services import (
     memory_forget_by_user,
     memory_restore,
     supersede,
+    supersession_undo,
 )
 from memories.services.divergence import divergence_close
 
@@ -204,6 +205,7 @@ CALLS = {
     ),
     "memory_restore": lambda w, u: memory_restore(merged=w["first"], reason="r", user=u),
     "supersede": lambda w, u: supersede(old=w["first"], new=w["second"], user=u, reason="r"),
+    "supersession_undo": lambda w, u: supersession_undo(memory=w["first"], user=u, reason="r"),
     "memories_erase_by_user": lambda w, u: memories_erase_by_user(
         user=u, workspace=w["workspace"], by="memory", value=w["first"].mem_id, reason="r"
     ),
@@ -253,6 +255,13 @@ CALLS = {
         ),
         user=u,
         accept=True,
+        reason="r",
+    ),
+    "proposal_undo": lambda w, u: proposal_undo(
+        proposal=SupersessionProposal(
+            workspace=w["workspace"], older=w["first"], newer=w["second"]
+        ),
+        user=u,
         reason="r",
     ),
 }
