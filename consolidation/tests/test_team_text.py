@@ -61,6 +61,11 @@ def consolidate(workspace):
             "Orion Health's budget for the platform is $120,000.",
             "Last year Orion Health's budget was $80,000.",
         ),
+        # The past, as a plan once held.
+        (
+            "Kestrel Analytics is on the Pro plan.",
+            "Kestrel Analytics was on the Gold plan until 2024.",
+        ),
         # A question.
         (
             "Zephyr Logistics renews its contract in March.",
