@@ -3,6 +3,10 @@
 
 #: The types of entities, besides ``custom:<name>`` (see ``memories.rules.entity_type``).
 ENTITY_TYPES = ("person", "organization", "customer", "project", "product", "place", "topic")
+#: Types that name one kind of thing: a customer is an organisation. Two entities of one name
+#: are namesakes (two things) only when their types are of different kinds; any other type,
+#: ``custom:<name>`` too, is a kind of its own.
+ENTITY_TYPE_KINDS = {"customer": "organization"}
 #: The types of links, besides ``custom:<name>``. ``supersedes`` and ``follows`` are read from
 #: the memories themselves (``superseded_by``, ``follows``): no link row repeats them.
 LINK_TYPES = (

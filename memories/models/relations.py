@@ -21,9 +21,11 @@ from memories.models.tenancy import (
 
 class Entity(WorkspaceRow):
     """Someone or something memories mention: a person, a customer, a project... of one
-    workspace, with its aliases: one entity per normalised name (merged ones aside), whatever
-    type a recogniser guessed. ``declared`` entities form the workspace's gazetteer: they are
-    found in every text written by their names and aliases."""
+    workspace, with its aliases: one entity per normalised name and type (merged ones aside);
+    namesakes of different types are different things ("Jordan" the person and the country),
+    made only when a writer, the team or a curator says so, never on a recogniser's guess
+    (``memories.services.relations.namesakes``). ``declared`` entities form the workspace's
+    gazetteer: they are found in every text written by their names and aliases."""
 
     class Origin(models.TextChoices):
         WRITER = "writer"  # given with a memory (``entities``)
@@ -91,11 +93,11 @@ class Entity(WorkspaceRow):
         ordering = ["workspace", "kind", "name"]
         verbose_name_plural = "entities"
         constraints = [
-            # One entity per name: a merged one stands for the one it was merged into.
+            # One entity per name and type: a merged one stands for the one it was merged into.
             models.UniqueConstraint(
-                fields=["workspace", "normalized"],
+                fields=["workspace", "normalized", "kind"],
                 condition=Q(merged_into__isnull=True),
-                name="entity_one_per_name",
+                name="entity_one_per_name_and_type",
             ),
             models.UniqueConstraint(
                 fields=["entity_id", "workspace"], name="entity_unique_entity_id"

@@ -13,7 +13,7 @@ from memories.errors import Errors, NotFound, ValidationFailed
 from memories.models import Entity
 from memories.selectors.permissions import require_role
 from memories.services.provenance import Action, record
-from memories.services.relations import lock_entities
+from memories.services.relations import lock_entities, namesakes
 
 
 def entity_merge(*, user: Any, entity: Entity, into: Entity, reason: str) -> Entity:
@@ -63,6 +63,7 @@ def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
         Entity.objects.filter(
             workspace_id=entity.workspace_id,
             normalized=entity.normalized,
+            kind=entity.kind,
             merged_into__isnull=True,
         )
         .exclude(pk=entity.pk)
@@ -71,8 +72,9 @@ def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
     if namesake is not None:
         raise ValidationFailed.single(
             "entity",
-            f"has the name of {namesake.name!r} ({namesake.entity_id}): a workspace has one "
-            "entity per name, so these two cannot stand apart.",
+            f"has the name and type of {namesake.name!r} ({namesake.entity_id}, "
+            f"{namesake.kind}): a workspace has one entity per name and type, so correct its "
+            "type first if they are different things.",
         )
     with transaction.atomic():
         lock_entities(entity.workspace_id)
@@ -96,8 +98,8 @@ def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
 def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entity:
     """Correct ``entity``'s type: a model's guess (``organization`` for a customer) or a
     writer's slip. Its names, aliases, links and history stay; names found later still resolve
-    to it (one entity per name, of any type), and no writer, speaker or recount of the model's
-    labels changes a type a curator gave (``Entity.TypedBy.CURATOR``)."""
+    to it (the namesake of their type first: ``namesakes``), and no writer, speaker or recount
+    of the model's labels changes a type a curator gave (``Entity.TypedBy.CURATOR``)."""
     require_role(user, entity.workspace_id, "correct entities")
     kind = kind.strip() if isinstance(kind, str) else kind
     reason = (reason or "").strip()
@@ -106,6 +108,11 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
     errors.check("reason", rules.reason_given(reason, "say why the type was wrong."))
     if kind == entity.kind:
         errors.add("type", f"is its type already ({kind}).")
+    elif not entity.merged_into_id and namesakes.collisions(entity.workspace_id, {entity.pk: kind}):
+        errors.add(
+            "type",
+            f"is the type of its namesake {entity.name!r}: merge the two if they are one thing.",
+        )
     if entity.merged_into_id:
         errors.add("entity", f"is merged into {entity.merged_into}: correct that one.")
     errors.raise_if_any()

@@ -172,7 +172,7 @@ def test_unicode_and_spacing_make_one_entity(alice):
     assert Entity.objects.filter(normalized="zoë ödegaard").count() == 1
 
 
-def test_a_merge_of_two_names_parts_again_but_namesakes_cannot(alice):
+def test_a_merge_parts_again_and_so_do_namesakes_of_another_type(alice):
     curator = make_member("carol", alice.agent.workspace)
     remember(alice, "ZL sent a note.", entities=[{"name": "ZL", "type": "customer"}])
     remember(
@@ -184,15 +184,33 @@ def test_a_merge_of_two_names_parts_again_but_namesakes_cannot(alice):
     entity_merge(user=curator, entity=short, into=full, reason="same company")
     entity_unmerge(user=curator, entity=Entity.objects.get(pk=short.pk), reason="two companies")
     assert Entity.objects.get(pk=short.pk).merged_into_id is None
-    # A namesake merged into its twin (as the upgrade to one entity per name does) stays one.
-    twin = Entity.objects.create(
+    # A namesake of another type merged into it (as the upgrade to one entity per name did)
+    # stands apart again: an entity is its name and its type.
+    other = Entity.objects.create(
         workspace=alice.agent.workspace,
-        kind="organization",
+        kind="product",
         name="ZL",
         normalized="zl",
         keys=["zl"],
         origin="extraction",
         merged_into=short,
     )
-    with pytest.raises(ValidationFailed, match="one entity per name"):
+    entity_unmerge(user=curator, entity=other, reason="ZL the product is not ZL the company")
+    assert set(
+        Entity.objects.filter(normalized="zl", merged_into__isnull=True).values_list("kind")
+    ) == {("customer",), ("product",)}
+    # A twin of the same name and type stays one with it.
+    twin = Entity.objects.create(
+        workspace=alice.agent.workspace,
+        kind="customer",
+        name="ZL",
+        normalized="zl",
+        keys=["zl"],
+        origin="extraction",
+        merged_into=short,
+    )
+    with pytest.raises(ValidationFailed, match="one entity per name and type"):
         entity_unmerge(user=curator, entity=twin, reason="they differ")
+    # Nor can a curator give one namesake the other's type: they would be one name and type.
+    with pytest.raises(ValidationFailed, match="type of its namesake"):
+        entity_retype(user=curator, entity=other, kind="customer", reason="a slip")

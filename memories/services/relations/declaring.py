@@ -18,6 +18,7 @@ from memories.relational.gazetteer import normalize, tokens
 from memories.selectors.permissions import require_role
 from memories.selectors.relations import visible_entities
 from memories.selectors.visibility import visible_scope_ids
+from memories.services.relations import namesakes
 from memories.services.relations.resolution import _fitted
 
 
@@ -119,27 +120,43 @@ def entities_declare(
 def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors):
     key = _fitted(normalize(name))
     alias_keys = [_fitted(normalize(a)) for a in aliases]
-    # One entity per name: the one of that name or alias, whatever type it was given (the
-    # team's declared type wins over a writer's or the model's; a curator's stays).
-    entity = (
+    # The entity of that name or alias (the team's declared type wins over the model's; a
+    # curator's stays); among namesakes the one of that type, and a new one when every entity
+    # of the name is surely another thing ("Jordan" the country beside Jordan the person).
+    same_name = list(
         Entity.objects.select_for_update()
         .filter(workspace_id=workspace_id, keys__contains=[key], merged_into__isnull=True)
         .order_by("-declared", "pk")
-        .first()
     )
+    candidates = [namesakes.Namesake(e.pk, e.kind, e.typed_by, e.declared) for e in same_name]
+    named = [n for n, e in zip(candidates, same_name, strict=True) if e.normalized == key]
+    if named and namesakes.is_new_namesake(named, kind, Entity.TypedBy.DECLARED):
+        entity = None
+    else:
+        fitted = namesakes.by_kind(candidates, kind)
+        entity = next((e for e in same_name if fitted and e.pk == fitted.pk), None)
+        entity = entity or (same_name[0] if same_name else None)
     if entity is not None and entity.declared and entity.kind != kind and entity.normalized != key:
         entity = None  # an alias of another declared entity: a conflict (below)
     if entity is not None and entity.typed_by != Entity.TypedBy.CURATOR:
-        entity.kind, entity.typed_by = kind, Entity.TypedBy.DECLARED
+        if not namesakes.collisions(workspace_id, {entity.pk: kind}):
+            entity.kind = kind
+        entity.typed_by = Entity.TypedBy.DECLARED
     taken = (
         Entity.objects.filter(
             workspace_id=workspace_id, declared=True, keys__overlap=[key, *alias_keys]
         )
         .exclude(pk=entity.pk if entity else None)
-        .values_list("name", "keys")
+        .values_list("name", "keys", "kind", "normalized")
     )
-    for other_name, other_keys in taken:
+    for other_name, other_keys, other_kind, other_normalized in taken:
         for i, alias_key in enumerate([key, *alias_keys]):
+            if (
+                i == 0
+                and other_normalized == key
+                and namesakes.thing(other_kind) != namesakes.thing(kind)
+            ):
+                continue  # a namesake that is another thing: both stand
             if alias_key in other_keys:
                 field_name = "name" if i == 0 else f"aliases[{i - 1}]"
                 errors.conflict(

@@ -1,7 +1,9 @@
 """Names to a workspace's entities (``EntityResolver``, a batch at a time): an exact name or
-alias of any type, else one alike of the same type, else a new entity (one per name); a merged
-entity stands for the one it was merged into; a surer source's type replaces a less sure one's
-(the rules in full: the package's docstring)."""
+alias (of the type its source gives among namesakes: ``namesakes``), else one alike of the same
+type, else a new entity (one per name and type); a merged entity stands for the one it was
+merged into; a surer source's type replaces a less sure one's (the rules in full: the package's
+docstring).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from memories.models import TYPE_RANK, Agent, Entity, Link, Memory
 from memories.relational.gazetteer import best_match, normalize, tokens
 from memories.selectors.relations import visible_entities
 from memories.selectors.visibility import visible_scope_ids
+from memories.services.relations import namesakes
 
 #: Most entities a fuzzy match compares a name with.
 FUZZY_CANDIDATES_MAX = 5_000
@@ -30,6 +33,8 @@ class _Known:
     origin: str
     merged_into_id: int | None
     typed_by: str
+    #: The entity it stands for (itself, or the one it was merged into), as a namesake.
+    stands_for: namesakes.Namesake
 
     @property
     def target(self) -> int:
@@ -65,8 +70,8 @@ def _fitted(name: str) -> str:
 
 class EntityResolver:
     """Resolves names to a workspace's entities in a few statements for a whole batch: one
-    entity per normalised name, whatever type each request gives (a surer source's type
-    replaces a less sure one's: ``TYPE_RANK``)."""
+    entity per normalised name and kind of thing, the type a request gives choosing among
+    namesakes (a surer source's type replaces a less sure one's: ``TYPE_RANK``)."""
 
     def __init__(self, workspace_id: int, *, agent: Agent | None = None, user: Any = None) -> None:
         self.workspace_id = workspace_id
@@ -90,7 +95,10 @@ class EntityResolver:
         requests = [replace(r, name=_fitted(r.name)) for r in requests]
         keys = [_fitted(normalize(r.name)) for r in requests]
         by_key = self._known(self.entities.filter(keys__overlap=sorted(set(keys))))
-        results: list[Resolved | None] = [self._exact(key, by_key.get(key, [])) for key in keys]
+        results: list[Resolved | None] = [
+            self._exact(request, key, by_key.get(key, []))
+            for request, key in zip(requests, keys, strict=True)
+        ]
         missing = [i for i, found in enumerate(results) if found is None]
         if missing:
             candidates = self._candidates([keys[i] for i in missing])
@@ -112,32 +120,42 @@ class EntityResolver:
     def _known(self, queryset) -> dict[str, list[tuple[_Known, list[str]]]]:
         by_key: dict[str, list[tuple[_Known, list[str]]]] = {}
         rows = queryset.filter(workspace_id=self.workspace_id).values_list(
-            "pk", "kind", "declared", "origin", "merged_into_id", "typed_by", "keys"
+            "pk",
+            "kind",
+            "declared",
+            "origin",
+            "merged_into_id",
+            "typed_by",
+            "keys",
+            "merged_into__kind",
+            "merged_into__typed_by",
+            "merged_into__declared",
         )
-        for pk, kind, declared, origin, merged, typed_by, entity_keys in rows[
-            :FUZZY_CANDIDATES_MAX
-        ]:
-            known = _Known(pk, kind, declared, origin, merged, typed_by)
+        for row in rows[:FUZZY_CANDIDATES_MAX]:
+            pk, kind, declared, origin, merged, typed_by, entity_keys = row[:7]
+            stands_for = (
+                namesakes.Namesake(merged, *row[7:])
+                if merged
+                else namesakes.Namesake(pk, kind, typed_by, declared)
+            )
+            known = _Known(pk, kind, declared, origin, merged, typed_by, stands_for)
             for key in entity_keys:
                 by_key.setdefault(key, []).append((known, entity_keys))
         return by_key
 
     @staticmethod
-    def _exact(key: str, known: list) -> Resolved | None:
-        """The entity named ``key`` (or with it as an alias), of any type: the one of that name
-        first, then a declared one, then the surest typed."""
+    def _exact(request: _Request, key: str, known: list) -> Resolved | None:
+        """The entity named ``key`` (or with it as an alias): among namesakes, the one of the
+        type the request gives, else the surest; None when a sure source names another thing
+        than all of them (a new namesake: ``namesakes.is_new_namesake``)."""
         if not known:
             return None
-        best = min(
-            (k for k, _ in known),
-            key=lambda k: (
-                k.merged_into_id is not None,
-                not k.declared,
-                -TYPE_RANK[k.typed_by],
-                k.pk,
-            ),
-        )
-        return Resolved(best.target, "exact", 100.0, key)
+        candidates = list({k.target: k.stands_for for k, _ in known}.values())
+        if namesakes.is_new_namesake(candidates, request.kind, request.typed_by):
+            return None
+        best = namesakes.by_kind(candidates, request.kind) if len(candidates) > 1 else None
+        best = best or namesakes.surest(candidates)
+        return Resolved(best.pk, "exact", 100.0, key)
 
     def _candidates(self, keys: list[str]) -> dict[str, dict[str, _Known]]:
         """The entities sharing a token with any of ``keys``: by type, by name or alias."""
@@ -166,9 +184,21 @@ class EntityResolver:
         return next(r for r in sure if r.kind == kind)
 
     def _create(self, new: dict[str, list[_Request]]) -> dict[str, int]:
-        """Insert the new entities, one a name (one writer wins a race; the others find its
-        row)."""
+        """Insert the new entities, one a name and kind of thing (one writer wins a race; the
+        others find its row). A name another scope's memories made an entity of is that row,
+        unless a sure source says it is another thing (``namesakes.is_new_namesake``)."""
         chosen = {key: self._chosen(requests) for key, requests in new.items()}
+        rows = self._standing(list(chosen))
+        found: dict[str, int] = {}
+        for key, request in chosen.items():
+            candidates = rows.get(key, [])
+            if candidates and not namesakes.is_new_namesake(
+                candidates, request.kind, request.typed_by
+            ):
+                found[key] = (
+                    namesakes.by_kind(candidates, request.kind) or namesakes.surest(candidates)
+                ).pk
+        made = {key: request for key, request in chosen.items() if key not in found}
         Entity.objects.bulk_create(
             [
                 Entity(
@@ -183,14 +213,24 @@ class EntityResolver:
                     created_by_agent=self.agent,
                     created_by_user=self.user,
                 )
-                for key, request in chosen.items()
+                for key, request in made.items()
             ],
             ignore_conflicts=True,
         )
+        rows = self._standing(list(made))
+        for key, request in made.items():
+            found[key] = next(n.pk for n in rows[key] if n.kind == request.kind)
+        return found
+
+    def _standing(self, keys: list[str]) -> dict[str, list[namesakes.Namesake]]:
+        """The entities standing for themselves named ``keys`` (every scope's), by name."""
         rows = Entity.objects.filter(
-            workspace_id=self.workspace_id, normalized__in=list(new), merged_into__isnull=True
-        ).values_list("normalized", "pk")
-        return dict(rows)
+            workspace_id=self.workspace_id, normalized__in=keys, merged_into__isnull=True
+        ).values_list("normalized", "pk", "kind", "typed_by", "declared")
+        by_name: dict[str, list[namesakes.Namesake]] = {}
+        for key, *row in rows:
+            by_name.setdefault(key, []).append(namesakes.Namesake(*row))
+        return by_name
 
     def _retype(self, requests: list[_Request], resolved: list[Resolved]) -> None:
         """A surer source's type replaces a less sure one's: a writer's ``customer`` over the
@@ -213,6 +253,9 @@ class EntityResolver:
             for pk, request in surest.items()
             if current.get(pk) is not None and TYPE_RANK[request.typed_by] > TYPE_RANK[current[pk]]
         ]
+        # Never a type a namesake has: that would make two entities one name and type.
+        taken = namesakes.collisions(self.workspace_id, {pk: surest[pk].kind for pk in wanted})
+        wanted = [pk for pk in wanted if pk not in taken]
         if self.scopes is not None and wanted:
             # The row is the workspace's: an agent retypes only an entity no memory it cannot
             # read names, so a type never tells another agent what a private memory said.

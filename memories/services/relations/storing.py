@@ -9,6 +9,8 @@ from typing import Any
 
 from memories.models import Agent, Entity, Link, Memory
 from memories.relational.extraction import MODEL_NAME
+from memories.selectors.visibility import visible_scope_ids
+from memories.services.relations import namesakes
 from memories.services.relations.given import EntityRef, LinkRef
 from memories.services.relations.recognition import Recognised
 from memories.services.relations.resolution import EntityResolver, Resolved, _Request
@@ -140,6 +142,8 @@ def store_relations(
                     evidence={"given": True},
                 )
             )
+    scope_ids = visible_scope_ids(agent) if agent is not None else None
+    namesakes.fit_mentions(workspace_id, rows, scope_ids)
     unique: dict[tuple, Link] = {}
     for row in rows:
         end = ("m", row.target_memory.pk) if row.target_memory else ("e", row.target_entity_id)

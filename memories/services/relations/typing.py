@@ -18,6 +18,7 @@ from django.db import connection
 
 from memories.models import Entity
 from memories.relational.extraction import LABEL_TYPES
+from memories.services.relations import namesakes
 
 
 def retype_by_mentions(workspace_id: int, since_id: int = 0, *, dry_run: bool = False) -> int:
@@ -59,6 +60,9 @@ def retype_by_mentions(workspace_id: int, since_id: int = 0, *, dry_run: bool = 
         most = max(counted.values())
         if counted.get(current[pk], 0) < most:
             changed[pk] = min(kind for kind, n in counted.items() if n == most)
+    # Never the type of a namesake: two entities would be one name and type.
+    for pk in namesakes.collisions(workspace_id, changed):
+        del changed[pk]
     if changed and not dry_run:
         for kind in set(changed.values()):
             Entity.objects.filter(

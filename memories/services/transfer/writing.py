@@ -27,6 +27,7 @@ from memories.models import (
     new_mem_id,
 )
 from memories.relational.gazetteer import normalize, tokens
+from memories.services.relations.namesakes import thing
 from memories.services.remember import content_hash
 from memories.services.tenancy import agent_create
 from memories.services.transfer.checking import Plan
@@ -150,17 +151,18 @@ class Importer:
 
     @transaction.atomic
     def entities(self, records: list[dict[str, Any]]) -> None:
-        # One entity per name: a record named like one here (or like one before it in the
-        # file) is that entity.
+        # One entity per name and kind of thing: a record named like one here (or like one
+        # before it in the file) and of its kind is that entity; namesakes of other kinds stand.
         known = {
-            normalized: (pk, entity_id)
-            for normalized, pk, entity_id in Entity.objects.filter(
+            (normalized, thing(kind)): (pk, entity_id)
+            for normalized, kind, pk, entity_id in Entity.objects.filter(
                 workspace=self.workspace, merged_into__isnull=True
-            ).values_list("normalized", "pk", "entity_id")
+            ).values_list("normalized", "kind", "pk", "entity_id")
         }
         made, events = [], []
-        made_by_key: dict[str, Entity] = {}
-        namesakes: list[tuple[str, str]] = []  # (a record's entity_id, the name made before it)
+        made_by_key: dict[tuple[str, str], Entity] = {}
+        # (a record's entity_id, the name and kind made before it)
+        namesakes: list[tuple[str, tuple[str, str]]] = []
         merged_into = {r["merged_into"] for r in records if r["merged_into"]}
         for record in records:
             named_by = self.plan.entity_refs.get(record["entity_id"], set())
@@ -173,7 +175,7 @@ class Importer:
                 # Only memories erased here named it: its name came from their words.
                 self.result.skipped["entity (named only by memories erased here)"] += 1
                 continue
-            key = normalize(record["name"])
+            key = (normalize(record["name"]), thing(record["kind"]))
             if key in made_by_key:  # its namesake, earlier in this file
                 namesakes.append((record["entity_id"], key))
                 self.ids[record["entity_id"]] = made_by_key[key].entity_id
@@ -184,12 +186,12 @@ class Importer:
                 self.result.already["entity"] += 1
                 continue
             aliases = list(record["aliases"])
-            keys = list(dict.fromkeys([key, *(normalize(a) for a in aliases)]))
+            keys = list(dict.fromkeys([key[0], *(normalize(a) for a in aliases)]))
             entity = Entity(
                 workspace=self.workspace,
                 kind=record["kind"],
                 name=record["name"],
-                normalized=key,
+                normalized=key[0],
                 aliases=aliases,
                 keys=keys,
                 tokens=tokens(keys),

@@ -1,0 +1,236 @@
+"""Namesakes: entities of one workspace with one name and different types ("Jordan" the person
+and "Jordan" the country, "Phoenix" the project and the city). An entity is its name and its
+type; which of them a mention means is read from its context:
+
+1. **the type its source gives**: a writer's declared type, the recogniser's label (PERSON a
+   person, GPE a place...), when exactly one namesake has it;
+2. **the other names around it**: the namesake that more memories mention together with the
+   other entities of the same text (a "Jordan" beside "Amman" is the country, beside "Jordan's
+   manager" and the team's people the person);
+3. else the surest typed (declared first), then the oldest: what one entity per name did.
+
+A namesake is made only when a source that says what a name is (a writer, the team, a
+curator) gives it a type that no namesake has, and every namesake's type was given by such a
+source too: a recogniser's guess is a guess, and a writer's type replaces it
+(``memories.services.relations.resolution``). A curator keeps namesakes together by merging
+them, or apart by undoing a merge (``memories.services.entity_curation``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import connection
+
+from memories.kinds import ENTITY_TYPE_KINDS
+from memories.models import TYPE_RANK, Entity, Link
+from memories.relational.extraction import LABEL_TYPES
+from memories.selectors.relations import visible_entities
+
+#: The least sure source whose type is an entity's identity rather than a guess.
+SURE_RANK = TYPE_RANK[Entity.TypedBy.WRITER]
+
+
+@dataclass(frozen=True)
+class Namesake:
+    pk: int
+    kind: str
+    typed_by: str
+    declared: bool
+
+
+def surest(candidates: Iterable[Namesake]) -> Namesake:
+    """The namesake a mention with no context means: declared, surest typed, oldest."""
+    return min(candidates, key=lambda n: (not n.declared, -TYPE_RANK[n.typed_by], n.pk))
+
+
+def thing(kind: str) -> str:
+    """What kind of thing an entity of type ``kind`` is (``ENTITY_TYPE_KINDS``)."""
+    return ENTITY_TYPE_KINDS.get(kind, kind)
+
+
+def by_kind(candidates: Sequence[Namesake], kind: str | None) -> Namesake | None:
+    """The one namesake of type ``kind`` (else of its kind of thing), if exactly one has it."""
+    if not kind:
+        return None
+    for fits in (lambda n: n.kind == kind, lambda n: thing(n.kind) == thing(kind)):
+        fitting = [n for n in candidates if fits(n)]
+        if len(fitting) == 1:
+            return fitting[0]
+        if fitting:
+            return None
+    return None
+
+
+def is_new_namesake(candidates: Sequence[Namesake], kind: str, typed_by: str) -> bool:
+    """Whether a name typed ``kind`` by ``typed_by`` is another thing than every entity of that
+    name: a sure source's type of a kind of thing that none is, and every one of them sure of
+    its own."""
+    return (
+        bool(candidates)
+        and TYPE_RANK[typed_by] >= SURE_RANK
+        and all(
+            thing(n.kind) != thing(kind) and TYPE_RANK[n.typed_by] >= SURE_RANK for n in candidates
+        )
+    )
+
+
+def hint(evidence: dict) -> str | None:
+    """The type a link's evidence gives its mention: a writer's type, the recogniser's label."""
+    if evidence.get("type"):
+        return str(evidence["type"])
+    return LABEL_TYPES.get(evidence.get("label", ""))
+
+
+def of(workspace_id: int, pks: Iterable[int]) -> dict[int, list[Namesake]]:
+    """For each of ``pks`` that has namesakes: every entity (itself included) standing for
+    itself with its name."""
+    pks = sorted(set(pks))
+    if not pks:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT e.id, n.id, n.kind, n.typed_by, n.declared
+            FROM memories_entity e
+            JOIN memories_entity n ON n.workspace_id = e.workspace_id
+                AND n.normalized = e.normalized AND n.merged_into_id IS NULL
+            WHERE e.workspace_id = %s AND e.id = ANY(%s) AND EXISTS (
+                SELECT 1 FROM memories_entity o
+                WHERE o.workspace_id = e.workspace_id AND o.normalized = e.normalized
+                    AND o.merged_into_id IS NULL AND o.id <> e.id
+            )
+            """,
+            [workspace_id, pks],
+        )
+        found: dict[int, list[Namesake]] = {}
+        for pk, other, kind, typed_by, declared in cursor.fetchall():
+            found.setdefault(pk, []).append(Namesake(other, kind, typed_by, declared))
+    return found
+
+
+def together(
+    workspace_id: int, candidates: Iterable[int], context: Iterable[int], scope_ids
+) -> dict[tuple[int, int], int]:
+    """How many memories (that ``scope_ids`` may read; every one for None) mention each of
+    ``candidates`` together with each of the ``context`` entities."""
+    candidates, context = sorted(set(candidates)), sorted(set(context))
+    if not candidates or not context:
+        return {}
+    scoped = "" if scope_ids is None else "AND a.source_scope_id = ANY(%(scopes)s)"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT a.target_entity_id, b.target_entity_id, count(DISTINCT a.source_id)
+            FROM memories_link a
+            JOIN memories_link b ON b.workspace_id = a.workspace_id AND b.source_id = a.source_id
+            WHERE a.workspace_id = %(workspace)s AND a.target_entity_id = ANY(%(candidates)s)
+                AND b.target_entity_id = ANY(%(context)s)
+                AND a.removed_at IS NULL AND b.removed_at IS NULL {scoped}
+            GROUP BY 1, 2
+            """,
+            {
+                "workspace": workspace_id,
+                "candidates": candidates,
+                "context": context,
+                "scopes": list(scope_ids or []),
+            },
+        )
+        return {(a, b): n for a, b, n in cursor.fetchall()}
+
+
+def choose(
+    candidates: Sequence[Namesake],
+    kind: str | None,
+    context: Iterable[int],
+    counts: dict[tuple[int, int], int],
+) -> tuple[Namesake, str]:
+    """The namesake a mention means and why (the module docstring's order): its type, then the
+    other names around it (``counts``: ``together``'s answer), then the surest typed."""
+    fitted = by_kind(candidates, kind)
+    if fitted is not None:
+        return fitted, "its type"
+    context = set(context)
+    scored = [
+        (sum(counts.get((n.pk, c), 0) for c in context), n)
+        for n in candidates
+        if n.pk not in context
+    ]
+    best = max((score for score, _ in scored), default=0)
+    if best > 0:
+        leaders = [n for score, n in scored if score == best]
+        if len(leaders) == 1:
+            return leaders[0], "the names around it"
+    return surest(candidates), "the surest typed"
+
+
+def fit_mentions(workspace_id: int, rows: Sequence, scope_ids) -> None:
+    """Each of a write's ``mentions`` link rows (``Link`` objects not saved yet) that a
+    recogniser, a speaker or the gazetteer made, pointed at the namesake its context means:
+    the one its writer named in the same memory, else ``choose``'s (the writer's own were
+    resolved by their type). Only namesakes ``scope_ids``
+    may know of are chosen (None: all)."""
+    guessed = [
+        row
+        for row in rows
+        if row.target_entity_id is not None
+        and row.origin not in (Link.Origin.WRITER, Link.Origin.MEMBER)
+    ]
+    found = of(workspace_id, {row.target_entity_id for row in guessed})
+    if not found:
+        return
+    if scope_ids is not None:
+        known = set(
+            visible_entities(workspace_id, scope_ids)
+            .filter(pk__in={n.pk for group in found.values() for n in group})
+            .values_list("pk", flat=True)
+        ) | {row.target_entity_id for row in rows}  # what this write itself names
+        found = {pk: [n for n in group if n.pk in known] for pk, group in found.items()}
+    guessed_rows = {id(row) for row in guessed}
+    by_memory: dict[int, set[int]] = {}
+    by_writer: dict[int, set[int]] = {}
+    for row in rows:
+        if row.target_entity_id is not None:
+            by_memory.setdefault(id(row.source), set()).add(row.target_entity_id)
+            if id(row) not in guessed_rows:
+                by_writer.setdefault(id(row.source), set()).add(row.target_entity_id)
+    counts = together(
+        workspace_id,
+        {n.pk for group in found.values() for n in group},
+        set().union(*by_memory.values()),
+        scope_ids,
+    )
+    for row in guessed:
+        group = found.get(row.target_entity_id)
+        if not group or len(group) < 2:
+            continue
+        pks = {n.pk for n in group}
+        written = by_writer.get(id(row.source), set()) & pks
+        if len(written) == 1:  # the namesake its writer named in the same memory
+            chosen, why = next(n for n in group if n.pk in written), "the writer's"
+        else:
+            context = by_memory[id(row.source)] - pks
+            chosen, why = choose(group, hint(row.evidence), context, counts)
+        if chosen.pk != row.target_entity_id:
+            row.target_entity_id = chosen.pk
+            row.evidence = {**row.evidence, "namesake": why}
+
+
+def collisions(workspace_id: int, wanted: dict[int, str]) -> set[int]:
+    """Of ``wanted`` (entity → the type it would take), those a namesake of that type already
+    stands beside: retyping them would make two entities one name and type."""
+    if not wanted:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT e.id, n.kind
+            FROM memories_entity e
+            JOIN memories_entity n ON n.workspace_id = e.workspace_id
+                AND n.normalized = e.normalized AND n.merged_into_id IS NULL AND n.id <> e.id
+            WHERE e.workspace_id = %s AND e.id = ANY(%s)
+            """,
+            [workspace_id, list(wanted)],
+        )
+        return {pk for pk, kind in cursor.fetchall() if wanted.get(pk) == kind}
