@@ -14,7 +14,10 @@ Resolution (``EntityResolver``): a name is an existing entity of the workspace w
 normalised form is one of that entity's names or aliases, else when it is alike one
 (rapidfuzz's ratio ≥ ``MM_ENTITY_MATCH_SCORE``) among the entities of the same type; else a new
 entity. A name the model found takes an exact match of any type (a declared one first), since
-the model's type is a guess. A merged entity stands for the one it was merged into.
+the model's type is a guess. A merged entity stands for the one it was merged into. Namesakes
+of different types ("Jordan" the person and the country) are different entities when a writer,
+the team or a curator says so, and each mention goes to the one its context fits
+(``namesakes``).
 
 Writers link memories too: ``links: [{"to": mem_id, "type": "supports"}]``. ``supersedes`` and
 ``follows`` are not link rows: they are the memories' own ``superseded_by`` and ``follows``, read
@@ -22,10 +25,10 @@ as links (``memories.selectors.relations``). Every link stays in its workspace; 
 keeps its row, with the reason in its memory's history.
 
 One module a job: ``given`` (the writer's entities and links, checked), ``recognition`` (what
-a text names), ``resolution`` (names to entities: ``EntityResolver``), ``storing`` (a write's
-entities and links stored), ``links`` (links by hand), ``declaring`` (the gazetteer's entities
-declared, and its lock) and ``backfill`` (the memories written before extraction). Every name
-is importable from here.
+a text names), ``resolution`` (names to entities: ``EntityResolver``), ``namesakes`` (which of
+one name's entities a mention means), ``storing`` (a write's entities and links stored),
+``links`` (links by hand), ``declaring`` (the gazetteer's entities declared, and its lock) and
+``backfill`` (the memories written before extraction). Every name is importable from here.
 """
 
 from memories.services.relations.backfill import BackfillProgress, link_backfill
