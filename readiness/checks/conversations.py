@@ -72,25 +72,8 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         # recall@10 with the learned ranking and without.
         learned: list[tuple[int, float, float]] = []
         for conversation in chosen:
-            agent = _agent()
-            items = [
-                {
-                    "text": memory_text(turn, True),
-                    "memory_type": "episodic",
-                    "created_at": turn.written_at,
-                    "session": f"session_{turn.session}",
-                    "metadata": {"dia_id": turn.dia_id},
-                }
-                for turn in conversation.turns
-            ]
-            for first in range(0, len(items), 1000):
-                memory_remember_bulk(agent=agent, items=items[first : first + 1000])
+            agent, dia = _written(conversation)
             threaded.append(_cothreading(agent, conversation))
-            dia = dict(
-                Memory.objects.filter(workspace=agent.workspace).values_list(
-                    "pk", "metadata__dia_id"
-                )
-            )
             by_dia = {dia_id: pk for pk, dia_id in dia.items()}
             hubs = hub_entities(agent.workspace_id, HUB_SHARE)
             for question in conversation.questions:
@@ -209,6 +192,55 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         return results
 
     return _sandboxed(run)
+
+
+def learned_checks(path: Path, conversations: int | None = None) -> dict[str, Result]:
+    """Only the learned ranking's gain (``s.learned.locomo_gain``), on the conversations of
+    ``path`` its model was not fitted on: conversations kept apart from the ones every other
+    check reads (another dataset in LoCoMo's shape); all rolled back."""
+
+    def run() -> dict[str, Result]:
+        chosen = read_data(read, path, "LoCoMo-shaped")[:conversations]
+        held_out = [c for c in chosen if not fitted(c, "search")]
+        rows: list[tuple[int, float, float]] = []
+        for conversation in held_out:
+            agent, dia = _written(conversation)
+            rows.extend(_learned_gain(agent, conversation, dia))
+        results: dict[str, Result] = {"_conversations": (len(held_out), {})}
+        if rows:
+            value, detail = _learned_result(rows)
+            results["s.learned.locomo_gain"] = (
+                value,
+                {**detail, "measured_on": [c.sample_id for c in held_out]},
+            )
+        else:
+            why = _locomo_not_run({}, [], [], {d: ([], []) for d in "str"})
+            results["_not_run"] = (None, {"s.learned.locomo_gain": why["s.learned.locomo_gain"]})
+        return results
+
+    return _sandboxed(run)
+
+
+def _written(conversation) -> tuple[object, dict[int, str]]:
+    """A new agent with the conversation's turns written as its memories (bulk, with sessions
+    and dates), and each memory's turn id by primary key."""
+    agent = _agent()
+    items = [
+        {
+            "text": memory_text(turn, True),
+            "memory_type": "episodic",
+            "created_at": turn.written_at,
+            "session": f"session_{turn.session}",
+            "metadata": {"dia_id": turn.dia_id},
+        }
+        for turn in conversation.turns
+    ]
+    for first in range(0, len(items), 1000):
+        memory_remember_bulk(agent=agent, items=items[first : first + 1000])
+    dia = dict(
+        Memory.objects.filter(workspace=agent.workspace).values_list("pk", "metadata__dia_id")
+    )
+    return agent, dia
 
 
 def _locomo_not_run(

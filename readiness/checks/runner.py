@@ -10,7 +10,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from readiness.checks.conversations import locomo_checks
+from readiness.checks.conversations import learned_checks, locomo_checks
 from readiness.checks.gated import (
     NotMeasurable,
     corrections_checks,
@@ -27,7 +27,8 @@ from readiness.registry import Capability, Check, all_checks
 
 #: What each kind of outside data is and the options that give it.
 NEEDS = {
-    "locomo": "--locomo FILE (LoCoMo-shaped conversations)",
+    "locomo": "--locomo FILE (LoCoMo-shaped conversations), or for the learned ranking's gain "
+    "alone --held-out-conversations FILE (others of that shape)",
     "pairs": "--pairs FILE (labelled contradiction pairs, ProSeCCo's shape)",
     "liar": "--liar-train FILE --liar-eval FILE (LIAR-shaped fact-checked statements)",
     "corrections": "--corrections FILE (VitaminC-shaped claim pairs)",
@@ -36,10 +37,19 @@ NEEDS = {
 }
 
 
+#: The checks each kind of data given runs, where it is not every check of its ``needs``.
+ONLY = {"held_out": ("s.learned.locomo_gain",)}
+
+
+def _checks_of(given: str) -> list[str]:
+    """The checks that data given as ``given`` (a ``NEEDS`` key, or an ``ONLY`` one) runs."""
+    return list(ONLY.get(given) or (c.id for _, c in all_checks() if c.needs == given))
+
+
 def _failed(exc: Exception, needs: str) -> dict[str, Result]:
     """Every gated check on that data, failed to run with this error."""
     error = {"error": f"{type(exc).__name__}: {exc}"}
-    return {c.id: (None, error) for _, c in all_checks() if c.needs == needs}
+    return dict.fromkeys(_checks_of(needs), (None, error))
 
 
 def describe(path: Path) -> dict[str, Any]:
@@ -105,11 +115,13 @@ def run_checks(
     corrections: Path | None = None,
     ner: Path | None = None,
     dialogue: Path | None = None,
+    held_out: Path | None = None,
 ) -> list[Any]:
     """Run every check that can run (synthetic always; gated ones with their data: ``locomo``,
-    ``pairs``, ``liar`` as training and measured statements, ``corrections``, ``ner``) and
-    record each result under one evaluation run, with the checks that could not run and why.
-    Returns the evidence rows."""
+    ``pairs``, ``liar`` as training and measured statements, ``corrections``, ``ner``,
+    ``dialogue``; ``held_out``: LoCoMo-shaped conversations that only the learned ranking's
+    gain is measured on) and record each result under one evaluation run, with the checks that
+    could not run and why. Returns the evidence rows."""
     run = EvaluationRun.objects.create(engine_version=engine_version())
     recorded = []
     not_run: dict[str, str] = {}
@@ -155,21 +167,30 @@ def run_checks(
             lambda: dialogue_checks(dialogue),
             "dialogues",
         )
+    if held_out is not None:
+        given["held_out"] = (
+            describe(held_out),
+            lambda: learned_checks(held_out),
+            "{conversations} conversations its model was not fitted on",
+        )
+    done: set[str] = set()
     for needs, (data, measure, what) in given.items():
         try:
             results = measure()
         except NotMeasurable as exc:
-            results = {c.id: None for _, c in all_checks() if c.needs == needs}
-            results = {"_not_run": (None, dict.fromkeys(results, str(exc)))}
+            results = {"_not_run": (None, dict.fromkeys(_checks_of(needs), str(exc)))}
         except Exception as exc:  # the checks failed to run: recorded as failed
             results = _failed(exc, needs)
         count = results.pop("_conversations", (0, {}))[0]
         not_run |= results.pop("_not_run", (None, {}))[1]
-        more = {"conversations": count} if needs == "locomo" else {}
+        more = {"conversations": count} if needs in ("locomo", "held_out") else {}
         recorded += _record_gated(data, results, say, more, what.format(conversations=count), run)
+        done |= set(results)
     for _, check in all_checks():
-        if check.kind == "gated-eval" and check.needs not in given:
+        if check.kind == "gated-eval" and check.needs not in given and check.id not in done:
             not_run[check.id] = f"needs {NEEDS[check.needs]}"
+    # A check one kind of data measured is not "not run" because another could not measure it.
+    not_run = {check_id: why for check_id, why in not_run.items() if check_id not in done}
     for check_id, why in not_run.items():
         say(f"{check_id}: not run: {why}")
     run.datasets = {needs: data for needs, (data, _, _) in given.items()}

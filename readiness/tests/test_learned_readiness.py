@@ -105,3 +105,44 @@ def test_a_conversation_the_model_was_fitted_on_is_left_out_and_said_so(
     settings.MM_SEARCH_LEARNED = False
     row = {r.capability.key: r for r in readiness_report()}["S/learned"]
     assert row.deployment == "off (switched off)"
+
+
+def test_held_out_conversations_measure_the_gain_alone_beside_a_fitted_locomo_run(
+    db, tmp_path, gated_only
+):
+    """The learned ranking's evidence from other conversations than --locomo's (which its
+    model was fitted on): only ``s.learned.locomo_gain`` runs on them, with their file's name;
+    the LoCoMo checks keep theirs, and the run does not call the learned check "not run"."""
+    from memories.search.learned import shipped_model
+
+    fitted = shipped_model().fitted_on["fit_on"][0]
+    dev = conversation_file(tmp_path / "dev.json", sample_id=fitted)
+    held = conversation_file(tmp_path / "held.json", sample_id="elsewhere-1")
+    out = StringIO()
+    call_command(
+        "stare-eval", "--locomo", str(dev), "--held-out-conversations", str(held), stdout=out
+    )
+    learned = Evidence.objects.get(check_id="s.learned.locomo_gain")
+    assert learned.dataset == "held.json" and learned.detail["measured_on"] == ["elsewhere-1"]
+    assert learned.detail["questions"] == 3 and learned.detail["conversations"] == 1
+    assert Evidence.objects.get(check_id="s.core.locomo_recall").dataset == "dev.json"
+    # Nothing else ran on the held-out file.
+    assert set(Evidence.objects.filter(dataset="held.json").values_list("check_id", flat=True)) == {
+        "s.learned.locomo_gain"
+    }
+    run = EvaluationRun.objects.get()
+    assert "s.learned.locomo_gain" not in run.not_run
+    assert run.datasets["held_out"]["file"] == "held.json"
+
+
+def test_held_out_conversations_refuse_a_missing_file_and_a_test_split(db, tmp_path):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="--held-out-conversations: no file"):
+        call_command("stare-eval", "--held-out-conversations", str(tmp_path / "none.json"))
+    kept = tmp_path / "test"
+    kept.mkdir()
+    path = conversation_file(kept / "conversations.json")
+    with pytest.raises(CommandError, match="test split is kept apart"):
+        call_command("stare-eval", "--held-out-conversations", str(path))
+    assert not EvaluationRun.objects.exists()

@@ -12,8 +12,9 @@ class Command(BaseCommand):
         "(labelled contradiction pairs, ProSeCCo's shape), --liar-train with --liar-eval "
         "(fact-checked statements, LIAR's shape), --corrections (claim pairs, VitaminC's "
         "shape), --dialogue (a folder of dialogues, the Schema-Guided Dialogue shape; never its "
-        "test split) or --ner (sentences with named entities, CoNLL-2003's shape) gives their "
-        "data. "
+        "test split), --ner (sentences with named entities, CoNLL-2003's shape) or "
+        "--held-out-conversations (LoCoMo-shaped conversations for the learned ranking's gain "
+        "alone) gives their data. "
         "Any file of the shape will do; each run records the files' sha256 and size, and says "
         "which checks it could not run and why."
     )
@@ -43,6 +44,12 @@ class Command(BaseCommand):
             "--ner", type=Path, help="Sentences with named entities (CoNLL-2003's shape)."
         )
         parser.add_argument(
+            "--held-out-conversations",
+            type=Path,
+            help="LoCoMo-shaped conversations that only the learned ranking's gain is measured "
+            "on (others than --locomo's; never a split kept for outside checks).",
+        )
+        parser.add_argument(
             "--dialogue",
             type=Path,
             help="A folder of dialogues (the Schema-Guided Dialogue shape), e.g. its dev split.",
@@ -53,15 +60,21 @@ class Command(BaseCommand):
         if path is not None and not path.is_file():
             raise CommandError(f"--locomo: no file {str(path)!r}")
         pairs = options["pairs"]
-        for name in ("pairs", "corrections", "ner"):
+        for name in ("pairs", "corrections", "ner", "held_out_conversations"):
             given = options[name]
             if given is not None and not given.is_file():
-                raise CommandError(f"--{name}: no file {str(given)!r}")
+                flag = "--" + name.replace("_", "-")
+                raise CommandError(f"{flag}: no file {str(given)!r}")
         dialogue = options["dialogue"]
         if dialogue is not None and not dialogue.exists():
             raise CommandError(f"--dialogue: no folder or file {str(dialogue)!r}")
         if dialogue is not None and "test" in dialogue.resolve().parts:
             raise CommandError("--dialogue: the test split is kept apart and never read here")
+        held_out = options["held_out_conversations"]
+        if held_out is not None and "test" in held_out.resolve().parts:
+            raise CommandError(
+                "--held-out-conversations: the test split is kept apart and never read here"
+            )
         if options["conversations"] is not None and options["conversations"] < 1:
             raise CommandError("--conversations: must be at least 1")
         liar = None
@@ -83,6 +96,7 @@ class Command(BaseCommand):
             corrections=options["corrections"],
             ner=options["ner"],
             dialogue=dialogue,
+            held_out=held_out,
         )
         passed = sum(1 for e in recorded if e.passed)
         self.stdout.write(f"recorded {len(recorded)} check runs: {passed} passed")
