@@ -71,37 +71,30 @@ def store_relations(
                     evidence={"given": ref.name, "type": ref.kind, **_how(found)},
                 )
             )
-        for find in item.recognised.finds:
-            rows.append(
-                Link(
-                    **made,
-                    target_entity_id=find.entity,
-                    kind="mentions",
-                    origin=Link.Origin.GAZETTEER,
-                    evidence={
-                        "rule": "gazetteer",
-                        "alias": find.alias,
-                        "text": find.text,
-                        "span": [find.start, find.end],
-                        "score": round(find.score, 1),
-                    },
+        # The gazetteer's finds (declared names, exactly or alike) and the names the workspace
+        # knows already (exactly): one shape of evidence, the rule that found each.
+        for finds, origin, rule in (
+            (item.recognised.finds, Link.Origin.GAZETTEER, "gazetteer"),
+            (item.recognised.known, Link.Origin.EXTRACTION, "known name"),
+        ):
+            for find in finds:
+                evidence = {
+                    "rule": rule,
+                    "alias": find.alias,
+                    "text": find.text,
+                    "span": [find.start, find.end],
+                }
+                if rule == "gazetteer":
+                    evidence["score"] = round(find.score, 1)
+                rows.append(
+                    Link(
+                        **made,
+                        target_entity_id=find.entity,
+                        kind="mentions",
+                        origin=origin,
+                        evidence=evidence,
+                    )
                 )
-            )
-        for find in item.recognised.known:
-            rows.append(
-                Link(
-                    **made,
-                    target_entity_id=find.entity,
-                    kind="mentions",
-                    origin=Link.Origin.EXTRACTION,
-                    evidence={
-                        "rule": "known name",
-                        "alias": find.alias,
-                        "text": find.text,
-                        "span": [find.start, find.end],
-                    },
-                )
-            )
         if item.recognised.speaker is not None:
             name, start, end = item.recognised.speaker
             found = next(resolved)
