@@ -1,23 +1,43 @@
 """Divergence detection measured on outside data, and what a run over a workspace costs.
 
     python benchmarks/divergence.py --json benchmarks/out/divergence.json
+    python benchmarks/divergence.py --dialogue PATH/sgd/dev --vitaminc PATH/vitaminc_real/test.jsonl
     python benchmarks/divergence.py --size 100000 --json benchmarks/out/divergence-100k.json
 
-Pairs (``--data``, ProSeCCo's JSON-lines shape: ``proposition_1``, ``proposition_2``, ``label``
-``self-contradiction`` or another; see ``../shared/data/README.md``): each pair's two
-propositions are embedded by the engine's embedder and scored by the detector
-(``memories.divergence.detectors.assess``, no model endpoint). Printed side by side, AUC for
-"self-contradiction": the detector, its rules alone, and the baselines (the embedder's cosine
-similarity alone; one side negated and the other not); then precision and recall at the
-operating threshold (``MM_DIVERGENCE_THRESHOLD``) among the pairs a run would examine (cosine at
-least ``MM_DIVERGENCE_MIN_SIMILARITY``), the share of each label that gate keeps, and how often
-each rule fired on each label.
+Three sources of pairs, each pair two writers' memories with no order between them; each
+pair's two texts are embedded by the engine's embedder and scored by the detector
+(``memories.divergence.detectors.assess``, no model endpoint):
+
+* ``--data``, ProSeCCo's JSON-lines shape (``proposition_1``, ``proposition_2``, ``label``
+  ``self-contradiction`` or another; see ``../shared/data/README.md``): positive, a
+  self-contradiction.
+* ``--dialogue``, a split folder in the Schema-Guided Dialogue shape, read by
+  ``readiness.dialogue`` (the supersession check's reader; its ``test`` split is refused): two
+  user turns of one dialogue, positive when the dialogue state says they inform one slot of
+  one service with values that share no word, negative when they inform no slot in common
+  (different slots, or the same slot of another service); a value restated is neither.
+* ``--vitaminc``, VitaminC's JSON-lines shape, read by ``readiness.corrections`` (its held-out
+  part only: nothing in the engine was fitted on it): a claim and a sentence of one Wikipedia
+  revision, two writers' statements of one fact of one page. VitaminC writes its claims
+  against pairs of revisions that changed a fact, so a claim is supported by one revision's
+  sentence and refuted by the other's: ``REFUTES`` (the sentence gives the fact another value)
+  is positive, ``SUPPORTS`` (the two agree) negative, and ``NOT ENOUGH INFO`` (neither) left
+  out. Both labels share subjects and most words, so only the values tell them apart.
+
+Printed side by side for each source, AUC: the detector, its rules alone (the strongest rule's
+strength), the slot rule alone (fired or not), the embedder's cosine similarity alone; then
+precision and recall at the operating threshold (``MM_DIVERGENCE_THRESHOLD``) among the pairs
+a run would examine (cosine at least ``MM_DIVERGENCE_MIN_SIMILARITY``), and of the slot rule
+firing. For ProSeCCo also the share of each label that gate keeps, a negation baseline, and
+how often each rule fired on each label.
 
 Workspace (``--size N``): on its own embedded PostgreSQL (``--data-dir``), N memories written by
 four agents about a few hundred customers (each memory mentions one; some state a customer's
 renewal month, plan or owner, and some of those disagree with another agent's), then one
 ``divergence_run`` over the workspace: its time, the pairs examined a second and the pairs
-flagged. Timings are printed, never asserted. ``--smoke``: the first 40 pairs and 300 memories.
+flagged. Timings are printed, never asserted. ``--smoke``: the first 40 ProSeCCo pairs, the
+few dialogues and claim pairs of ``benchmarks/supersede.py``'s smoke (every part) unless
+``--dialogue`` or ``--vitaminc`` is given, and 300 memories.
 """
 
 from __future__ import annotations
@@ -34,16 +54,18 @@ from typing import Any
 
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django
+from supersede import smoke_dialogues, smoke_file
 
 
-def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
+def measured(pairs: list, name: str, digest: str) -> dict[str, Any]:
+    """Each pair (``readiness.pairs.Pair``) embedded and scored by the detector, and the figures
+    of the module docstring."""
     from django.conf import settings
 
     from memories.divergence.detectors import NEGATIONS, words
     from readiness.metrics import auc
-    from readiness.pairs import read, score
+    from readiness.pairs import score
 
-    pairs = read(path, limit=40 if smoke else None)
     started = time.perf_counter()
     scored = score(pairs)
     seconds = time.perf_counter() - started
@@ -52,16 +74,18 @@ def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
     def negated(text: str) -> bool:
         return any(word in NEGATIONS for word in words(text))
 
+    def strongest(assessment, only: str | None = None) -> float:
+        kept = [r["strength"] for r in assessment.rules if only in (None, r["rule"])]
+        return max(kept, default=0.0)
+
     baselines = {
         "cosine": auc(scored.similarities, labels),
         "negation": auc(
             np.array([float(negated(p.first) != negated(p.second)) for p in pairs]), labels
         ),
     }
-    rules_only = auc(
-        np.array([a.rules[0]["strength"] if a.rules else 0.0 for a in scored.assessments]),
-        labels,
-    )
+    rules_only = auc(np.array([strongest(a) for a in scored.assessments]), labels)
+    slot = np.array([strongest(a, "slot") > 0 for a in scored.assessments])
     threshold = float(settings.MM_DIVERGENCE_THRESHOLD)
     gate = float(settings.MM_DIVERGENCE_MIN_SIMILARITY)
     examined = scored.similarities >= gate
@@ -72,12 +96,13 @@ def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
         for rule in {r["rule"] for r in assessment.rules}:
             fired["positive" if label else "negative"][rule] += 1
     return {
-        "dataset": path.name,
-        "dataset_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "dataset": name,
+        "dataset_sha256": digest,
         "pairs": len(pairs),
         "positives": int(labels.sum()),
         "auc": auc(scores, labels),
         "rules_auc": rules_only,
+        "slot_auc": auc(slot.astype(float), labels),
         "baselines": baselines,
         "threshold": threshold,
         "min_similarity": gate,
@@ -92,9 +117,84 @@ def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
         "flagged": int(flagged.sum()),
         "precision": true_positives / int(flagged.sum()) if flagged.any() else None,
         "recall": true_positives / int(labels.sum()) if labels.any() else None,
+        "slot_fired": int(slot.sum()),
+        "slot_precision": float(labels[slot].mean()) if slot.any() else None,
+        "slot_recall": float(slot[labels].mean()) if labels.any() else None,
         "rules_fired": {label: dict(counts) for label, counts in fired.items()},
         "seconds": seconds,
     }
+
+
+def sha256(path: Path) -> str:
+    """A file's digest, or a folder's: its dialogue files' digests in order."""
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for file in sorted(path.glob("dialogues_*.json")):
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
+    """ProSeCCo's pairs (``readiness.pairs``), the first 40 with ``smoke``."""
+    from readiness.pairs import read
+
+    pairs = read(path, limit=40 if smoke else None)
+    return measured(pairs, path.name, sha256(path))
+
+
+def dialogue_pairs(path: Path) -> list:
+    """Two user turns of one dialogue as two writers' memories (module docstring): the pairs
+    and labels of ``readiness.dialogue`` (the supersession check's reader), their order left
+    behind; a ``test`` split or a file of another shape is refused there."""
+    from readiness.dialogue import read
+    from readiness.pairs import Pair
+
+    return [Pair(p.older, p.newer, p.positive) for p in read(path)]
+
+
+def vitaminc_pairs(path: Path, held_out_only: bool = True) -> list:
+    """A claim and a revision's sentence as two writers' memories (module docstring): the rows
+    of ``readiness.corrections`` (its shape check, its texts written back, its held-out part),
+    ``REFUTES`` positive, ``SUPPORTS`` negative, ``NOT ENOUGH INFO`` left out."""
+    from readiness.corrections import read
+    from readiness.pairs import Pair
+
+    rows = read(path)
+    labels = [json.loads(line)["label"] for line in path.read_text().splitlines() if line.strip()]
+    return [
+        Pair(row["older"], row["newer"], row["positive"])
+        for row, label in zip(rows, labels, strict=True)
+        if label in ("REFUTES", "SUPPORTS") and (row["held_out"] or not held_out_only)
+    ]
+
+
+CASES = {
+    "prosecco": "ProSeCCo (self-contradiction)",
+    "dialogue": "Schema-Guided Dialogue (a slot given another value)",
+    "vitaminc": "VitaminC, held-out part (REFUTES against SUPPORTS)",
+}
+
+
+def summary_table(results: dict[str, dict[str, Any]]) -> str:
+    def pr(precision: float | None, recall: float | None, count: int) -> str:
+        shown = "–" if precision is None else f"{precision:.3f}"
+        return f"{shown} / {'–' if recall is None else f'{recall:.3f}'} ({count})"
+
+    lines = [
+        "| pairs | n | positive | AUC detector | AUC rules | AUC slot rule | AUC cosine | "
+        "at the threshold: P / R (flagged) | slot rule fired: P / R (fired) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for case, result in results.items():
+        lines.append(
+            f"| {CASES[case]} | {result['pairs']} | {result['positives']} | "
+            f"{result['auc']:.3f} | {result['rules_auc']:.3f} | {result['slot_auc']:.3f} | "
+            f"{result['baselines']['cosine']:.3f} | "
+            f"{pr(result['precision'], result['recall'], result['flagged'])} | "
+            f"{pr(result['slot_precision'], result['slot_recall'], result['slot_fired'])} |"
+        )
+    return "\n".join(lines)
 
 
 def pairs_table(result: dict[str, Any]) -> str:
@@ -245,25 +345,54 @@ def main() -> None:
     parser.add_argument(
         "--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "divergence-db"
     )
+    parser.add_argument(
+        "--dialogue",
+        type=Path,
+        help="a split folder of dialogues, the Schema-Guided Dialogue shape",
+    )
+    parser.add_argument("--vitaminc", type=Path, help="pairs in VitaminC's JSON-lines shape")
     add_smoke_option(parser)
     args = parser.parse_args()
-    if not args.data.exists():
-        parser.error(f"--data {args.data} does not exist")
+    for option in ("data", "dialogue", "vitaminc"):
+        path = getattr(args, option)
+        if path is not None and not path.exists():
+            parser.error(f"--{option} {path} does not exist")
+    if args.dialogue is not None and "test" in args.dialogue.resolve().parts:
+        parser.error("--dialogue: the test split is kept apart and never read here")
+    held_out_only = True
     if args.smoke:
         args.size, args.data_dir = 300, ROOT / "benchmarks" / "out" / "smoke-divergence"
+        args.dialogue = args.dialogue or smoke_dialogues()
+        if args.vitaminc is None:  # a dozen pairs of the benchmark's making: every part
+            args.vitaminc, held_out_only = smoke_file(), False
     setup_django(args.data_dir)
 
-    result = pairs_case(args.data, args.smoke)
+    results = {"prosecco": pairs_case(args.data, args.smoke)}
+    if args.dialogue is not None:
+        results["dialogue"] = measured(
+            dialogue_pairs(args.dialogue), args.dialogue.name, sha256(args.dialogue)
+        )
+    if args.vitaminc is not None:
+        results["vitaminc"] = measured(
+            vitaminc_pairs(args.vitaminc, held_out_only),
+            args.vitaminc.name,
+            sha256(args.vitaminc),
+        )
     command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
     info = machine()
     print(f"\n`{command}`\n")
     print(describe(info))
-    print(
-        f"Data: {result['dataset']}, {result['pairs']} pairs, {result['positives']} labelled "
-        f"self-contradiction; embedded and scored in {result['seconds']:.1f} s.\n"
-    )
-    print(pairs_table(result))
-    payload = {**result, "command": command, "machine": info}
+    for case, result in results.items():
+        print(
+            f"{CASES[case]}: {result['dataset']}, {result['pairs']} pairs, "
+            f"{result['positives']} positive; embedded and scored in {result['seconds']:.1f} s."
+        )
+    print()
+    print(summary_table(results))
+    print()
+    print(pairs_table(results["prosecco"]))
+    payload = {**results["prosecco"], "command": command, "machine": info}
+    payload |= {case: result for case, result in results.items() if case != "prosecco"}
     if args.size:
         payload["workspace"] = workspace_case(args.size)
         print()

@@ -1,9 +1,11 @@
 """Whether two memories about the same thing disagree: the detectors, cheapest first.
 
 * **Rules** read the two texts: a single-valued attribute given two values (a renewal month,
-  a plan, an owner), different numbers, amounts, percentages or dates where the rest of the
-  words agree, a negation on one side only, a word on one side whose antonym is on the other.
-  Each rule that fires gives a strength (below) and its evidence.
+  a plan, an owner), different values of one slot of one subject by the reading supersession
+  uses, with no order between the two (``slot``: ``memories.divergence.slots``), different
+  numbers, amounts, percentages or dates where the rest of the words agree, a negation on one
+  side only, a word on one side whose antonym is on the other. Each rule that fires gives a
+  strength (below) and its evidence.
 * **Geometry**: the embedder's cosine similarity of the two vectors. Two statements that
   contradict each other are about the same thing, so similarity ranks them up; alone it cannot
   tell agreement from disagreement.
@@ -22,55 +24,42 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memories.divergence.slots import differ
+from memories.lexicon import (
+    MONTHS,
+    NEGATIONS,
+    STOP_WORDS,
+    antonyms,
+    attributes,
+    content,
+    jaccard,
+    words,
+)
+
+#: Also the words the rest of the engine reads through this module (``memories.lexicon``).
+__all__ = [
+    "NEGATIONS",
+    "STOP_WORDS",
+    "Assessment",
+    "antonyms",
+    "assess",
+    "attributes",
+    "cosine",
+    "numbers",
+    "rules",
+    "words",
+]
+
 #: How strongly each rule says "these disagree" when it fires on two texts about one thing.
-STRENGTH = {"attribute": 0.9, "number": 0.7, "antonym": 0.6, "negation": 0.5}
+#: ``slot`` (set before it was measured): below a named single-valued attribute, whose words
+#: say what the slot is, above a number that differs where the words merely overlap, since its
+#: values are checked to be of one thing and asserted on both sides.
+STRENGTH = {"attribute": 0.9, "slot": 0.8, "number": 0.7, "antonym": 0.6, "negation": 0.5}
 #: The share of content words two texts must have in common (Jaccard) for a rule on the rest
 #: of their words (numbers, negation, antonyms) to say they speak of one thing.
 SAME_WORDS = 0.3
 
 
-def _split(text: str) -> list[str]:
-    """A list written as one string of words (easier to read than a list of quoted words)."""
-    return text.split()
-
-
-NEGATIONS = frozenset(
-    _split(
-        "not no never none nobody nothing neither nor cannot without n't isn't aren't wasn't "
-        "weren't don't doesn't didn't won't wouldn't can't couldn't shouldn't hasn't haven't "
-        "hadn't"
-    )
-)
-#: Pairs of words whose meanings exclude each other, in the forms they are usually written.
-ANTONYMS = tuple(
-    tuple(pair.split("/"))
-    for pair in _split(
-        "increase/decrease increased/decreased increasing/decreasing increases/decreases "
-        "up/down rise/fall rose/fell rising/falling more/less higher/lower high/low "
-        "better/worse best/worst gain/loss gained/lost win/lose won/lost success/failure "
-        "succeeded/failed true/false right/wrong yes/no accept/reject accepted/rejected "
-        "approve/reject approved/rejected agree/disagree agreed/disagreed support/oppose "
-        "supports/opposes supported/opposed for/against allow/forbid allowed/forbidden "
-        "include/exclude included/excluded open/closed opened/closed start/stop "
-        "started/stopped enable/disable enabled/disabled on/off buy/sell bought/sold "
-        "always/never all/none everyone/nobody before/after early/late earlier/later "
-        "cheap/expensive cheaper/dearer strong/weak stronger/weaker safe/dangerous "
-        "legal/illegal possible/impossible likely/unlikely able/unable fair/unfair "
-        "happy/unhappy like/dislike love/hate loves/hates loved/hated good/bad "
-        "renew/cancel renewed/cancelled renewed/canceled keep/drop kept/dropped "
-        "present/absent pass/fail passed/failed public/private full/empty rich/poor"
-    )
-)
-_ANTONYM_OF: dict[str, set[str]] = {}
-for _left, _right in ANTONYMS:
-    _ANTONYM_OF.setdefault(_left, set()).add(_right)
-    _ANTONYM_OF.setdefault(_right, set()).add(_left)
-
-MONTHS = _split(
-    "january february march april may june july august september october november december"
-)
-_MONTH = "|".join(MONTHS)
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*")
 _NUMBER = re.compile(
     r"(?P<currency>[$€£¥])?\s?(?P<value>\d+(?:[.,]\d+)*)\s?(?P<unit>%|percent\b|per cent\b|"
     r"k\b|m\b|bn\b|million\b|billion\b|thousand\b|dollars?\b|euros?\b|pounds?\b)?",
@@ -78,39 +67,6 @@ _NUMBER = re.compile(
 )
 SCALES = {"k": "e3", "thousand": "e3", "m": "e6", "million": "e6", "bn": "e9", "billion": "e9"}
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
-#: Attributes a thing has one value of at a time: (name, pattern whose group ``value`` is it).
-ATTRIBUTES = (
-    (
-        "month",
-        re.compile(
-            rf"\b(?:renew\w*|due|deadline|expir\w*|ends?|starts?)\b[^.]*?\b"
-            rf"(?:in|on|by|from|until)\s+(?P<value>{_MONTH})\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "plan",
-        re.compile(
-            r"\b(?:on|to|the)\s+(?:the\s+)?(?P<value>[a-z]+)\s+(?:plan|tier)\b", re.IGNORECASE
-        ),
-    ),
-    (
-        "owner",
-        re.compile(
-            r"\b(?:owner\s+is|owned\s+by|run\s+by|managed\s+by|led\s+by)\s+"
-            r"(?P<value>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)"
-        ),
-    ),
-)
-STOP_WORDS = frozenset(
-    _split(
-        "a an the and or but if of to in on at by for with from as is are was were be been being "
-        "it its this that these those there here i you he she we they me him her us them my your "
-        "his our their what which who whom whose when where why how do does did have has had will "
-        "would shall should can could may might must so than then too very just also about into "
-        "over under again further once"
-    )
-)
 
 
 @dataclass(frozen=True)
@@ -138,24 +94,6 @@ class Assessment:
         }
 
 
-def antonyms(word: str) -> set[str]:
-    """The words whose meaning excludes ``word``'s (``ANTONYMS``)."""
-    return _ANTONYM_OF.get(word, set())
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("’", "'"))
-
-
-def content(tokens: list[str]) -> set[str]:
-    """The words that say what a text is about: no stop words, negations or numbers."""
-    return {t for t in tokens if t not in STOP_WORDS and t not in NEGATIONS and not t[0].isdigit()}
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a | b else 0.0
-
-
 def numbers(text: str) -> dict[str, set[str]]:
     """The numeric values of a text by kind: money, percent, year, month, count."""
     found: dict[str, set[str]] = {}
@@ -178,14 +116,6 @@ def numbers(text: str) -> dict[str, set[str]]:
     return found
 
 
-def attributes(text: str) -> dict[str, set[str]]:
-    return {
-        name: {match.group("value").lower() for match in pattern.finditer(text)}
-        for name, pattern in ATTRIBUTES
-        if pattern.search(text)
-    }
-
-
 def _differing(
     rule: str, key: str, first: dict[str, set[str]], second: dict[str, set[str]]
 ) -> list[dict]:
@@ -202,6 +132,8 @@ def rules(first: str, second: str) -> list[dict]:
     a_words, b_words = words(first), words(second)
     overlap = jaccard(content(a_words), content(b_words))
     fired = _differing("attribute", "attribute", attributes(first), attributes(second))
+    if (slot := differ(first, second)) is not None:
+        fired.append({"rule": "slot", **slot})
     if overlap >= SAME_WORDS:
         fired += _differing("number", "kind", numbers(first), numbers(second))
         a_negated = sum(word in NEGATIONS for word in a_words) % 2
@@ -210,7 +142,7 @@ def rules(first: str, second: str) -> list[dict]:
             fired.append({"rule": "negation", "negated": "first" if a_negated else "second"})
         a_set, b_set = set(a_words), set(b_words)
         for word in sorted(a_set - b_set):
-            opposite = sorted((_ANTONYM_OF.get(word, set()) & b_set) - a_set)
+            opposite = sorted((antonyms(word) & b_set) - a_set)
             if opposite:
                 fired.append({"rule": "antonym", "words": [word, opposite[0]]})
                 break

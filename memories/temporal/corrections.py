@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memories.divergence.detectors import NEGATIONS, STOP_WORDS, jaccard
+from memories.lexicon import NEGATIONS, STOP_WORDS, jaccard
 from memories.temporal.values import MONTHS, WORD, Value, values
 
 #: How mature what this module implements is, read by the readiness registry.

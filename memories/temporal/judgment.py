@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memories.divergence.detectors import attributes
+from memories.lexicon import attributes
 from memories.temporal.corrections import CUES, NEGATION_OVERLAP, assess, model
 from memories.temporal.stance import ASSERTED, stance
 from memories.temporal.values import WORD, values
@@ -118,7 +118,7 @@ def _said_in(phrase: str, older: str) -> str:
             if any(v.kind == value.kind and v.agrees(value) for v in before):
                 return value.kind
         return ""
-    from memories.divergence.detectors import STOP_WORDS
+    from memories.lexicon import STOP_WORDS
 
     words = [w for w in _words(phrase) if w not in ("the", "a", "an", "its", "their", "our")]
     content = [w for w in words if w not in STOP_WORDS and len(w) > 2]
@@ -179,7 +179,7 @@ def distinguished(older: str, newer: str, values_given: frozenset[str] = frozens
 def _modifiers(text: str) -> dict[str, set[str]]:
     """Each content word of ``text`` and the content word just before it, if any: a name's
     words (in capitals) and words such as "now" are not modifiers."""
-    from memories.divergence.detectors import STOP_WORDS
+    from memories.lexicon import STOP_WORDS
 
     written = WORD.findall(text.replace("’", "'"))
     words = [w.lower() for w in written]

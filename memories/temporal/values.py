@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from memories.divergence.detectors import STOP_WORDS
+from memories.lexicon import STOP_WORDS
 
 MONTHS = [
     "january",

@@ -13,7 +13,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from meaning_memory.testing import make_member
-from memories.divergence.detectors import assess, rules
+from memories.divergence.detectors import STRENGTH, assess, rules
+from memories.divergence.slots import differ
 from memories.errors import Forbidden
 from memories.models import Divergence, DivergenceScan, Link, Memory, ProvenanceEvent
 from memories.operations import memory_remember
@@ -49,11 +50,12 @@ def remember(actor, text, *names, scope=SHARED, **fields):
         (
             "The Zephyr deal is worth $40k a year.",
             "The Zephyr deal is worth $55k a year.",
-            "number",
+            "slot",
         ),
+        # Hedged on both sides: not two values asserted of one slot, but two figures that differ.
         (
-            "Zephyr raised prices by 5% this year.",
-            "Zephyr raised prices by 8% this year.",
+            "Zephyr may raise prices by 5% this year.",
+            "Zephyr may raise prices by 8% this year.",
             "number",
         ),
         ("Zephyr will renew the contract.", "Zephyr will not renew the contract.", "negation"),
@@ -85,6 +87,66 @@ def test_the_score_joins_similarity_and_the_strongest_rule():
     agreeing = assess("Zephyr renews in March.", "Zephyr renews in March, confirmed.", 0.9)
     assert agreeing.score == pytest.approx(0.45) and agreeing.detector == "geometry"
     assert assess("a", "b", 0.5, model=0.9).score == pytest.approx((0.25 + 0.9) / 2)
+
+
+def test_the_slot_rule_reads_two_values_of_one_slot_in_either_order():
+    march, june = "Orion Health renews in March.", "Orion Health renews in June."
+    assert differ(march, june) == {
+        "reading": "written",
+        "slot": "month",
+        "values": [["march"], ["june"]],
+    }
+    assert differ(june, march)["values"] == [["june"], ["march"]]
+    fired = {rule["rule"]: rule for rule in rules(march, june)}
+    assert fired["slot"]["strength"] == STRENGTH["slot"]
+    assert differ(march, march) is None
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "slot", "values"),
+    [
+        # Spoken values: a time, a count of people, where a trip starts.
+        (
+            "Book a table for 4 people at 7 pm.",
+            "Book a table for 4 people at 8 pm.",
+            "time",
+            [["7 pm"], ["8 pm"]],
+        ),
+        ("We need a cab for two people.", "We need a cab for three people.", "count (people)",
+         [["two people"], ["three people"]]),
+        ("I want to fly out from Denver.", "I want to fly out from Austin.", "place (origin)",
+         [["Denver"], ["Austin"]]),
+    ],
+)  # fmt: skip
+def test_the_slot_rule_reads_spoken_values_with_their_roles(first, second, slot, values):
+    found = differ(first, second)
+    assert found is not None and (found["slot"], found["values"]) == (slot, values), found
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # A licence fee and a support fee: two things, each its own value.
+        (
+            "Blue Ridge Savings Bank pays a licence fee of $40,000 a year.",
+            "Blue Ridge Savings Bank pays a support fee of $8,000 a year.",
+        ),
+        # Offices in two cities: a place something is in has many values.
+        ("Marlow & Finch has offices in Berlin.", "Marlow & Finch has offices in Paris."),
+        # The firm's 200 lawyers and a pilot of 20 (a plan, of another group).
+        (
+            "Marlow & Finch is a law firm in London with 200 lawyers.",
+            "Marlow & Finch will pilot the contract search feature with 20 lawyers.",
+        ),
+        # A hedge does not assert its value.
+        ("Zephyr renews in March.", "Zephyr may renew in June."),
+        # The same value said two ways.
+        ("Zephyr renews in March.", "The Zephyr renewal is due in March."),
+    ],
+)
+def test_the_slot_rule_leaves_values_of_different_things_or_not_asserted(first, second):
+    assert differ(first, second) is None and differ(second, first) is None
+    assert "slot" not in {rule["rule"] for rule in rules(first, second)}
 
 
 # --- A run ---------------------------------------------------------------------------------------
