@@ -217,6 +217,26 @@ class RetypeForm(forms.Form):
     )
 
 
+class SplitForm(forms.Form):
+    """Move some of an entity's mentions to its namesake of another type; ``entity_split``'s
+    rules (and messages) decide."""
+
+    split = _type_field()
+    memories = forms.CharField(
+        label="Their memories",
+        help_text="The ids of the memories whose mention is the other thing, separated by "
+        "spaces or commas.",
+    )
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={"required": REASON_REQUIRED},
+        widget=forms.TextInput(attrs={"placeholder": "What is the other thing? (required)"}),
+    )
+
+    def memory_ids(self) -> list[str]:
+        return [m for m in self.cleaned_data["memories"].replace(",", " ").split() if m]
+
+
 class SourceFilterForm(forms.Form):
     kind = forms.ChoiceField(
         choices=[("", "writers and entities"), ("writer", "writers"), ("entity", "entities")],

@@ -39,6 +39,7 @@ class ProvenanceEvent(WorkspaceRow):
         DISMISS = "dismiss"  # a divergence dismissed by a curator
         ERASE = "erase"  # erased for good: the tombstone (``memory`` is empty then)
         RETYPE = "retype"  # an entity's type corrected by a curator
+        SPLIT = "split"  # a curator moved mentions of an entity to its namesake of another type
 
     #: The memory changed; empty for an event about an agent (``subject_agent``).
     memory = WorkspaceForeignKey(

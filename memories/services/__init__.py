@@ -12,7 +12,12 @@ from memories.services.bulk import (
     bulk_store,
     remember_many,
 )
-from memories.services.entity_curation import entity_merge, entity_retype, entity_unmerge
+from memories.services.entity_curation import (
+    entity_merge,
+    entity_retype,
+    entity_split,
+    entity_unmerge,
+)
 from memories.services.episodes import Episode, episode_before, episode_rows
 from memories.services.erase import (
     ERASE_BY,
@@ -88,6 +93,7 @@ __all__ = [
     "entity_declare",
     "entity_merge",
     "entity_retype",
+    "entity_split",
     "entity_unmerge",
     "link_add",
     "link_backfill",

@@ -1,5 +1,6 @@
 """A curator's corrections to the workspace's entities: merging two that are one (and undoing
-it), and correcting the type an entity was given. Each needs the curator role
+it), correcting the type an entity was given, and splitting off mentions of a namesake that is
+another thing. Each needs the curator role
 (``require_role``), takes a reason, and is kept in the entity's history."""
 
 from __future__ import annotations
@@ -7,10 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from memories import rules
 from memories.errors import Errors, NotFound, ValidationFailed
-from memories.models import Entity
+from memories.models import Entity, Link
+from memories.relational.gazetteer import tokens
 from memories.selectors.permissions import require_role
 from memories.services.provenance import Action, record
 from memories.services.relations import lock_entities, namesakes
@@ -126,6 +129,102 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
         entity.save(update_fields=["kind", "typed_by", "updated_at"])
         _event(entity, Action.RETYPE, user, {"type": old}, {"type": kind}, reason)
     return entity
+
+
+def entity_split(
+    *, user: Any, entity: Entity, kind: str, memories: list[str], reason: str
+) -> Entity:
+    """Some of ``entity``'s mentions are of another thing of the same name ("Jordan" the
+    country among the mentions of Jordan the person): the mentions of ``memories`` (their
+    ids) go to its namesake of type ``kind``, made if there is none (typed by the curator).
+    Both entities' histories keep what moved and why; a split back undoes it."""
+    require_role(user, entity.workspace_id, "correct entities")
+    kind = kind.strip() if isinstance(kind, str) else kind
+    reason = (reason or "").strip()
+    errors = Errors()
+    errors.check("type", rules.entity_type(kind))
+    errors.check("reason", rules.reason_given(reason, "say why these mentions are another thing."))
+    if kind == entity.kind:
+        errors.add("type", f"is its type already ({kind}): a namesake is of another type.")
+    if entity.merged_into_id:
+        errors.add("entity", f"is merged into {entity.merged_into}: split that one.")
+    ids = [m.strip() for m in memories or [] if isinstance(m, str) and m.strip()]
+    if not ids:
+        errors.add("memories", "name at least one memory whose mention moves.")
+    errors.raise_if_any()
+    with transaction.atomic():
+        lock_entities(entity.workspace_id)
+        links = {
+            link.source.mem_id: link
+            for link in Link.objects.select_related("source").filter(
+                workspace_id=entity.workspace_id,
+                target_entity=entity,
+                kind="mentions",
+                removed_at__isnull=True,
+                source__mem_id__in=ids,
+            )
+        }
+        for i, mem_id in enumerate(ids):
+            if mem_id not in links:
+                errors.add(
+                    f"memories[{i}]", f"{mem_id!r} is no memory that mentions {entity.name}."
+                )
+        errors.raise_if_any()
+        namesake, made = _namesake(user, entity, kind)
+        already = set(
+            Link.objects.filter(
+                workspace_id=entity.workspace_id,
+                target_entity=namesake,
+                kind="mentions",
+                removed_at__isnull=True,
+                source__in=[link.source for link in links.values()],
+            ).values_list("source_id", flat=True)
+        )
+        for link in links.values():
+            if link.source_id in already:  # it names the namesake too: one mention
+                link.removed_at = timezone.now()
+                link.save(update_fields=["removed_at"])
+            else:
+                link.target_entity = namesake
+                link.evidence = {**link.evidence, "namesake": "a curator's split"}
+                link.save(update_fields=["target_entity", "evidence"])
+        moved = sorted(links)
+        _event(
+            entity, Action.SPLIT, user, {}, {"to": namesake.entity_id, "memories": moved}, reason
+        )
+        _event(
+            namesake,
+            Action.SPLIT,
+            user,
+            {},
+            {"from": entity.entity_id, "memories": moved, "made": made},
+            reason,
+        )
+    return namesake
+
+
+def _namesake(user: Any, entity: Entity, kind: str) -> tuple[Entity, bool]:
+    """``entity``'s namesake of type ``kind``, made (typed by the curator) if there is none."""
+    found = Entity.objects.filter(
+        workspace_id=entity.workspace_id,
+        normalized=entity.normalized,
+        kind=kind,
+        merged_into__isnull=True,
+    ).first()
+    if found is not None:
+        return found, False
+    made = Entity.objects.create(
+        workspace_id=entity.workspace_id,
+        kind=kind,
+        name=entity.name,
+        normalized=entity.normalized,
+        keys=[entity.normalized],
+        tokens=tokens([entity.normalized]),
+        origin=Entity.Origin.MEMBER,
+        typed_by=Entity.TypedBy.CURATOR,
+        created_by_user=user,
+    )
+    return made, True
 
 
 def _event(entity: Entity, action: str, user: Any, old: dict, new: dict, reason: str) -> None:

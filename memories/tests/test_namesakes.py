@@ -131,3 +131,54 @@ def test_an_export_and_import_keep_namesakes_apart(alice, tmp_path):
     # Imported again into the same workspace: each is found by its name and kind of thing.
     call_command("import", str(path), "--workspace", "copy")
     assert copied.count() == 2
+
+
+def test_a_curator_splits_off_a_namesake_and_splits_it_back(client, alice, charlie):
+    from memories.tests.test_dashboard import member
+
+    person = [{"name": "Jordan", "type": "person"}]
+    meeting = remember(alice, "Jordan approved the budget.", entities=person)
+    # Written before namesakes could stand apart: the country's mentions went to the person.
+    trip = remember(alice, "Jordan signed the visa rules for our trip.", entities=person)
+    jordan = Entity.objects.get(normalized="jordan")
+    member(client, "carol", alice.agent.workspace, "curator")
+    path = f"/w/acme/e/{jordan.entity_id}"
+    assert "Split off a namesake" in client.get(path).content.decode()
+    # Bad input: named by field, nothing moved.
+    for form, message in (
+        ({"split": "place", "memories": trip.mem_id, "reason": " "}, "say why"),
+        ({"split": "person", "memories": trip.mem_id, "reason": "x"}, "is its type already"),
+        ({"split": "planet", "memories": trip.mem_id, "reason": "x"}, "is not an entity type"),
+        ({"split": "place", "memories": "0000000000000000", "reason": "x"}, "no memory that"),
+    ):
+        body = client.post(path, form).content.decode()
+        assert message in body.replace("&#x27;", "'"), form
+    assert mentioned(trip, "Jordan")[0] == "person"
+    done = client.post(
+        path, {"split": "place", "memories": f" {trip.mem_id}, ", "reason": "the country"}
+    )
+    assert done.status_code == 302
+    assert mentioned(trip, "Jordan") == ("place", "a curator's split")
+    assert mentioned(meeting, "Jordan")[0] == "person"
+    country = Entity.objects.get(normalized="jordan", kind="place")
+    assert country.typed_by == "curator"
+    assert "Jordan (place)" in client.get(path).content.decode()  # its namesake, linked
+    history = [e.action for e in jordan.events.all()] + [e.action for e in country.events.all()]
+    assert history == ["split", "split"]
+    # Split back from the country: the mention is the person's again.
+    client.post(
+        f"/w/acme/e/{country.entity_id}",
+        {"split": "person", "memories": trip.mem_id, "reason": "it was him after all"},
+    )
+    assert mentioned(trip, "Jordan")[0] == "person"
+    # A viewer cannot split; another workspace's curator gets a 404 like a missing entity.
+    client.logout()
+    member(client, "vic", alice.agent.workspace, "viewer")
+    forged = client.post(path, {"split": "place", "memories": trip.mem_id, "reason": "x"})
+    assert forged.status_code == 403 and mentioned(trip, "Jordan")[0] == "person"
+    client.logout()
+    member(client, "gus", charlie.agent.workspace, "curator")
+    assert (
+        client.post(path, {"split": "place", "memories": trip.mem_id, "reason": "x"}).status_code
+        == 404
+    )

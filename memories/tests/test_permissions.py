@@ -52,6 +52,7 @@ from memories.services import (
     entity_declare,
     entity_merge,
     entity_retype,
+    entity_split,
     entity_unmerge,
     membership_remove,
     membership_set,
@@ -230,6 +231,9 @@ CALLS = {
     "entity_unmerge": lambda w, u: entity_unmerge(user=u, entity=w["zl"], reason="r"),
     "entity_retype": lambda w, u: entity_retype(
         user=u, entity=w["zl"], kind="organization", reason="a guess"
+    ),
+    "entity_split": lambda w, u: entity_split(
+        user=u, entity=w["zl"], kind="product", memories=["0" * 16], reason="another thing"
     ),
     "agent_create": lambda w, u: agent_create(
         workspace_slug=w["workspace"].slug, name="new-bot", by=u

@@ -17,9 +17,10 @@ from memories.forms import (
     EntityForm,
     MergeForm,
     RetypeForm,
+    SplitForm,
     UnmergeForm,
 )
-from memories.models import Membership
+from memories.models import Entity, Membership
 from memories.selectors.relations import (
     entity_by_name,
     entity_get,
@@ -101,8 +102,9 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
     merge = MergeForm(request.POST if "into" in request.POST else None)
     unmerge = UnmergeForm(request.POST if "unmerge" in request.POST else None)
     retype = RetypeForm(request.POST if "retype" in request.POST else None)
+    split = SplitForm(request.POST if "split" in request.POST else None)
     if request.method == "POST":
-        done = _entity_change(request, membership, entity, merge, unmerge, retype)
+        done = _entity_change(request, membership, entity, merge, unmerge, retype, split)
         if done:
             messages.success(request, done)
             return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
@@ -114,14 +116,28 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
         "memories/entity.html",
         page_context(request, membership, entity=entity, page=paged(request, memories),
                  over_time=bars(months), merge=merge, unmerge=unmerge, retype=retype,
-                 events=events, merged=entity.merged.all()),
+                 events=events, merged=entity.merged.all(), split=split,
+                 namesakes=_namesakes(entity)),
     )  # fmt: skip
 
 
-def _entity_change(request, membership, entity, merge, unmerge, retype) -> str | None:
-    """The curator's change the posted form asks for (merge, undo a merge, correct the type):
-    what was done, for the message, or None with the form's errors set."""
-    form = next((f for f in (merge, unmerge, retype) if f.is_bound), None)
+def _namesakes(entity):
+    """The other entities of its name that stand for themselves: other things ("Jordan" the
+    country beside Jordan the person)."""
+    return (
+        Entity.objects.filter(
+            workspace_id=entity.workspace_id, normalized=entity.normalized, merged_into__isnull=True
+        )
+        .exclude(pk=entity.pk)
+        .order_by("kind")
+    )
+
+
+def _entity_change(request, membership, entity, merge, unmerge, retype, split) -> str | None:
+    """The curator's change the posted form asks for (merge, undo a merge, correct the type,
+    split mentions off to a namesake): what was done, for the message, or None with the form's
+    errors set."""
+    form = next((f for f in (merge, unmerge, retype, split) if f.is_bound), None)
     if form is None or not form.is_valid():
         return None
     reason = form.cleaned_data["reason"]
@@ -133,13 +149,24 @@ def _entity_change(request, membership, entity, merge, unmerge, retype) -> str |
         if form is unmerge:
             services.entity_unmerge(user=request.user, entity=entity, reason=reason)
             return f"{entity.name} stands for itself again."
+        if form is split:
+            namesake = services.entity_split(
+                user=request.user,
+                entity=entity,
+                kind=form.cleaned_data["split"],
+                memories=form.memory_ids(),
+                reason=reason,
+            )
+            moved = len(form.memory_ids())
+            return f"{moved} mention(s) moved to {namesake.name} ({namesake.kind})."
         old = entity.kind
         entity = services.entity_retype(
             user=request.user, entity=entity, kind=form.cleaned_data["retype"], reason=reason
         )
         return f"{entity.name} is a {entity.kind} now (was {old})."
     except ValidationFailed as exc:
-        form_errors(form, exc, rename={"entity": "__all__", "type": "retype"})
+        field = "split" if form is split else "retype"
+        form_errors(form, exc, rename={"entity": "__all__", "type": field})
         return None
 
 
