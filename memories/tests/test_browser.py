@@ -437,3 +437,30 @@ def test_an_admin_previews_and_erases_a_memory_others_cannot(browser, live_serve
     page.goto(f"{base}/w/acme/erase?by=source&value=nobody")
     page.wait_for_selector("text=0 memories would be erased")
     shot(page, "erase-empty")
+
+
+def test_a_curator_splits_off_a_namesake_on_the_entity_page(browser, live_server, team):
+    from memories.models import Entity, Link
+
+    agent = team["renewal"].workspace.agents.get(name="alice")
+    person = [{"name": "Jordan", "type": "person"}]
+    memory_remember(agent=agent, text="Jordan approved the budget.", entities=person)
+    trip = memory_remember(
+        agent=agent, text="Jordan changed its visa rules for visitors.", entities=person
+    ).memory
+    jordan = Entity.objects.get(normalized="jordan")
+    base = live_server.url
+    page = log_in(browser, base, "carol")
+    page.goto(f"{base}/w/acme/e/{jordan.entity_id}")
+    page.fill("#split input[name=split]", "place")
+    page.fill("#split input[name=memories]", trip.mem_id)
+    page.fill("#split input[name=reason]", "the country, not our colleague")
+    page.click("button:has-text('Split off')")
+    page.wait_for_selector("text=1 mention moved to Jordan (place).")
+    assert "Jordan (place)" in page.locator("table").first.inner_text()
+    shot(page, "entity-namesakes")
+    page.click("table >> a:has-text('Jordan (place)')")
+    page.wait_for_selector("h1:has-text('Jordan')")
+    assert "Jordan changed its visa rules for visitors." in page.content()
+    link = Link.objects.get(source=trip, removed_at__isnull=True)
+    assert link.target_entity.kind == "place"

@@ -158,7 +158,8 @@ def _entity_change(request, membership, entity, merge, unmerge, retype, split) -
                 reason=reason,
             )
             moved = len(form.memory_ids())
-            return f"{moved} mention(s) moved to {namesake.name} ({namesake.kind})."
+            plural = "" if moved == 1 else "s"
+            return f"{moved} mention{plural} moved to {namesake.name} ({namesake.kind})."
         old = entity.kind
         entity = services.entity_retype(
             user=request.user, entity=entity, kind=form.cleaned_data["retype"], reason=reason
