@@ -7,11 +7,17 @@ after its spans are cleaned (``memories.relational.spans``):
 
 * **a job title is not an entity** ("VP of Clinical Operations", "CTO", "Head of IT"); where a
   title says where ("… at Orion Health", "… of Kestrel Analytics"), that place is the name kept;
+  where a person's name follows the title the model ran into it ("CTO Marcus Bell",
+  "Spokesman Ali Reza", "Colonel Jean Dupont"), the person is kept without the title;
 * **a plan, tier or edition is not an entity** ("the Starter plan", "the Pro tier");
+* **a common word is not an entity**: one word the same text also writes in lower case;
 * **a person** is a name the text says acts as one ("Marcus Bell said", "asked", "told"), that
   a job title sits beside ("Marcus Bell, CTO of …", "their CTO Marcus Bell"), or of two or three
   capitalised words starting with a first name of the 1990 US Census lists (the ``names``
-  package, MIT) with no word of an organisation's ("Bank", "Health", "&", "Inc").
+  package, MIT) with no word of an organisation's ("Bank", "Health", "&", "Inc"), or one
+  such first name alone that the model took for an organisation ("Wendy");
+* **a surname alone** is the person it names once a person of that surname is named in full
+  (``read_surnames``).
 """
 
 from __future__ import annotations
@@ -27,12 +33,16 @@ from memories.relational.extraction import Span
 TITLE_WORDS = (
     r"CEO|CTO|CFO|COO|CIO|CISO|CMO|CPO|CRO|VP|SVP|EVP|Vice\s+President|President|Director|"
     r"Head|Chief|Officer|Manager|Lead|Engineer|Counsel|Administrator|Architect|Analyst|"
-    r"Coordinator|Consultant|Specialist|Owner|Founder|Co-founder|Chair|Chairman|Partner"
+    r"Coordinator|Consultant|Specialist|Owner|Founder|Co-founder|Chair|Chairman|Partner|"
+    r"Spokesman|Spokeswoman|Spokesperson|Colonel|Senator|Governor|Minister"
 )
 _TITLE = re.compile(rf"^(?:the\s+|The\s+|our\s+|their\s+)?(?:\w+\s+)?(?:{TITLE_WORDS})\b")
 _TITLE_AT = re.compile(
     r"\s(?:at|of|from|for)\s+(?P<where>(?:the\s+)?[A-Z][\w&'’.-]*(?:\s+[A-Z&][\w&'’.-]*)*)$"
 )
+_ANY_TITLE = re.compile(rf"\b(?:{TITLE_WORDS})\b")
+#: After a title: a person's name of two to four capitalised words, to the span's end.
+_NAME_AFTER_TITLE = re.compile(r"\s+(?P<name>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){1,3})$")
 #: After a name: it is a plan, a tier, an edition.
 _PLAN_AFTER = re.compile(
     r"^\s+(?:plan|plans|tier|tiers|edition|package|subscription|licen[cs]e|bundle|add-on)\b",
@@ -90,14 +100,48 @@ def _looks_like_a_person(name: str) -> bool:
     return words[0].lower() in first_names()
 
 
+def _first_name_alone(span: Span, name: str) -> bool:
+    """One word, written as a name is (a capital, then lower case), that is a first name the
+    model took for an organisation ("Wendy", "Brett"): an organisation is rarely named by a
+    first name alone, a person often is."""
+    return (
+        span.entity_type == "organization"
+        and " " not in name
+        and name[:1].isupper()
+        and name[1:].islower()
+        and name.lower() in first_names()
+    )
+
+
+def _common_word(text: str, name: str) -> bool:
+    """One word the same text also writes in lower case ("Cough cough", "the ipad and the
+    Ipad pro"): a common word, capitalised where a sentence starts or for emphasis."""
+    if " " in name or not name[1:].islower():
+        return False
+    return re.search(rf"(?<![\w'’-]){re.escape(name.lower())}(?![\w'’-])", text) is not None
+
+
 def read_roles(text: str, spans: list[Span]) -> list[Span]:
     """``spans`` of ``text`` with titles and plans dropped, a title's place kept, and people
     typed as people (module docstring)."""
     kept: list[Span] = []
     for span in spans:
         name = text[span.start : span.end]
-        if _TITLE.match(name):
+        if title := _TITLE.match(name):
             where = _TITLE_AT.search(name)
+            person = _NAME_AFTER_TITLE.match(name, title.end())
+            if person and (
+                _ANY_TITLE.search(person["name"])
+                or any(w.lower() in ORGANISATION_WORDS for w in person["name"].split())
+            ):
+                person = None  # more of the title ("Chief Revenue Officer"), or a company
+            if where is None and person is not None:
+                start = span.start + person.start("name")
+                name = person.group("name")
+                kept.append(
+                    replace(span, start=start, text=name, label="PERSON", entity_type="person")
+                )
+                continue
             if where is None:
                 continue
             start = span.start + where.start("where")
@@ -107,12 +151,38 @@ def read_roles(text: str, spans: list[Span]) -> list[Span]:
             name = span.text
         if _PLAN_AFTER.match(text[span.end :]):
             continue
+        if _common_word(text, name):
+            continue
         if span.entity_type != "person" and (
             _SAYS_AFTER.match(text[span.end :])
             and not any(w.lower() in ORGANISATION_WORDS for w in name.split())
             or _TITLE_BEFORE.search(text[: span.start])
             or _looks_like_a_person(name)
+            or _first_name_alone(span, name)
         ):
             span = replace(span, label="PERSON", entity_type="person")
         kept.append(span)
     return kept
+
+
+def surname(name: str) -> str | None:
+    """The last word of a person's name of two to four words ("Jeff Tarango": "tarango"), lower
+    case, or None."""
+    words = name.split()
+    if not 2 <= len(words) <= 4 or not words[-1][:1].isupper():
+        return None
+    last = words[-1].strip(".,'’").lower()
+    return last if len(last) > 2 and last.replace("-", "").isalpha() else None
+
+
+def read_surnames(spans: list[Span], surnames: set[str]) -> list[Span]:
+    """``spans`` with a one-word name that is the surname of a person named in the same
+    writing or known to the workspace ("Tarango said", after "Jeff Tarango") typed a person:
+    news and notes name a person in full once, then by surname, and the model, seeing one
+    capitalised word, often calls it an organisation or a place."""
+    return [
+        replace(s, label="PERSON", entity_type="person")
+        if s.entity_type != "person" and " " not in s.text and s.text.lower() in surnames
+        else s
+        for s in spans
+    ]

@@ -1,8 +1,10 @@
 """What a text names: the workspace gazetteer's finds, a conversation line's speaker, the names
 the workspace already knows, and the offline model's names, cleaned
-(``memories.relational.spans``) and read for people, titles and plans
-(``memories.relational.people``), that none before overlaps (the gazetteer wins, then the
-speaker, then a known name, unless the model found that very name).
+(``memories.relational.spans``), read for numbers, headlines and datelines
+(``memories.relational.layout``) and for people, titles and plans
+(``memories.relational.people``; a one-word name is the person whose surname it is when these
+texts or the workspace name that person in full), that none before overlaps (the gazetteer
+wins, then the speaker, then a known name, unless the model found that very name).
 
 **A known name** is the name or an alias of any entity of the workspace (written, extracted or
 made by a member; declared ones are the gazetteer's), found exactly (normalised) and written in
@@ -20,7 +22,8 @@ from memories import rules
 from memories.models import Entity
 from memories.relational.extraction import Span, extract
 from memories.relational.gazetteer import MAX_NAME_WORDS, WORD, Found, Gazetteer, normalize
-from memories.relational.people import read_roles
+from memories.relational.layout import read_layout
+from memories.relational.people import read_roles, read_surnames, surname
 from memories.relational.spans import clean, speaker
 
 
@@ -78,6 +81,22 @@ def known_gazetteer(workspace_id: int, texts: Sequence[str]) -> Gazetteer:
     return Gazetteer(((key, pk) for pk, ks in rows for key in ks if key in keys), 100.0)
 
 
+def known_surnames(workspace_id: int, spans: Sequence[Sequence[Span]]) -> set[str]:
+    """The surnames of the people ``spans`` name in full and of the workspace's people whose
+    surname is one of the one-word names in ``spans`` (one statement, by the tokens' index)."""
+    found = {n for ss in spans for s in ss if s.entity_type == "person" and (n := surname(s.text))}
+    single = {s.text.lower() for ss in spans for s in ss if " " not in s.text} - found
+    if single:
+        rows = Entity.objects.filter(
+            workspace_id=workspace_id,
+            kind="person",
+            merged_into__isnull=True,
+            tokens__overlap=sorted(normalize(w) for w in single),
+        ).values_list("name", flat=True)
+        found |= {n for name in rows if (n := surname(name)) in single}
+    return found
+
+
 def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
     return any(start < e and s < end for s, e in taken)
 
@@ -87,9 +106,13 @@ def recognise(workspace_id: int, texts: Sequence[str]) -> list[Recognised]:
     (module docstring; CPU work: call it outside a transaction)."""
     gazetteer = workspace_gazetteer(workspace_id)
     known_names = known_gazetteer(workspace_id, texts) if settings.MM_ENTITY_EXTRACTION else None
-    spans = extract(list(texts))
+    read = [
+        read_roles(t, read_layout(t, clean(t, n)))
+        for t, n in zip(texts, extract(list(texts)), strict=True)
+    ]
+    surnames = known_surnames(workspace_id, read) if any(read) else set()
     found = []
-    for text, names in zip(texts, spans, strict=True):
+    for text, names in zip(texts, read, strict=True):
         finds = gazetteer.find(text)
         taken = [(f.start, f.end) for f in finds]
         said = speaker(text) if settings.MM_ENTITY_EXTRACTION else None
@@ -99,7 +122,7 @@ def recognise(workspace_id: int, texts: Sequence[str]) -> list[Recognised]:
             taken.append((said[1], said[2]))
         model = [
             s
-            for s in read_roles(text, clean(text, names))
+            for s in read_surnames(names, surnames)
             if not _overlaps(s.start, s.end, taken)
             and len(s.text) <= rules.ENTITY_NAME_MAX  # a longer "name" is the model's mistake
         ]
