@@ -4,15 +4,38 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0037_entity_one_per_name_and_type'),
+        ("memories", "0037_entity_one_per_name_and_type"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='provenanceevent',
-            name='action',
-            field=models.CharField(choices=[('remember', 'Remember'), ('important', 'Important'), ('demote', 'Demote'), ('pin', 'Pin'), ('unpin', 'Unpin'), ('supersede', 'Supersede'), ('merge', 'Merge'), ('forget', 'Forget'), ('restore', 'Restore'), ('rescore', 'Rescore'), ('revoke', 'Revoke'), ('link', 'Link'), ('unlink', 'Unlink'), ('unmerge', 'Unmerge'), ('diverge', 'Diverge'), ('resolve', 'Resolve'), ('dismiss', 'Dismiss'), ('erase', 'Erase'), ('retype', 'Retype'), ('split', 'Split')], max_length=12),
+            model_name="provenanceevent",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("remember", "Remember"),
+                    ("important", "Important"),
+                    ("demote", "Demote"),
+                    ("pin", "Pin"),
+                    ("unpin", "Unpin"),
+                    ("supersede", "Supersede"),
+                    ("merge", "Merge"),
+                    ("forget", "Forget"),
+                    ("restore", "Restore"),
+                    ("rescore", "Rescore"),
+                    ("revoke", "Revoke"),
+                    ("link", "Link"),
+                    ("unlink", "Unlink"),
+                    ("unmerge", "Unmerge"),
+                    ("diverge", "Diverge"),
+                    ("resolve", "Resolve"),
+                    ("dismiss", "Dismiss"),
+                    ("erase", "Erase"),
+                    ("retype", "Retype"),
+                    ("split", "Split"),
+                ],
+                max_length=12,
+            ),
         ),
     ]
