@@ -27,8 +27,7 @@ from readiness.registry import Capability, Check, all_checks
 
 #: What each kind of outside data is and the options that give it.
 NEEDS = {
-    "locomo": "--locomo FILE (LoCoMo-shaped conversations), or for the learned ranking's gain "
-    "alone --held-out-conversations FILE (others of that shape)",
+    "locomo": "--locomo FILE (LoCoMo-shaped conversations)",
     "pairs": "--pairs FILE (labelled contradiction pairs, ProSeCCo's shape)",
     "liar": "--liar-train FILE --liar-eval FILE (LIAR-shaped fact-checked statements)",
     "corrections": "--corrections FILE (VitaminC-shaped claim pairs)",
@@ -188,7 +187,8 @@ def run_checks(
         done |= set(results)
     for _, check in all_checks():
         if check.kind == "gated-eval" and check.needs not in given and check.id not in done:
-            not_run[check.id] = f"needs {NEEDS[check.needs]}"
+            also = " or --held-out-conversations FILE" if check.id in ONLY["held_out"] else ""
+            not_run[check.id] = f"needs {NEEDS[check.needs]}{also}"
     # A check one kind of data measured is not "not run" because another could not measure it.
     not_run = {check_id: why for check_id, why in not_run.items() if check_id not in done}
     for check_id, why in not_run.items():
