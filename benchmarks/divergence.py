@@ -144,29 +144,17 @@ def pairs_case(path: Path, smoke: bool) -> dict[str, Any]:
 
 
 def dialogue_pairs(path: Path) -> list:
-    """Two user turns of one dialogue as two writers' memories (module docstring): the pairs
-    and labels of ``readiness.dialogue`` (the supersession check's reader), their order left
-    behind; a ``test`` split or a file of another shape is refused there."""
-    from readiness.dialogue import read
-    from readiness.pairs import Pair
+    """Two user turns of one dialogue as two writers' memories (``readiness.pairs``)."""
+    from readiness.pairs import from_dialogues
 
-    return [Pair(p.older, p.newer, p.positive) for p in read(path)]
+    return from_dialogues(path)
 
 
 def vitaminc_pairs(path: Path, held_out_only: bool = True) -> list:
-    """A claim and a revision's sentence as two writers' memories (module docstring): the rows
-    of ``readiness.corrections`` (its shape check, its texts written back, its held-out part),
-    ``REFUTES`` positive, ``SUPPORTS`` negative, ``NOT ENOUGH INFO`` left out."""
-    from readiness.corrections import read
-    from readiness.pairs import Pair
+    """A claim and a revision's sentence as two writers' memories (``readiness.pairs``)."""
+    from readiness.pairs import from_claims
 
-    rows = read(path)
-    labels = [json.loads(line)["label"] for line in path.read_text().splitlines() if line.strip()]
-    return [
-        Pair(row["older"], row["newer"], row["positive"])
-        for row, label in zip(rows, labels, strict=True)
-        if label in ("REFUTES", "SUPPORTS") and (row["held_out"] or not held_out_only)
-    ]
+    return from_claims(path, held_out_only)
 
 
 CASES = {

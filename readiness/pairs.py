@@ -64,3 +64,27 @@ def score(pairs: list[Pair]) -> Scored:
         for pair, similarity in zip(pairs, similarities, strict=True)
     ]
     return Scored(pairs=pairs, similarities=similarities, assessments=assessments)
+
+
+def from_dialogues(path: Path) -> list[Pair]:
+    """Two user turns of one dialogue as two writers' memories, their order left behind: the
+    pairs and labels of ``readiness.dialogue`` (a slot of a service given another value, or
+    not; a ``test`` split or a file of another shape is refused there)."""
+    from readiness.dialogue import read as read_dialogues
+
+    return [Pair(p.older, p.newer, p.positive) for p in read_dialogues(path)]
+
+
+def from_claims(path: Path, held_out_only: bool = True) -> list[Pair]:
+    """A claim and a revision's sentence as two writers' memories: the rows of
+    ``readiness.corrections`` (its shape check, its texts, its held-out part), ``REFUTES`` a
+    contradiction, ``SUPPORTS`` not one, ``NOT ENOUGH INFO`` left out."""
+    from readiness.corrections import read as read_claims
+
+    rows = read_claims(path)
+    labels = [json.loads(line)["label"] for line in path.read_text().splitlines() if line.strip()]
+    return [
+        Pair(row["older"], row["newer"], row["positive"])
+        for row, label in zip(rows, labels, strict=True)
+        if label in ("REFUTES", "SUPPORTS") and (row["held_out"] or not held_out_only)
+    ]

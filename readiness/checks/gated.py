@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from readiness.checks.sandbox import Result, _agent, _sandboxed
 from readiness.corrections import assessed, measured
 from readiness.corrections import read as read_corrections
@@ -19,8 +21,8 @@ from readiness.liar import read as read_liar
 from readiness.metrics import auc
 from readiness.ner import engine_spans, model_spans, read_conll
 from readiness.ner import scores as ner_scores
+from readiness.pairs import from_claims, from_dialogues, score
 from readiness.pairs import read as read_pairs
-from readiness.pairs import score
 
 
 class NotMeasurable(ValueError):
@@ -39,20 +41,31 @@ def read_data(reader: Callable[[Path], Any], path: Path, shape: str) -> Any:
 
 def pairs_checks(path: Path) -> dict[str, Result]:
     """The divergence detector's AUC on labelled statement pairs (ProSeCCo's shape)."""
-    scored = score(read_data(read_pairs, path, "pairs in ProSeCCo's shape"))
+    pairs = read_data(read_pairs, path, "pairs in ProSeCCo's shape")
+    found = _divergence_auc(pairs)
+    if found is None:
+        raise NotMeasurable(f"{path.name}: an AUC needs pairs of both labels")
+    return {"r.divergence.pairs_auc": found}
+
+
+def _divergence_auc(pairs: list) -> Result | None:
+    """The divergence detector's AUC on two writers' pairs, with the embedder's cosine and the
+    slot rule alone beside it; None without both labels."""
+    scored = score(pairs)
     labels = scored.labels
     if labels.all() or not labels.any():
-        raise NotMeasurable(f"{path.name}: an AUC needs pairs of both labels")
-    return {
-        "r.divergence.pairs_auc": (
-            auc(scored.scores, labels),
-            {
-                "pairs": len(labels),
-                "positives": int(labels.sum()),
-                "cosine_auc": round(auc(scored.similarities, labels), 4),
-            },
-        )
-    }
+        return None
+    slot = [max((r["strength"] for r in a.rules if r["rule"] == "slot"), default=0.0)
+            for a in scored.assessments]  # fmt: skip
+    return (
+        auc(scored.scores, labels),
+        {
+            "pairs": len(labels),
+            "positives": int(labels.sum()),
+            "cosine_auc": round(auc(scored.similarities, labels), 4),
+            "slot_rule_auc": round(auc(np.array(slot), labels), 4),
+        },
+    )
 
 
 def liar_checks(train: Path, measured: Path) -> dict[str, Result]:
@@ -91,7 +104,10 @@ def corrections_checks(path: Path) -> dict[str, Result]:
     part = measured(assessed(held, with_cosine=True))["held_out"]
     point = part["applied"]
     precision = point["precision"] if point["flagged"] else 0.0
+    # The same claims as two writers' memories with no order: a divergence detector's pairs.
+    divergence = _divergence_auc(from_claims(path))
     return {
+        **({"r.divergence.claims_auc": divergence} if divergence else {}),
         "t.corrections.heldout_precision": (
             precision,
             {
@@ -104,7 +120,7 @@ def corrections_checks(path: Path) -> dict[str, Result]:
                 "cosine_auc": round(part["cosine_auc"], 4),
                 "propose": {k: round(v, 4) for k, v in part["propose"].items()},
             },
-        )
+        ),
     }
 
 
@@ -118,7 +134,9 @@ def dialogue_checks(path: Path) -> dict[str, Result]:
         raise NotMeasurable(f"{path.name}: the pairs need both labels")
     detail = {k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}
     precision = figures["applied_precision"] if figures["applied"] else 0.0
+    divergence = _divergence_auc(from_dialogues(path))
     return {
+        **({"r.divergence.dialogue_auc": divergence} if divergence else {}),
         "t.corrections.dialogue_precision": (precision, detail),
         "t.corrections.dialogue_recall": (figures["caught_recall"], detail),
     }

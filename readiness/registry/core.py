@@ -136,6 +136,7 @@ CORE: tuple[Capability, ...] = (
             "memories/temporal/stance.py",
             "memories/temporal/spoken.py",
             "memories/temporal/values.py",
+            "memories/lexicon.py",
             "memories/data/correction_model.json",
             "memories/services/supersede.py",
             "consolidation/phases/supersede.py",

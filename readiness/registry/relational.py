@@ -99,13 +99,17 @@ RELATIONAL: tuple[Capability, ...] = (
         "with a contradicts link for a curator",
         modules=(
             "memories/divergence/detectors.py",
+            "memories/divergence/slots.py",
             "memories/divergence/model.py",
+            "memories/lexicon.py",
             "memories/services/divergence.py",
             "memories/services/decisions.py",
             "memories/selectors/divergences.py",
             "memories/selectors/neighbours.py",
             "memories/features.py",
             "readiness/pairs.py",
+            "readiness/dialogue.py",
+            "readiness/corrections.py",
             *CHECK_MODULES,
         ),
         settings=(
@@ -137,6 +141,25 @@ RELATIONAL: tuple[Capability, ...] = (
                 0.70,
                 "divergence detection on by default",
                 needs="pairs",
+            ),
+            Check(
+                "r.divergence.dialogue_auc",
+                "gated-eval",
+                "AUC of the detector's score on two user turns of one dialogue as two writers' "
+                "memories, a slot of a service given another value or not (the Schema-Guided "
+                "Dialogue shape)",
+                0.70,
+                "divergence detection on by default",
+                needs="dialogue",
+            ),
+            Check(
+                "r.divergence.claims_auc",
+                "gated-eval",
+                "AUC of the detector's score on a claim and a revision's sentence as two "
+                "writers' memories, refuted or supported (VitaminC's shape, its held-out part)",
+                0.70,
+                "divergence detection on by default",
+                needs="corrections",
             ),
         ),
     ),

@@ -73,3 +73,30 @@ def test_a_file_of_another_shape_names_itself(tmp_path):
         read(folder)
     with pytest.raises(ValueError, match="no dialogues"):
         files(tmp_path)
+
+
+def test_stare_eval_records_corrections_and_divergence_on_dialogues(db, tmp_path):
+    from readiness.models import Evidence
+
+    more = [
+        {
+            "dialogue_id": "2",
+            "turns": [
+                turn("Book a table for 4 at 7 pm.", ("Restaurants", "party_size", "4")),
+                turn("Actually make it 6 people.", ("Restaurants", "party_size", "6")),
+                turn("Also find a hotel in Paris.", ("Hotels", "location", "Paris")),
+            ],
+        }
+    ]
+    folder = write(tmp_path / "dev", DIALOGUES + more)
+    call_command("stare-eval", "--dialogue", str(folder), stdout=StringIO())
+    recorded = {e.check_id: e for e in Evidence.objects.filter(dataset="dev")}
+    assert {
+        "t.corrections.dialogue_precision",
+        "t.corrections.dialogue_recall",
+        "r.divergence.dialogue_auc",
+    } <= set(recorded)
+    divergence = recorded["r.divergence.dialogue_auc"]
+    assert divergence.detail["positives"] == 2 and divergence.detail["pairs"] > 2
+    assert 0 <= divergence.value <= 1 and "slot_rule_auc" in divergence.detail
+    assert divergence.passed == (divergence.value >= 0.70)

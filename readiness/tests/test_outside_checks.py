@@ -45,6 +45,10 @@ def test_stare_eval_with_corrections_records_the_held_out_precision(db, tmp_path
     assert run.dataset == "claims.jsonl" and len(run.dataset_sha256) == 64
     assert run.detail["pairs"] == 8 and run.detail["positives"] == 4
     assert 0 <= run.value <= 1 and "cosine_auc" in run.detail
+    # The same held-out claims as two writers' pairs: the divergence detector's AUC.
+    divergence = Evidence.objects.get(check_id="r.divergence.claims_auc")
+    assert divergence.dataset == "claims.jsonl" and divergence.detail["pairs"] == 8
+    assert divergence.detail["positives"] == 4 and "slot_rule_auc" in divergence.detail
     # Another shape: said, and not recorded as the detector's failure.
     path.write_text(json.dumps({"claim": "a", "label": "REFUTES"}) + "\n")
     out = StringIO()
