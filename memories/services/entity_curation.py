@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memories import rules
@@ -62,25 +63,28 @@ def entity_unmerge(*, user: Any, entity: Entity, reason: str) -> Entity:
         raise ValidationFailed.single("reason", message)
     if entity.merged_into_id is None:
         raise ValidationFailed.single("entity", "is not merged into another entity.")
-    namesake = (
-        Entity.objects.filter(
-            workspace_id=entity.workspace_id,
-            normalized=entity.normalized,
-            kind=entity.kind,
-            merged_into__isnull=True,
-        )
-        .exclude(pk=entity.pk)
-        .first()
-    )
-    if namesake is not None:
-        raise ValidationFailed.single(
-            "entity",
-            f"has the name and type of {namesake.name!r} ({namesake.entity_id}, "
-            f"{namesake.kind}): a workspace has one entity per name and type, so correct its "
-            "type first if they are different things.",
-        )
     with transaction.atomic():
         lock_entities(entity.workspace_id)
+        # Checked under the lock: one entity per name and kind of thing stands.
+        namesake = next(
+            (
+                n
+                for n in Entity.objects.filter(
+                    workspace_id=entity.workspace_id,
+                    normalized=entity.normalized,
+                    merged_into__isnull=True,
+                ).exclude(pk=entity.pk)
+                if namesakes.thing(n.kind) == namesakes.thing(entity.kind)
+            ),
+            None,
+        )
+        if namesake is not None:
+            raise ValidationFailed.single(
+                "entity",
+                f"has the name of {namesake.name!r} ({namesake.entity_id}, {namesake.kind}), "
+                "the same kind of thing: a workspace keeps one entity per name and kind of "
+                "thing; split off the mentions that are another thing instead.",
+            )
         into = entity.merged_into
         last = entity.events.filter(action=Action.MERGE).order_by("-created_at", "-id").first()
         moved = (last.new_values.get("moved") or []) if last else []
@@ -111,11 +115,6 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
     errors.check("reason", rules.reason_given(reason, "say why the type was wrong."))
     if kind == entity.kind:
         errors.add("type", f"is its type already ({kind}).")
-    elif not entity.merged_into_id and namesakes.collisions(entity.workspace_id, {entity.pk: kind}):
-        errors.add(
-            "type",
-            f"is the type of its namesake {entity.name!r}: merge the two if they are one thing.",
-        )
     if entity.merged_into_id:
         errors.add("entity", f"is merged into {entity.merged_into}: correct that one.")
     errors.raise_if_any()
@@ -124,6 +123,12 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
         entity = Entity.objects.select_for_update().get(
             pk=entity.pk, workspace_id=entity.workspace_id
         )
+        if namesakes.collisions(entity.workspace_id, {entity.pk: kind}):  # under the lock
+            raise ValidationFailed.single(
+                "type",
+                f"is the kind of thing of its namesake {entity.name!r}: merge the two if they "
+                "are one thing.",
+            )
         old = entity.kind
         entity.kind, entity.typed_by = kind, Entity.TypedBy.CURATOR
         entity.save(update_fields=["kind", "typed_by", "updated_at"])
@@ -144,8 +149,12 @@ def entity_split(
     errors = Errors()
     errors.check("type", rules.entity_type(kind))
     errors.check("reason", rules.reason_given(reason, "say why these mentions are another thing."))
-    if kind == entity.kind:
-        errors.add("type", f"is its type already ({kind}): a namesake is of another type.")
+    if kind and namesakes.thing(kind) == namesakes.thing(entity.kind):
+        errors.add(
+            "type",
+            f"is the kind of thing it is already ({entity.kind}): a namesake is another thing; "
+            "correct its type instead.",
+        )
     if entity.merged_into_id:
         errors.add("entity", f"is merged into {entity.merged_into}: split that one.")
     ids = [m.strip() for m in memories or [] if isinstance(m, str) and m.strip()]
@@ -157,8 +166,8 @@ def entity_split(
         links = {
             link.source.mem_id: link
             for link in Link.objects.select_related("source").filter(
+                Q(target_entity=entity) | Q(target_entity__merged_into=entity),
                 workspace_id=entity.workspace_id,
-                target_entity=entity,
                 kind="mentions",
                 removed_at__isnull=True,
                 source__mem_id__in=ids,
@@ -205,12 +214,12 @@ def entity_split(
 
 def _namesake(user: Any, entity: Entity, kind: str) -> tuple[Entity, bool]:
     """``entity``'s namesake of type ``kind``, made (typed by the curator) if there is none."""
-    found = Entity.objects.filter(
-        workspace_id=entity.workspace_id,
-        normalized=entity.normalized,
-        kind=kind,
-        merged_into__isnull=True,
-    ).first()
+    standing = Entity.objects.filter(
+        workspace_id=entity.workspace_id, normalized=entity.normalized, merged_into__isnull=True
+    ).order_by("pk")
+    found = next((n for n in standing if n.kind == kind), None) or next(
+        (n for n in standing if namesakes.thing(n.kind) == namesakes.thing(kind)), None
+    )
     if found is not None:
         return found, False
     made = Entity.objects.create(

@@ -209,8 +209,8 @@ def test_a_merge_parts_again_and_so_do_namesakes_of_another_type(alice):
         origin="extraction",
         merged_into=short,
     )
-    with pytest.raises(ValidationFailed, match="one entity per name and type"):
+    with pytest.raises(ValidationFailed, match="one entity per name and kind of thing"):
         entity_unmerge(user=curator, entity=twin, reason="they differ")
     # Nor can a curator give one namesake the other's type: they would be one name and type.
-    with pytest.raises(ValidationFailed, match="type of its namesake"):
+    with pytest.raises(ValidationFailed, match="kind of thing of its namesake"):
         entity_retype(user=curator, entity=other, kind="customer", reason="a slip")

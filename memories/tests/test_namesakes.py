@@ -147,7 +147,7 @@ def test_a_curator_splits_off_a_namesake_and_splits_it_back(client, alice, charl
     # Bad input: named by field, nothing moved.
     for form, message in (
         ({"split": "place", "memories": trip.mem_id, "reason": " "}, "say why"),
-        ({"split": "person", "memories": trip.mem_id, "reason": "x"}, "is its type already"),
+        ({"split": "person", "memories": trip.mem_id, "reason": "x"}, "is the kind of thing it is"),
         ({"split": "planet", "memories": trip.mem_id, "reason": "x"}, "is not an entity type"),
         ({"split": "place", "memories": "0000000000000000", "reason": "x"}, "no memory that"),
     ):
@@ -182,3 +182,83 @@ def test_a_curator_splits_off_a_namesake_and_splits_it_back(client, alice, charl
         client.post(path, {"split": "place", "memories": trip.mem_id, "reason": "x"}).status_code
         == 404
     )
+
+
+def test_a_conversation_line_s_speaker_is_the_person_among_namesakes(alice):
+    # The place first: with no context, the surest typed (the oldest) would be the place.
+    remember(alice, "We flew to Jordan.", entities=[{"name": "Jordan", "type": "place"}])
+    remember(alice, "Jordan approved it.", entities=[{"name": "Jordan", "type": "person"}])
+    said = remember(alice, "Jordan: we shipped the release today.")
+    kinds = {
+        link.target_entity.kind
+        for link in Link.objects.filter(source=said, removed_at__isnull=True).select_related(
+            "target_entity"
+        )
+        if link.evidence.get("rule") == "speaker"
+    }
+    assert kinds == {"person"}
+
+
+def test_a_known_name_never_points_a_writer_at_a_private_namesake(alice, bob):
+    # bob's private memory makes Jordan a person; alice knows only Jordan the country.
+    remember(bob, "Jordan approved it.", entities=[{"name": "Jordan", "type": "person"}])
+    remember(alice, "Our office in Jordan opened.", entities=[{"name": "Jordan", "type": "place"}])
+    private = Entity.objects.get(normalized="jordan", kind="person")
+    for text in ("Jordan is hot in July.", "We flew to Jordan for the launch."):
+        memory = remember(alice, text)
+        links = Link.objects.filter(source=memory, removed_at__isnull=True)
+        assert not links.filter(target_entity=private).exists(), text
+        assert not any("namesake" in link.evidence for link in links), text
+
+
+def test_retypes_never_make_two_entities_of_one_name_and_kind_of_thing(alice):
+    from memories.services.relations.namesakes import collisions
+
+    workspace = alice.agent.workspace
+
+    def entity(kind, typed_by="extraction"):
+        return Entity.objects.create(
+            workspace=workspace,
+            kind=kind,
+            name="ZL",
+            normalized="zl",
+            keys=["zl"],
+            origin="extraction",
+            typed_by=typed_by,
+        )
+
+    product, place = entity("product"), entity("place")
+    # Both would become organisations: the first may, the second would be its twin.
+    assert collisions(workspace.pk, {product.pk: "organization", place.pk: "organization"}) == {
+        place.pk
+    }
+    customer = entity("customer", "writer")
+    # Beside a customer, an organisation is the same kind of thing: neither may.
+    assert collisions(workspace.pk, {product.pk: "organization", place.pk: "organization"}) == {
+        product.pk,
+        place.pk,
+    }
+    assert collisions(workspace.pk, {customer.pk: "person"}) == set()
+
+
+def test_importing_a_merged_namesake_twice_stores_nothing_new(alice, tmp_path):
+    from django.core.management import call_command
+
+    from meaning_memory.testing import make_member
+    from memories.services import entity_merge
+
+    remember(alice, "Jordan signed.", entities=[{"name": "Jordan", "type": "person"}])
+    remember(alice, "Jordan's office opened.", entities=[{"name": "Jordan", "type": "place"}])
+    curator = make_member("carol", alice.agent.workspace)
+    person, place = (Entity.objects.get(normalized="jordan", kind=k) for k in ("person", "place"))
+    entity_merge(user=curator, entity=place, into=person, reason="one Jordan, we thought")
+    path = tmp_path / "acme.jsonl"
+    call_command("export", "--workspace", "acme", "--output", str(path))
+    call_command("import", str(path), "--workspace", "copy")
+    copied = Entity.objects.filter(workspace__slug="copy", normalized="jordan")
+    rows = sorted(copied.values_list("kind", "merged_into__kind"))
+    assert rows == [("person", None), ("place", "person")]  # the merge kept, undoable
+    call_command("import", str(path), "--workspace", "copy")
+    assert copied.count() == 2
+    call_command("import", str(path), "--workspace", "acme")  # into its own workspace
+    assert Entity.objects.filter(workspace__slug="acme", normalized="jordan").count() == 2

@@ -87,8 +87,9 @@ def test_declaring_a_name_the_agent_may_read_answers_200(alice, bob):
 
 
 def test_a_type_given_where_the_entity_cannot_be_seen_does_not_change_it(alice, bob):
-    """One entity per name: the row is shared, so a writer who may not know of it (only
-    another agent's private memories name it) cannot retype it, and its owner sees no change."""
+    """The row of a name is shared: a writer who may not know of it (only another agent's
+    private memories name it) cannot retype it, and its owner sees no change; its own type
+    makes a namesake of its own."""
     bob.client.post(
         "/api/v1/memories", {"text": "We signed a deal with Helios Bank (private)."}, format="json"
     )

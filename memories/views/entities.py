@@ -157,7 +157,7 @@ def _entity_change(request, membership, entity, merge, unmerge, retype, split) -
                 memories=form.memory_ids(),
                 reason=reason,
             )
-            moved = len(form.memory_ids())
+            moved = len(set(form.memory_ids()))
             plural = "" if moved == 1 else "s"
             return f"{moved} mention{plural} moved to {namesake.name} ({namesake.kind})."
         old = entity.kind

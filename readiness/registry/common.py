@@ -67,6 +67,7 @@ RELATION_WRITE_MODULES = tuple(
         "declaring",
         "backfill",
         "typing",
+        "namesakes",
     )
 )
 RELATION_READ_MODULES = tuple(

@@ -54,6 +54,7 @@ RELATIONAL: tuple[Capability, ...] = (
             "memories/relational/gazetteer.py",
             "memories/relational/spans.py",
             "memories/relational/people.py",
+            "memories/relational/layout.py",
             "readiness/ner.py",
             *SEARCH_MODULES,
             *WRITE_MODULES,

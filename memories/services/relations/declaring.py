@@ -130,12 +130,11 @@ def _declare_one(workspace_id, prefix, name, kind, aliases, agent, user, errors)
     )
     candidates = [namesakes.Namesake(e.pk, e.kind, e.typed_by, e.declared) for e in same_name]
     named = [n for n, e in zip(candidates, same_name, strict=True) if e.normalized == key]
-    if named and namesakes.is_new_namesake(named, kind, Entity.TypedBy.DECLARED):
-        entity = None
-    else:
-        fitted = namesakes.by_kind(candidates, kind)
-        entity = next((e for e in same_name if fitted and e.pk == fitted.pk), None)
-        entity = entity or (same_name[0] if same_name else None)
+    chosen = namesakes.pick(named or candidates, kind, Entity.TypedBy.DECLARED)
+    if chosen is not None:
+        entity = next(e for e in same_name if e.pk == chosen.pk)
+    else:  # another thing than every entity of the name; of an alias only: a conflict below
+        entity = None if named else (same_name[0] if same_name else None)
     if entity is not None and entity.declared and entity.kind != kind and entity.normalized != key:
         entity = None  # an alias of another declared entity: a conflict (below)
     if entity is not None and entity.typed_by != Entity.TypedBy.CURATOR:

@@ -12,8 +12,11 @@ type; which of them a mention means is read from its context:
 A namesake is made only when a source that says what a name is (a writer, the team, a
 curator) gives it a type that no namesake has, and every namesake's type was given by such a
 source too: a recogniser's guess is a guess, and a writer's type replaces it
-(``memories.services.relations.resolution``). A curator keeps namesakes together by merging
-them, or apart by undoing a merge (``memories.services.entity_curation``).
+(``memories.services.relations.resolution``). One exception keeps private names private: a
+writer who may not know of any entity of a name gets the row of the type it gives (made if
+there is none), whatever rows memories it cannot read made, so the type it is told is its own.
+A curator keeps namesakes together by merging them, apart by undoing a merge, and splits off
+the mentions of another thing (``memories.services.entity_curation``).
 """
 
 from __future__ import annotations
@@ -63,23 +66,35 @@ def by_kind(candidates: Sequence[Namesake], kind: str | None) -> Namesake | None
     return None
 
 
+def pick(candidates: Sequence[Namesake], kind: str, typed_by: str) -> Namesake | None:
+    """Which of one name's entities a name given as ``kind`` by ``typed_by`` is, or None when
+    it is another thing (a new namesake): the one of that type (else of that kind of thing);
+    else, for a sure source, one a guess typed (its type is then replaced) and otherwise none;
+    for a guess, the surest."""
+    if not candidates:
+        return None
+    fitted = by_kind(candidates, kind)
+    if fitted is not None:
+        return fitted
+    if TYPE_RANK[typed_by] < SURE_RANK:
+        return surest(candidates)
+    guessed = [n for n in candidates if TYPE_RANK[n.typed_by] < SURE_RANK]
+    return surest(guessed) if guessed else None
+
+
 def is_new_namesake(candidates: Sequence[Namesake], kind: str, typed_by: str) -> bool:
     """Whether a name typed ``kind`` by ``typed_by`` is another thing than every entity of that
-    name: a sure source's type of a kind of thing that none is, and every one of them sure of
-    its own."""
-    return (
-        bool(candidates)
-        and TYPE_RANK[typed_by] >= SURE_RANK
-        and all(
-            thing(n.kind) != thing(kind) and TYPE_RANK[n.typed_by] >= SURE_RANK for n in candidates
-        )
-    )
+    name (``pick`` finds none of them)."""
+    return bool(candidates) and pick(candidates, kind, typed_by) is None
 
 
 def hint(evidence: dict) -> str | None:
-    """The type a link's evidence gives its mention: a writer's type, the recogniser's label."""
+    """The type a link's evidence gives its mention: a writer's type, a conversation line's
+    speaker (a person), the recogniser's label."""
     if evidence.get("type"):
         return str(evidence["type"])
+    if evidence.get("rule") == "speaker":
+        return "person"
     return LABEL_TYPES.get(evidence.get("label", ""))
 
 
@@ -169,8 +184,9 @@ def fit_mentions(workspace_id: int, rows: Sequence, scope_ids) -> None:
     """Each of a write's ``mentions`` link rows (``Link`` objects not saved yet) that a
     recogniser, a speaker or the gazetteer made, pointed at the namesake its context means:
     the one its writer named in the same memory, else ``choose``'s (the writer's own were
-    resolved by their type). Only namesakes ``scope_ids``
-    may know of are chosen (None: all)."""
+    resolved by their type). Only namesakes the writer may know of are chosen, and only the
+    memories it may read count: ``scope_ids`` (an agent's), or with None each memory's own
+    scope (a member's write, a backfill)."""
     guessed = [
         row
         for row in rows
@@ -180,30 +196,44 @@ def fit_mentions(workspace_id: int, rows: Sequence, scope_ids) -> None:
     found = of(workspace_id, {row.target_entity_id for row in guessed})
     if not found:
         return
-    if scope_ids is not None:
-        known = set(
-            visible_entities(workspace_id, scope_ids)
-            .filter(pk__in={n.pk for group in found.values() for n in group})
-            .values_list("pk", flat=True)
-        ) | {row.target_entity_id for row in rows}  # what this write itself names
-        found = {pk: [n for n in group if n.pk in known] for pk, group in found.items()}
-    guessed_rows = {id(row) for row in guessed}
+    # What the write itself resolved or named: the resolver only ever gives what it may know.
+    resolved = {
+        row.target_entity_id
+        for row in rows
+        if row.target_entity_id is not None
+        and ("resolved" in row.evidence or row.origin in (Link.Origin.WRITER, Link.Origin.MEMBER))
+    }
+    groups: dict[tuple[int, ...], list] = {}
+    for row in guessed:
+        scopes = tuple(sorted(scope_ids)) if scope_ids is not None else (row.source.scope_id,)
+        groups.setdefault(scopes, []).append(row)
+    for scopes, members in groups.items():
+        _fit(workspace_id, rows, members, found, resolved, list(scopes))
+
+
+def _fit(workspace_id, rows, guessed, found, resolved, scopes) -> None:
+    """``fit_mentions`` for the rows of one set of readable scopes."""
+    candidates = {n.pk for group in found.values() for n in group}
+    known = resolved | set(
+        visible_entities(workspace_id, scopes)
+        .filter(pk__in=candidates)
+        .values_list("pk", flat=True)
+    )
+    sources = {id(row.source) for row in guessed}
     by_memory: dict[int, set[int]] = {}
     by_writer: dict[int, set[int]] = {}
     for row in rows:
-        if row.target_entity_id is not None:
+        if row.target_entity_id is not None and id(row.source) in sources:
             by_memory.setdefault(id(row.source), set()).add(row.target_entity_id)
-            if id(row) not in guessed_rows:
+            if row.origin in (Link.Origin.WRITER, Link.Origin.MEMBER):
                 by_writer.setdefault(id(row.source), set()).add(row.target_entity_id)
-    counts = together(
-        workspace_id,
-        {n.pk for group in found.values() for n in group},
-        set().union(*by_memory.values()),
-        scope_ids,
-    )
+    counts = together(workspace_id, candidates & known, set().union(*by_memory.values()), scopes)
     for row in guessed:
-        group = found.get(row.target_entity_id)
-        if not group or len(group) < 2:
+        if row.target_entity_id not in found:
+            continue
+        group = [n for n in found[row.target_entity_id] if n.pk in known]
+        seen = row.target_entity_id in known
+        if not group or (seen and len(group) < 2):
             continue
         pks = {n.pk for n in group}
         written = by_writer.get(id(row.source), set()) & pks
@@ -214,23 +244,42 @@ def fit_mentions(workspace_id: int, rows: Sequence, scope_ids) -> None:
             chosen, why = choose(group, hint(row.evidence), context, counts)
         if chosen.pk != row.target_entity_id:
             row.target_entity_id = chosen.pk
-            row.evidence = {**row.evidence, "namesake": why}
+            if seen:  # an entity the writer could not know of is never named, even as "moved"
+                row.evidence = {**row.evidence, "namesake": why}
 
 
 def collisions(workspace_id: int, wanted: dict[int, str]) -> set[int]:
-    """Of ``wanted`` (entity → the type it would take), those a namesake of that type already
-    stands beside: retyping them would make two entities one name and type."""
+    """Of ``wanted`` (entity → the type it would take), those that would then be one name and
+    kind of thing with another entity standing for itself: a namesake already of that kind,
+    or another of ``wanted`` (the first by key is let through)."""
     if not wanted:
         return set()
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            SELECT e.id, n.kind
+            SELECT e.id, e.normalized, n.id, n.kind
             FROM memories_entity e
-            JOIN memories_entity n ON n.workspace_id = e.workspace_id
+            LEFT JOIN memories_entity n ON n.workspace_id = e.workspace_id
                 AND n.normalized = e.normalized AND n.merged_into_id IS NULL AND n.id <> e.id
             WHERE e.workspace_id = %s AND e.id = ANY(%s)
+            ORDER BY e.id
             """,
             [workspace_id, list(wanted)],
         )
-        return {pk for pk, kind in cursor.fetchall() if wanted.get(pk) == kind}
+        rows = cursor.fetchall()
+    names: dict[int, str] = {}
+    others: dict[int, list[tuple[int, str]]] = {}
+    for pk, name, other, kind in rows:
+        names[pk] = name
+        if other is not None:
+            others.setdefault(pk, []).append((other, kind))
+    taken: set[int] = set()
+    claimed: set[tuple[str, str]] = set()
+    for pk in sorted(wanted):
+        want = thing(wanted[pk])
+        clash = any(thing(kind) == want for o, kind in others.get(pk, []) if o not in wanted)
+        if clash or (names[pk], want) in claimed:
+            taken.add(pk)
+        else:
+            claimed.add((names[pk], want))
+    return taken

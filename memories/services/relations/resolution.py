@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 
 from memories import rules
 from memories.models import TYPE_RANK, Agent, Entity, Link, Memory
@@ -23,6 +24,8 @@ from memories.services.relations import namesakes
 
 #: Most entities a fuzzy match compares a name with.
 FUZZY_CANDIDATES_MAX = 5_000
+#: The seed of the hash that names a new entity's lock (``EntityResolver._create``).
+NAME_LOCK_SEED = 0x6D66
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,8 @@ class EntityResolver:
         # An agent's names resolve to the entities it may know of (declared ones, and those a
         # memory it sees mentions or is attributed to): what it is told (the evidence's
         # "resolved") never says that a name was written where it cannot read. A name whose
-        # only entity it may not know of is a new entity to it (the row, one per name in a
-        # workspace, is shared: see docs/SECURITY.md).
+        # only entity it may not know of is a new entity to it (a guess takes that shared row,
+        # a sure type the row of that name and type: see ``_create`` and docs/SECURITY.md).
         self.scopes = visible_scope_ids(agent) if agent is not None else None
         self.entities = (
             visible_entities(workspace_id, self.scopes)
@@ -145,17 +148,14 @@ class EntityResolver:
 
     @staticmethod
     def _exact(request: _Request, key: str, known: list) -> Resolved | None:
-        """The entity named ``key`` (or with it as an alias): among namesakes, the one of the
-        type the request gives, else the surest; None when a sure source names another thing
-        than all of them (a new namesake: ``namesakes.is_new_namesake``)."""
+        """The entity named ``key`` (or with it as an alias) that the request means among
+        namesakes (``namesakes.pick``); None when a sure source names another thing than all
+        of them (a new namesake)."""
         if not known:
             return None
         candidates = list({k.target: k.stands_for for k, _ in known}.values())
-        if namesakes.is_new_namesake(candidates, request.kind, request.typed_by):
-            return None
-        best = namesakes.by_kind(candidates, request.kind) if len(candidates) > 1 else None
-        best = best or namesakes.surest(candidates)
-        return Resolved(best.pk, "exact", 100.0, key)
+        best = namesakes.pick(candidates, request.kind, request.typed_by)
+        return None if best is None else Resolved(best.pk, "exact", 100.0, key)
 
     def _candidates(self, keys: list[str]) -> dict[str, dict[str, _Known]]:
         """The entities sharing a token with any of ``keys``: by type, by name or alias."""
@@ -184,17 +184,23 @@ class EntityResolver:
         return next(r for r in sure if r.kind == kind)
 
     def _create(self, new: dict[str, list[_Request]]) -> dict[str, int]:
-        """Insert the new entities, one a name and kind of thing (one writer wins a race; the
-        others find its row). A name another scope's memories made an entity of is that row,
-        unless a sure source says it is another thing (``namesakes.is_new_namesake``)."""
+        """Insert the new entities, one a name and type. A name new to this writer may be a
+        row that memories it cannot read made: a guess (the model's) takes that row, as one
+        entity per name did; a sure type takes the row of that very type, or a new one, so the
+        type it is told is its own. Each new name is locked until the write commits, so two
+        writers' guesses of one new name make one entity, not namesakes."""
         chosen = {key: self._chosen(requests) for key, requests in new.items()}
+        with connection.cursor() as cursor:
+            for key in sorted(chosen):
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))",
+                    [f"{self.workspace_id}:{key}", NAME_LOCK_SEED],
+                )
         rows = self._standing(list(chosen))
         found: dict[str, int] = {}
         for key, request in chosen.items():
             candidates = rows.get(key, [])
-            if candidates and not namesakes.is_new_namesake(
-                candidates, request.kind, request.typed_by
-            ):
+            if candidates and TYPE_RANK[request.typed_by] < namesakes.SURE_RANK:
                 found[key] = (
                     namesakes.by_kind(candidates, request.kind) or namesakes.surest(candidates)
                 ).pk

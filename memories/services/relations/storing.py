@@ -9,7 +9,6 @@ from typing import Any
 
 from memories.models import Agent, Entity, Link, Memory
 from memories.relational.extraction import MODEL_NAME
-from memories.selectors.visibility import visible_scope_ids
 from memories.services.relations import namesakes
 from memories.services.relations.given import EntityRef, LinkRef
 from memories.services.relations.recognition import Recognised
@@ -53,7 +52,8 @@ def store_relations(
             _Request(s.text, s.entity_type, Entity.Origin.EXTRACTION, True)
             for s in item.recognised.spans
         ]
-    resolved = iter(EntityResolver(workspace_id, agent=agent, user=user).resolve(requests))
+    resolver = EntityResolver(workspace_id, agent=agent, user=user)
+    resolved = iter(resolver.resolve(requests))
     rows: list[Link] = []
     writer = Link.Origin.MEMBER if user is not None else Link.Origin.WRITER
     for item in items:
@@ -135,8 +135,7 @@ def store_relations(
                     evidence={"given": True},
                 )
             )
-    scope_ids = visible_scope_ids(agent) if agent is not None else None
-    namesakes.fit_mentions(workspace_id, rows, scope_ids)
+    namesakes.fit_mentions(workspace_id, rows, resolver.scopes)
     unique: dict[tuple, Link] = {}
     for row in rows:
         end = ("m", row.target_memory.pk) if row.target_memory else ("e", row.target_entity_id)

@@ -27,7 +27,7 @@ from memories.models import (
     new_mem_id,
 )
 from memories.relational.gazetteer import normalize, tokens
-from memories.services.relations.namesakes import thing
+from memories.services.relations.namesakes import Namesake, pick
 from memories.services.remember import content_hash
 from memories.services.tenancy import agent_create
 from memories.services.transfer.checking import Plan
@@ -151,20 +151,27 @@ class Importer:
 
     @transaction.atomic
     def entities(self, records: list[dict[str, Any]]) -> None:
-        # One entity per name and kind of thing: a record named like one here (or like one
-        # before it in the file) and of its kind is that entity; namesakes of other kinds stand.
-        known = {
-            (normalized, thing(kind)): (pk, entity_id)
-            for normalized, kind, pk, entity_id in Entity.objects.filter(
-                workspace=self.workspace, merged_into__isnull=True
-            ).values_list("normalized", "kind", "pk", "entity_id")
-        }
+        # A record is the entity here of its name that ``namesakes.pick`` says it is (a guess
+        # one of any type, a sure type the one of its kind of thing), here or made before it
+        # in this file; a merged record, the row of its very name and type. Else it is made.
+        standing: dict[str, list[tuple[Namesake, Any]]] = {}
+        merged_rows: dict[tuple[str, str], tuple[int, str]] = {}
+        for pk, normalized, kind, typed_by, declared, entity_id, merged in Entity.objects.filter(
+            workspace=self.workspace
+        ).values_list(
+            "pk", "normalized", "kind", "typed_by", "declared", "entity_id", "merged_into"
+        ):
+            if merged is None:
+                standing.setdefault(normalized, []).append(
+                    (Namesake(pk, kind, typed_by, declared), (pk, entity_id))
+                )
+            else:
+                merged_rows.setdefault((normalized, kind), (pk, entity_id))
         made, events = [], []
-        made_by_key: dict[tuple[str, str], Entity] = {}
-        # (a record's entity_id, the name and kind made before it)
-        namesakes: list[tuple[str, tuple[str, str]]] = []
+        same: list[tuple[str, Entity]] = []  # (a record's entity_id, the entity made before it)
         merged_into = {r["merged_into"] for r in records if r["merged_into"]}
-        for record in records:
+        # Those standing for themselves first: a merged record may be one of them.
+        for record in sorted(records, key=lambda r: bool(r["merged_into"])):
             named_by = self.plan.entity_refs.get(record["entity_id"], set())
             if (
                 named_by
@@ -175,40 +182,53 @@ class Importer:
                 # Only memories erased here named it: its name came from their words.
                 self.result.skipped["entity (named only by memories erased here)"] += 1
                 continue
-            key = (normalize(record["name"]), thing(record["kind"]))
-            if key in made_by_key:  # its namesake, earlier in this file
-                namesakes.append((record["entity_id"], key))
-                self.ids[record["entity_id"]] = made_by_key[key].entity_id
+            name, kind = normalize(record["name"]), record["kind"]
+            typed_by = record.get("typed_by") or _typed_by(record)
+            if record["merged_into"]:
+                found = merged_rows.get((name, kind))
+                if found is None:
+                    found = next((ref for n, ref in standing.get(name, []) if n.kind == kind), None)
+            else:
+                options = standing.get(name, [])
+                chosen = pick([n for n, _ in options], kind, typed_by)
+                found = next(ref for n, ref in options if n is chosen) if chosen else None
+            if isinstance(found, Entity):  # made before it in this file
+                same.append((record["entity_id"], found))
+                self.ids[record["entity_id"]] = found.entity_id
                 self.result.already["entity"] += 1
                 continue
-            if key in known:
-                self.entity_pk[record["entity_id"]], self.ids[record["entity_id"]] = known[key]
+            if found is not None:
+                self.entity_pk[record["entity_id"]], self.ids[record["entity_id"]] = found
                 self.result.already["entity"] += 1
                 continue
             aliases = list(record["aliases"])
-            keys = list(dict.fromkeys([key[0], *(normalize(a) for a in aliases)]))
+            keys = list(dict.fromkeys([name, *(normalize(a) for a in aliases)]))
             entity = Entity(
                 workspace=self.workspace,
-                kind=record["kind"],
+                kind=kind,
                 name=record["name"],
-                normalized=key[0],
+                normalized=name,
                 aliases=aliases,
                 keys=keys,
                 tokens=tokens(keys),
                 declared=record["declared"],
                 origin=record["origin"],
-                typed_by=record.get("typed_by") or _typed_by(record),
+                typed_by=typed_by,
                 created_by_agent_id=self.agent_pk.get(record["created_by_agent"]),
                 created_by_user_id=self.user_pk.get(record["created_by_user"]),
             )
             made.append((entity, record))
-            made_by_key[key] = entity
+            if record["merged_into"]:
+                merged_rows[name, kind] = entity
+            else:
+                marker = Namesake(-len(made), kind, typed_by, record["declared"])
+                standing.setdefault(name, []).append((marker, entity))
             self.ids[record["entity_id"]] = entity.entity_id
         Entity.objects.bulk_create([entity for entity, _ in made])
         for entity, record in made:
             self.entity_pk[record["entity_id"]] = entity.pk
-        for entity_id, key in namesakes:
-            self.entity_pk[entity_id] = made_by_key[key].pk
+        for entity_id, entity in same:
+            self.entity_pk[entity_id] = entity.pk
         merged = []
         for entity, record in made:
             into = self.entity_pk.get(record["merged_into"]) if record["merged_into"] else None
