@@ -262,3 +262,25 @@ def test_importing_a_merged_namesake_twice_stores_nothing_new(alice, tmp_path):
     assert copied.count() == 2
     call_command("import", str(path), "--workspace", "acme")  # into its own workspace
     assert Entity.objects.filter(workspace__slug="acme", normalized="jordan").count() == 2
+
+
+def test_an_import_joins_namesakes_that_were_only_guesses(alice, tmp_path):
+    from django.core.management import call_command
+
+    # As a file from before one entity per name may hold them: the model's two guesses.
+    for kind in ("organization", "product"):
+        Entity.objects.create(
+            workspace=alice.agent.workspace,
+            kind=kind,
+            name="Apple",
+            normalized="apple",
+            keys=["apple"],
+            origin="extraction",
+            typed_by="extraction",
+        )
+    remember(alice, "Apple sent the contract.", entities=[{"name": "Apple", "type": "customer"}])
+    path = tmp_path / "acme.jsonl"
+    call_command("export", "--workspace", "acme", "--output", str(path))
+    call_command("import", str(path), "--workspace", "copy")
+    copied = Entity.objects.filter(workspace__slug="copy", normalized="apple")
+    assert copied.filter(merged_into__isnull=True).count() == 1
