@@ -284,3 +284,18 @@ def test_an_import_joins_namesakes_that_were_only_guesses(alice, tmp_path):
     call_command("import", str(path), "--workspace", "copy")
     copied = Entity.objects.filter(workspace__slug="copy", normalized="apple")
     assert copied.filter(merged_into__isnull=True).count() == 1
+
+
+def test_one_bulk_write_may_name_two_things_of_one_name(alice):
+    from memories.operations import memory_remember_bulk
+
+    memory_remember_bulk(
+        agent=alice.agent,
+        items=[
+            {"text": "Jordan approved it.", "entities": [{"name": "Jordan", "type": "person"}]},
+            {"text": "We flew to Jordan.", "entities": [{"name": "Jordan", "type": "place"}]},
+            {"text": "Jordan called back."},  # the model's guess: one of the two, not a third
+        ],
+    )
+    live = Entity.objects.filter(normalized="jordan", merged_into__isnull=True)
+    assert sorted(live.values_list("kind", flat=True)) == ["person", "place"]

@@ -107,15 +107,25 @@ class EntityResolver:
             candidates = self._candidates([keys[i] for i in missing])
             for i in missing:
                 results[i] = self._alike(requests[i], keys[i], candidates)
-        new: dict[str, list[_Request]] = {}
+        # New names, by name and, for a sure source's type, kind of thing: one batch may name
+        # two things of one name; a guess of a name a sure source names too is that entity.
+        new: dict[tuple[str, str | None], list[_Request]] = {}
+        parts: dict[int, tuple[str, str | None]] = {}
         for i, found in enumerate(results):
             if found is None:
-                new.setdefault(keys[i], []).append(requests[i])
+                sure = TYPE_RANK[requests[i].typed_by] >= namesakes.SURE_RANK
+                parts[i] = (keys[i], namesakes.thing(requests[i].kind) if sure else None)
+        first_sure = {}
+        for key, part in parts.values():
+            if part is not None:
+                first_sure.setdefault(key, (key, part))
+        for i, group in parts.items():
+            parts[i] = first_sure.get(group[0], group) if group[1] is None else group
+            new.setdefault(parts[i], []).append(requests[i])
         if new:
             created = self._create(new)
-            for i, found in enumerate(results):
-                if found is None:
-                    results[i] = Resolved(created[keys[i]], "new", 100.0, keys[i])
+            for i, group in parts.items():
+                results[i] = Resolved(created[group], "new", 100.0, keys[i])
         resolved = [r for r in results if r is not None]
         self._retype(requests, resolved)
         return resolved
@@ -183,28 +193,32 @@ class EntityResolver:
         kind = max(votes, key=lambda k: (votes[k], -[r.kind for r in sure].index(k)))
         return next(r for r in sure if r.kind == kind)
 
-    def _create(self, new: dict[str, list[_Request]]) -> dict[str, int]:
-        """Insert the new entities, one a name and type. A name new to this writer may be a
-        row that memories it cannot read made: a guess (the model's) takes that row, as one
-        entity per name did; a sure type takes the row of that very type, or a new one, so the
-        type it is told is its own. Each new name is locked until the write commits, so two
-        writers' guesses of one new name make one entity, not namesakes."""
-        chosen = {key: self._chosen(requests) for key, requests in new.items()}
+    def _create(
+        self, new: dict[tuple[str, str | None], list[_Request]]
+    ) -> dict[tuple[str, str | None], int]:
+        """Insert the new entities (``new``: by name and, for a sure type, kind of thing), one a
+        name and type. A name new to this writer may be a row that memories it cannot read made:
+        a guess (the model's) takes that row, as one entity per name did; a sure type takes the
+        row of that very type, or a new one, so the type it is told is its own. Each new name is
+        locked until the write commits, so two writers' guesses of one new name make one entity,
+        not namesakes."""
+        chosen = {group: self._chosen(requests) for group, requests in new.items()}
+        names = sorted({key for key, _ in chosen})
         with connection.cursor() as cursor:
-            for key in sorted(chosen):
+            for key in names:
                 cursor.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))",
                     [f"{self.workspace_id}:{key}", NAME_LOCK_SEED],
                 )
-        rows = self._standing(list(chosen))
-        found: dict[str, int] = {}
-        for key, request in chosen.items():
-            candidates = rows.get(key, [])
+        rows = self._standing(names)
+        found: dict[tuple[str, str | None], int] = {}
+        for group, request in chosen.items():
+            candidates = rows.get(group[0], [])
             if candidates and TYPE_RANK[request.typed_by] < namesakes.SURE_RANK:
-                found[key] = (
+                found[group] = (
                     namesakes.by_kind(candidates, request.kind) or namesakes.surest(candidates)
                 ).pk
-        made = {key: request for key, request in chosen.items() if key not in found}
+        made = {group: request for group, request in chosen.items() if group not in found}
         Entity.objects.bulk_create(
             [
                 Entity(
@@ -219,13 +233,13 @@ class EntityResolver:
                     created_by_agent=self.agent,
                     created_by_user=self.user,
                 )
-                for key, request in made.items()
+                for (key, _), request in made.items()
             ],
             ignore_conflicts=True,
         )
-        rows = self._standing(list(made))
-        for key, request in made.items():
-            found[key] = next(n.pk for n in rows[key] if n.kind == request.kind)
+        rows = self._standing(sorted({key for key, _ in made}))
+        for (key, part), request in made.items():
+            found[key, part] = next(n.pk for n in rows[key] if n.kind == request.kind)
         return found
 
     def _standing(self, keys: list[str]) -> dict[str, list[namesakes.Namesake]]:
