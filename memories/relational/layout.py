@@ -26,6 +26,7 @@ import re
 from dataclasses import replace
 
 from memories.relational.extraction import Span
+from memories.relational.people import lower_case_person
 
 #: A token that is a number, a score, a date, a time or a figure ("3-0", "1996-08-31", ".560").
 _NUMBER = r"[(\[]?[+-]?\d[\d.,:/-]*%?[)\]]?|\.\d+"
@@ -65,7 +66,7 @@ def _trim(text: str, span: Span, tokens: list[tuple[int, int]]) -> Span | None:
     while end > start and (text[end - 1] in _STRAY_END or text[end - 1].isspace()):
         end -= 1
     name = text[start:end].strip()
-    if not name or not any(c.isupper() for c in name):
+    if not name or not (any(c.isupper() for c in name) or lower_case_person(span, name)):
         return None
     return replace(span, start=start, end=end, text=name)
 

@@ -16,6 +16,9 @@ after its spans are cleaned (``memories.relational.spans``):
   capitalised words starting with a first name of the 1990 US Census lists (the ``names``
   package, MIT) with no word of an organisation's ("Bank", "Health", "&", "Inc"), or one
   such first name alone that the model took for an organisation ("Wendy");
+* **a person written in lower case** ("amy schumer", "dana"), as chat and comments often are,
+  is kept when the model took it for a person and it is a first name, alone or with a surname
+  (``lower_case_person``; ``memories.relational.spans`` keeps it);
 * **a surname alone** is the person it names once a person of that surname is named in full
   (``read_surnames``).
 """
@@ -89,6 +92,27 @@ def first_names() -> frozenset[str]:
     return frozenset(found)
 
 
+@functools.cache
+def last_names() -> frozenset[str]:
+    """The surnames of the 1990 US Census lists (``names`` package), lower case."""
+    import names
+
+    text = (Path(names.__file__).parent / "dist.all.last").read_text()
+    return frozenset(line.split()[0].lower() for line in text.splitlines() if line.strip())
+
+
+def lower_case_person(span: Span, name: str) -> bool:
+    """A person's name written all in lower case, as people write in chat and comments ("amy
+    schumer", "dana"): the model took it for a person, and it is a first name, alone or with a
+    surname (census lists), not a first name and a word that is no name ("martin lmao")."""
+    words = name.split()
+    if span.entity_type != "person" or not 1 <= len(words) <= 2 or not name.islower():
+        return False
+    if not all(w.isalpha() for w in words) or words[0] not in first_names():
+        return False
+    return len(words) == 1 or words[1] in last_names() or words[1] in first_names()
+
+
 def _looks_like_a_person(name: str) -> bool:
     words = name.split()
     if not 2 <= len(words) <= 3 or "&" in name:
@@ -116,7 +140,7 @@ def _first_name_alone(span: Span, name: str) -> bool:
 def _common_word(text: str, name: str) -> bool:
     """One word the same text also writes in lower case ("Cough cough", "the ipad and the
     Ipad pro"): a common word, capitalised where a sentence starts or for emphasis."""
-    if " " in name or not name[1:].islower():
+    if " " in name or not name[1:].islower() or name.islower():
         return False
     return re.search(rf"(?<![\w'’-]){re.escape(name.lower())}(?![\w'’-])", text) is not None
 

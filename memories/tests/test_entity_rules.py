@@ -7,6 +7,7 @@ from memories.operations import memory_remember
 from memories.relational.extraction import LABEL_TYPES, Span
 from memories.relational.layout import read_layout
 from memories.relational.people import read_roles, read_surnames, surname
+from memories.relational.spans import clean
 from memories.services.relations.recognition import known_surnames
 
 
@@ -107,3 +108,32 @@ def test_the_workspace_knows_a_surname_once_a_person_is_named_in_full(alice):
     later = [[span("Tarango lost again .", "Tarango", "ORG")]]
     assert known_surnames(workspace, later) == {"tarango"}
     assert known_surnames(workspace, [[span("Rios won .", "Rios", "ORG")]]) == set()
+
+
+def test_a_person_written_in_lower_case_is_kept():
+    text = "thank you fake kevin smith"
+    found = read_roles(text, read_layout(text, clean(text, [span(text, "kevin smith", "PERSON")])))
+    assert names(found) == [("kevin smith", "person")]
+    text = "alex when you two come to the city ?"
+    found = read_roles(text, read_layout(text, clean(text, [span(text, "alex", "PERSON")])))
+    assert names(found) == [("alex", "person")]
+
+
+def test_lower_case_words_that_are_not_a_name_are_not_kept():
+    text = "your last name is martin lmao"
+    assert clean(text, [span(text, "martin lmao", "PERSON")]) == []
+    text = "the matchup was sad"
+    assert clean(text, [span(text, "matchup", "PERSON")]) == []
+    text = "go to the berlin office"  # lower case, but the model did not call it a person
+    assert clean(text, [span(text, "berlin", "GPE")]) == []
+
+
+def test_quote_marks_and_symbols_at_a_names_edges_go():
+    text = "Jason ' s so rude to that girl"
+    assert names(clean(text, [span(text, "Jason '", "ORG")])) == [("Jason", "organization")]
+    text = "Alan Watts 💖"
+    assert names(clean(text, [span(text, "Alan Watts 💖", "PERSON")])) == [("Alan Watts", "person")]
+    text = "Things get ' Ray Bradbury- ish ' ."
+    assert names(clean(text, [span(text, "' Ray Bradbury", "PERSON")])) == [
+        ("Ray Bradbury", "person")
+    ]
