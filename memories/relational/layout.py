@@ -11,6 +11,9 @@ So, after a span is cleaned (``memories.relational.spans``), ``read_layout``:
   of its own in a line of no other figure ("Channel 4 said"); a span whose words are split by
   a number is the names on either side of it ("Millwall 2 Burnley 1" is "Millwall" and
   "Burnley"); stray brackets or dashes at either end go too ("Giovanni Lombardi (");
+* **splits a span at a comma or a bracket inside it**: the model runs a list or an aside into
+  one name ("Scott Draper ( Australia", "The Oval , London"); the names either side of it are
+  kept, a piece of fewer than two letters is not ("Rad ( B");
 * **reads a headline as unreliable**: in a line mostly in capitals every word looks like a
   name to the model, which there is wrong more often than right ("PUT ENGLAND", "CLUB FINED",
   "SOCCER"), so its names are not kept there; a known name still is
@@ -93,6 +96,24 @@ def _without_numbers(text: str, span: Span) -> list[Span]:
     return [s for s in kept if s is not None]
 
 
+#: Inside a span, where one name ends and another starts: a comma or a bracket.
+_BETWEEN_NAMES = re.compile(r"\s*[,()\[\]]\s*")
+
+
+def _between_punctuation(text: str, span: Span) -> list[Span]:
+    """The names either side of a comma or a bracket inside ``span`` ("Scott Draper (
+    Australia", "Oval, London"): a list or an aside the model ran together."""
+    pieces, start = [], span.start
+    for cut in _BETWEEN_NAMES.finditer(text, span.start, span.end):
+        pieces.append((start, cut.start()))
+        start = cut.end()
+    pieces.append((start, span.end))
+    if len(pieces) == 1:
+        return [span]
+    named = [(a, b) for a, b in pieces if sum(c.isalpha() for c in text[a:b]) >= 2]
+    return [replace(span, start=a, end=b, text=text[a:b]) for a, b in named]
+
+
 def read_layout(text: str, spans: list[Span]) -> list[Span]:
     """``spans`` of ``text`` without numbers, stray punctuation or a headline's names, a
     dateline's place kept (module docstring)."""
@@ -102,6 +123,12 @@ def read_layout(text: str, spans: list[Span]) -> list[Span]:
     for span in spans:
         if headline:
             continue
-        for piece in _without_numbers(text, span) if span.entity_type != "product" else [span]:
+        if span.entity_type == "product":
+            pieces = [span]
+        else:
+            pieces = [
+                p for s in _between_punctuation(text, span) for p in _without_numbers(text, s)
+            ]
+        for piece in pieces:
             kept.append(replace(piece, label="GPE", entity_type="place") if dateline else piece)
     return kept

@@ -137,3 +137,16 @@ def test_quote_marks_and_symbols_at_a_names_edges_go():
     assert names(clean(text, [span(text, "' Ray Bradbury", "PERSON")])) == [
         ("Ray Bradbury", "person")
     ]
+
+
+def test_a_span_run_across_a_comma_or_a_bracket_is_the_names_either_side():
+    text = "4 - Goran Ivanisevic ( Croatia ) beat Scott Draper ( Australia ) 6-7"
+    found = read_layout(text, [span(text, "Scott Draper ( Australia", "ORG")])
+    assert names(found) == [("Scott Draper", "organization"), ("Australia", "organization")]
+    text = "August 21-25 Sixth test ( at The Oval , London ) ."
+    assert names(read_layout(text, [span(text, "Oval , London", "GPE")])) == [
+        ("Oval", "place"),
+        ("London", "place"),
+    ]
+    text = "Rad ( B ) 4 1 1 2 2 3 4"  # one letter in brackets is no name
+    assert names(read_layout(text, [span(text, "Rad ( B", "ORG")])) == [("Rad", "organization")]
