@@ -149,7 +149,7 @@ class EmbeddedServer:
         atexit.register(self._release_at_exit)
         self._server = server
         try:
-            self._configure(server, self._address_of(server))
+            self._configure_when_ready(server, deadline)
             address = self._address_of(server)  # a restart may have moved it
             ensure_database(address, EMBEDDED_DATABASE_NAME)
             update_extensions(address, EMBEDDED_DATABASE_NAME)
@@ -158,6 +158,22 @@ class EmbeddedServer:
                 raise self._failure("failed while starting") from exc
             raise
         return address
+
+    def _configure_when_ready(self, server: object, deadline: float) -> None:
+        """``_configure``, again every half second until the start's deadline while the server
+        refuses connections: on a loaded machine a postmaster pg_ctl reported started may not
+        accept them yet (seen once with three heavy processes on two cores); a server that is
+        gone fails at once."""
+        import psycopg
+
+        while True:
+            try:
+                self._configure(server, self._address_of(server))
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() >= deadline or not self._wait_until_ready(deadline):
+                    raise
+                time.sleep(0.5)
 
     def _forget_failed_start(self) -> None:
         """The package keeps the server object of a failed start (and its exit handler);

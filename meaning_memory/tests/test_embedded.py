@@ -305,3 +305,33 @@ def test_the_explanation_names_the_signal_and_the_cpu():
         kernel_lines=[],
     )
     assert "killed by SIGSEGV (signal 11)" in segv and "CPU" not in segv
+
+
+def test_a_server_that_refuses_its_first_connection_is_configured_once_it_accepts(
+    tmp_path, monkeypatch
+):
+    """On a loaded machine a postmaster pg_ctl reported started may refuse a connection for a
+    moment: the start tries again while the server runs, and gives up at once when it is gone."""
+    import psycopg
+
+    from meaning_memory.embedded import EmbeddedServer
+
+    server = EmbeddedServer(tmp_path)
+    calls = []
+
+    def configure(_server, _address):
+        calls.append(time.monotonic())
+        if len(calls) < 3:
+            raise psycopg.OperationalError("connection refused")
+
+    monkeypatch.setattr(server, "_configure", configure)
+    monkeypatch.setattr(server, "_address_of", lambda _server: None)
+    monkeypatch.setattr(server, "_wait_until_ready", lambda deadline: True)
+    server._configure_when_ready(object(), time.monotonic() + 30)
+    assert len(calls) == 3
+    # Gone: the first refusal is the answer.
+    calls.clear()
+    monkeypatch.setattr(server, "_wait_until_ready", lambda deadline: False)
+    with pytest.raises(psycopg.OperationalError):
+        server._configure_when_ready(object(), time.monotonic() + 30)
+    assert len(calls) == 1
