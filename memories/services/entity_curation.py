@@ -107,12 +107,7 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
     writer's slip. Its names, aliases, links and history stay; names found later still resolve
     to it (the namesake of their type first: ``namesakes``), and no writer, speaker or recount
     of the model's labels changes a type a curator gave (``Entity.TypedBy.CURATOR``)."""
-    require_role(user, entity.workspace_id, "correct entities")
-    kind = kind.strip() if isinstance(kind, str) else kind
-    reason = (reason or "").strip()
-    errors = Errors()
-    errors.check("type", rules.entity_type(kind))
-    errors.check("reason", rules.reason_given(reason, "say why the type was wrong."))
+    kind, reason, errors = _correction(user, entity, kind, reason, "say why the type was wrong.")
     if kind == entity.kind:
         errors.add("type", f"is its type already ({kind}).")
     if entity.merged_into_id:
@@ -142,13 +137,10 @@ def entity_split(
     """Some of ``entity``'s mentions are of another thing of the same name ("Jordan" the
     country among the mentions of Jordan the person): the mentions of ``memories`` (their
     ids) go to its namesake of type ``kind``, made if there is none (typed by the curator).
-    Both entities' histories keep what moved and why; a split back undoes it."""
-    require_role(user, entity.workspace_id, "correct entities")
-    kind = kind.strip() if isinstance(kind, str) else kind
-    reason = (reason or "").strip()
-    errors = Errors()
-    errors.check("type", rules.entity_type(kind))
-    errors.check("reason", rules.reason_given(reason, "say why these mentions are another thing."))
+    Both entities' histories keep what moved and why; a split back moves them again."""
+    kind, reason, errors = _correction(
+        user, entity, kind, reason, "say why these mentions are another thing."
+    )
     if kind and namesakes.thing(kind) == namesakes.thing(entity.kind):
         errors.add(
             "type",
@@ -210,6 +202,20 @@ def entity_split(
             reason,
         )
     return namesake
+
+
+def _correction(
+    user: Any, entity: Entity, kind: str, reason: str, why: str
+) -> tuple[str, str, Errors]:
+    """A curator's type correction or split, checked alike: the role, the type given (trimmed)
+    and a reason (``why`` asks for it); the errors so far, for the caller's own checks."""
+    require_role(user, entity.workspace_id, "correct entities")
+    kind = kind.strip() if isinstance(kind, str) else kind
+    reason = (reason or "").strip()
+    errors = Errors()
+    errors.check("type", rules.entity_type(kind))
+    errors.check("reason", rules.reason_given(reason, why))
+    return kind, reason, errors
 
 
 def _namesake(user: Any, entity: Entity, kind: str) -> tuple[Entity, bool]:

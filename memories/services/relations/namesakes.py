@@ -82,12 +82,6 @@ def pick(candidates: Sequence[Namesake], kind: str, typed_by: str) -> Namesake |
     return surest(guessed) if guessed else None
 
 
-def is_new_namesake(candidates: Sequence[Namesake], kind: str, typed_by: str) -> bool:
-    """Whether a name typed ``kind`` by ``typed_by`` is another thing than every entity of that
-    name (``pick`` finds none of them)."""
-    return bool(candidates) and pick(candidates, kind, typed_by) is None
-
-
 def hint(evidence: dict) -> str | None:
     """The type a link's evidence gives its mention: a writer's type, a conversation line's
     speaker (a person), the recogniser's label."""
