@@ -51,7 +51,7 @@ from common import (
     write_json,
 )
 
-from readiness.locomo import Conversation, memory_text, read
+from readiness.locomo import Conversation, episodic_items, read
 
 
 def load(conversations: list[Conversation]) -> dict[str, Any]:
@@ -68,16 +68,7 @@ def load(conversations: list[Conversation]) -> dict[str, Any]:
     for conversation in conversations:
         agent, _ = agent_create(workspace_slug=f"locomo-{conversation.sample_id}", name="reader")
         agents[conversation.sample_id] = agent
-        items = [
-            {
-                "text": memory_text(turn, True),
-                "memory_type": "episodic",
-                "created_at": turn.written_at,
-                "session": f"session_{turn.session}",
-                "metadata": {"dia_id": turn.dia_id},
-            }
-            for turn in conversation.turns
-        ]
+        items = episodic_items(conversation)
         for start in range(0, len(items), 500):
             for result in memory_remember_bulk(agent=agent, items=items[start : start + 500]):
                 conversation.memory_ids[result.memory.pk] = result.memory.metadata["dia_id"]

@@ -110,6 +110,21 @@ def memory_text(turn: Turn, speaker_in_text: bool) -> str:
     return text + (f" [shares a photo: {turn.caption}]" if turn.caption else "")
 
 
+def episodic_items(conversation: Conversation) -> list[dict]:
+    """The conversation's turns as bulk-write items: episodic memories with the speaker in the
+    text, the session's date, the session and the turn's id (``metadata.dia_id``)."""
+    return [
+        {
+            "text": memory_text(turn, True),
+            "memory_type": "episodic",
+            "created_at": turn.written_at,
+            "session": f"session_{turn.session}",
+            "metadata": {"dia_id": turn.dia_id},
+        }
+        for turn in conversation.turns
+    ]
+
+
 def turn_prints(conversation: Conversation) -> list[str]:
     """A short sha256 of each turn's speaker, text and photo caption: what a conversation says,
     whatever its ``sample_id``, its turns' ids or its file, so that a model's fit set is

@@ -277,7 +277,11 @@ def _episodes(agent: Agent, prepared: list[Placed]) -> list[tuple[Episode, int |
 def _insert(agent: Agent, prepared: list[Placed], memories: list[Memory]) -> list[Memory]:
     if not memories:
         return []
-    resolve_attributions(list(zip(prepared, memories, strict=True)), agent=agent)
+    resolve_attributions(
+        list(zip(prepared, memories, strict=True)),
+        [memory._recognised for memory in memories],
+        agent=agent,
+    )
     stored = Memory.objects.bulk_create(memories, batch_size=500)
     follows = []
     for memory in stored:

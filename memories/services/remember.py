@@ -41,6 +41,7 @@ from memories.services.relations import (
     Recognised,
     WrittenRelations,
     attributed_entities,
+    names_of,
     recognise,
     resolve_links,
     store_relations,
@@ -166,9 +167,12 @@ class Placed:
         )
 
 
-def resolve_attributions(pairs: Sequence[tuple[Placed, Memory]], *, agent: Agent) -> None:
+def resolve_attributions(
+    pairs: Sequence[tuple[Placed, Memory]], recognised: Sequence[Recognised], *, agent: Agent
+) -> None:
     """Set ``attributed_to`` on memories (not yet saved) whose claim's maker was given or cued
-    by name (inside the write's transaction: it may make entities)."""
+    by name (inside the write's transaction: it may make entities; a new claimant's name is
+    locked with the names the memories' relations resolve next, ``recognised`` by memory)."""
     named = [(p, m) for p, m in pairs if p.attributed_name and p.attributed_entity is None]
     if not named:
         return
@@ -176,6 +180,9 @@ def resolve_attributions(pairs: Sequence[tuple[Placed, Memory]], *, agent: Agent
         agent.workspace_id,
         [(p.attributed_name, p.attributed_origin) for p, _ in named],
         agent=agent,
+        also_lock=names_of(
+            [p.relations(m, r) for (p, m), r in zip(pairs, recognised, strict=True)]
+        ),
     )
     for (_, memory), entity in zip(named, found, strict=True):
         memory.attributed_to_id = entity
@@ -379,7 +386,7 @@ def remember(agent: Agent, command: Remember, *, now: datetime | None = None) ->
             model_name=embedder.model_name,
             recognised=recognised,
         )
-        resolve_attributions([(placed, memory)], agent=agent)
+        resolve_attributions([(placed, memory)], [recognised], agent=agent)
         memory.save()
         record_event(placed.event(memory))
         store_relations([placed.relations(memory, recognised)], agent=agent)

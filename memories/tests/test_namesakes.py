@@ -4,11 +4,16 @@ never splits a name; each mention goes to the namesake its context fits (its typ
 names around it); an agent is never pointed at a namesake only memories it cannot read
 named."""
 
-import pytest
+import threading
+import time
 
-from memories.models import Entity, Link
+import pytest
+from django.db import connection
+
+from memories.models import Entity, Link, Memory
 from memories.operations import memory_remember
 from memories.services import entity_declare
+from memories.services.relations.resolution import NAME_LOCK_SEED
 
 
 def remember(actor, text, **fields):
@@ -299,3 +304,55 @@ def test_one_bulk_write_may_name_two_things_of_one_name(alice):
     )
     live = Entity.objects.filter(normalized="jordan", merged_into__isnull=True)
     assert sorted(live.values_list("kind", flat=True)) == ["person", "place"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_never_holds_its_claimant_s_new_name_while_waiting_for_a_mention_s(alice):
+    """A write resolves its claimant, then its mentions; each new name is locked until the
+    write commits. Were the claimant's name locked alone first, a second write holding the
+    mention's name and then asking for the claimant's would wait on the first while the first
+    waits on it (PostgreSQL ends one of them: a failed write)."""
+    workspace = alice.agent.workspace_id
+    other = connection.get_new_connection(connection.get_connection_params())
+    other.autocommit = True
+    other.execute("SET lock_timeout = '20s'")
+    other.execute("BEGIN")
+
+    def hold(key):
+        other.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))",
+            [f"{workspace}:{key}", NAME_LOCK_SEED],
+        )
+
+    hold("alderbrook")  # the second write has made the name the first one mentions
+    failures = []
+
+    def write():
+        try:
+            memory_remember(
+                agent=alice.agent,
+                text="Alderbrook renewed its contract for two years.",
+                entities=[{"name": "Alderbrook", "type": "customer"}],
+                attributed_to="Quillfeather",
+            )
+        except Exception as exc:  # noqa: BLE001 - the failure is the finding
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    waiting = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+    deadline = time.monotonic() + 60
+    while other.execute(waiting).fetchone()[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        hold("quillfeather")  # ... and now asks for the first write's claimant
+        other.execute("COMMIT")
+    finally:
+        other.close()
+        writer.join(60)
+    assert failures == []
+    stored = Memory.objects.get(text__startswith="Alderbrook renewed")
+    assert stored.attributed_to.normalized == "quillfeather"
+    assert Link.objects.filter(source=stored, target_entity__normalized="alderbrook").exists()

@@ -18,7 +18,7 @@ from memories.search.learned import shipped_model
 from memories.selectors.relations import hub_entities, joined_within_two_links
 from readiness.checks.gated import read_data
 from readiness.checks.sandbox import Result, _agent, _sandboxed
-from readiness.locomo import memory_text, read, turn_prints
+from readiness.locomo import episodic_items, read, turn_prints
 from readiness.metrics import auc
 
 #: An entity that this share of a conversation's memories mention is a hub (a speaker's name in
@@ -225,16 +225,7 @@ def _written(conversation) -> tuple[object, dict[int, str]]:
     """A new agent with the conversation's turns written as its memories (bulk, with sessions
     and dates), and each memory's turn id by primary key."""
     agent = _agent()
-    items = [
-        {
-            "text": memory_text(turn, True),
-            "memory_type": "episodic",
-            "created_at": turn.written_at,
-            "session": f"session_{turn.session}",
-            "metadata": {"dia_id": turn.dia_id},
-        }
-        for turn in conversation.turns
-    ]
+    items = episodic_items(conversation)
     for first in range(0, len(items), 1000):
         memory_remember_bulk(agent=agent, items=items[first : first + 1000])
     dia = dict(

@@ -49,7 +49,12 @@ from memories.services.relations.resolution import (
     Resolved,
     attributed_entities,
 )
-from memories.services.relations.storing import RELATIONS_VERSION, WrittenRelations, store_relations
+from memories.services.relations.storing import (
+    RELATIONS_VERSION,
+    WrittenRelations,
+    names_of,
+    store_relations,
+)
 
 #: How mature what this package implements is, read by the readiness registry.
 READINESS = {"R/links": "beta"}
@@ -77,6 +82,7 @@ __all__ = [
     "link_backfill",
     "link_remove",
     "lock_entities",
+    "names_of",
     "recognise",
     "store_relations",
     "workspace_gazetteer",

@@ -76,9 +76,19 @@ class EntityResolver:
     entity per normalised name and kind of thing, the type a request gives choosing among
     namesakes (a surer source's type replaces a less sure one's: ``TYPE_RANK``)."""
 
-    def __init__(self, workspace_id: int, *, agent: Agent | None = None, user: Any = None) -> None:
+    def __init__(
+        self,
+        workspace_id: int,
+        *,
+        agent: Agent | None = None,
+        user: Any = None,
+        also_lock: Sequence[str] = (),
+    ) -> None:
         self.workspace_id = workspace_id
         self.agent, self.user = agent, user
+        # Names a later resolution of the same transaction may make: locked with this one's
+        # new names, in one sorted pass, so two writes never wait on each other's names.
+        self.also_lock = {_fitted(normalize(name)) for name in also_lock}
         self.threshold = settings.MM_ENTITY_MATCH_SCORE
         # An agent's names resolve to the entities it may know of (declared ones, and those a
         # memory it sees mentions or is attributed to): what it is told (the evidence's
@@ -201,11 +211,13 @@ class EntityResolver:
         a guess (the model's) takes that row, as one entity per name did; a sure type takes the
         row of that very type, or a new one, so the type it is told is its own. Each new name is
         locked until the write commits, so two writers' guesses of one new name make one entity,
-        not namesakes."""
+        not namesakes. Locks are taken in one sorted pass (with ``also_lock``'s): a write that
+        resolves its claimant and then its mentions never holds one name while waiting for
+        another that a second write holds while waiting for the first."""
         chosen = {group: self._chosen(requests) for group, requests in new.items()}
         names = sorted({key for key, _ in chosen})
         with connection.cursor() as cursor:
-            for key in names:
+            for key in sorted(set(names) | self.also_lock):
                 cursor.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))",
                     [f"{self.workspace_id}:{key}", NAME_LOCK_SEED],
@@ -299,11 +311,16 @@ class EntityResolver:
 
 
 def attributed_entities(
-    workspace_id: int, names: Sequence[tuple[str, str]], *, agent: Agent | None = None
+    workspace_id: int,
+    names: Sequence[tuple[str, str]],
+    *,
+    agent: Agent | None = None,
+    also_lock: Sequence[str] = (),
 ) -> list[int]:
     """The entities that made memories' claims, from their names and origins (the writer's or
-    a cue's): an exact match of any type, else a person alike, else a new person."""
+    a cue's): an exact match of any type, else a person alike, else a new person.
+    ``also_lock``: the names the write resolves next (its mentions), locked with a new
+    claimant's."""
     requests = [_Request(name, "person", origin, True) for name, origin in names]
-    return [
-        found.entity_id for found in EntityResolver(workspace_id, agent=agent).resolve(requests)
-    ]
+    resolver = EntityResolver(workspace_id, agent=agent, also_lock=also_lock)
+    return [found.entity_id for found in resolver.resolve(requests)]

@@ -28,15 +28,9 @@ class WrittenRelations:
     recognised: Recognised
 
 
-def store_relations(
-    items: Sequence[WrittenRelations], *, agent: Agent | None = None, user: Any = None
-) -> int:
-    """The entities and links of newly written memories (inside the write's transaction):
-    entities resolved or created, one link per (memory, other end, type), the first source
-    winning (writer, gazetteer, model). Returns how many links were stored."""
-    if not items:
-        return 0
-    workspace_id = items[0].memory.workspace_id
+def _requests(items: Sequence[WrittenRelations]) -> list[_Request]:
+    """The names the memories' relations resolve, in order: the writer's entities, the speaker,
+    the recogniser's spans."""
     requests: list[_Request] = []
     typed = Entity.TypedBy.WRITER
     for item in items:
@@ -52,6 +46,25 @@ def store_relations(
             _Request(s.text, s.entity_type, Entity.Origin.EXTRACTION, True)
             for s in item.recognised.spans
         ]
+    return requests
+
+
+def names_of(items: Sequence[WrittenRelations]) -> list[str]:
+    """Every name ``store_relations`` will resolve for ``items`` (a write's claimant resolved
+    first locks them with its own: ``EntityResolver``'s ``also_lock``)."""
+    return [request.name for request in _requests(items)]
+
+
+def store_relations(
+    items: Sequence[WrittenRelations], *, agent: Agent | None = None, user: Any = None
+) -> int:
+    """The entities and links of newly written memories (inside the write's transaction):
+    entities resolved or created, one link per (memory, other end, type), the first source
+    winning (writer, gazetteer, model). Returns how many links were stored."""
+    if not items:
+        return 0
+    workspace_id = items[0].memory.workspace_id
+    requests = _requests(items)
     resolver = EntityResolver(workspace_id, agent=agent, user=user)
     resolved = iter(resolver.resolve(requests))
     rows: list[Link] = []
