@@ -1,8 +1,10 @@
 """Browsing memories without a query: GET /api/v1/memories with the search's filters, an
 order, and DRF's cursor pages; only what the agent may see."""
 
+import base64
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from memories.models import Memory
@@ -76,7 +78,44 @@ def test_bad_arguments_are_400s_naming_the_field(alice):
     response = alice.client.get(URL, {"attributed_to": "Nobody Known"})
     assert response.status_code == 404 and "attributed_to" in response.json()
     response = alice.client.get(URL, {"cursor": "not-a-cursor"})
-    assert response.status_code == 404
+    assert response.status_code == 400 and list(response.json()) == ["cursor"]
+
+
+@pytest.mark.parametrize(
+    "ordering,token",
+    [
+        ("", "o=0&p=not-a-date"),
+        ("significance", "o=0&p=abc"),
+        ("significance", "o=0&p=nan"),
+        ("", "o=0&p=0.5"),  # a significance cursor sent with the newest first
+        ("", "o=0&r=maybe&p=2026-01-01"),
+        ("", "o=-1"),
+        ("", "p=\u00e9t\u00e9"),
+    ],
+)
+def test_a_tampered_cursor_is_a_400_naming_it(alice, ordering, token):
+    write(alice.agent, 3)
+    cursor = base64.b64encode(token.encode("utf-8")).decode("ascii")
+    response = alice.client.get(
+        URL, {"cursor": cursor, **({"ordering": ordering} if ordering else {})}
+    )
+    assert response.status_code == 400, response.content
+    assert (
+        list(response.json()) == ["cursor"]
+        and "next or previous link" in response.json()["cursor"][0]
+    )
+
+
+def test_the_cursors_a_page_gives_still_lead_on(alice):
+    written = write(alice.agent, 5)
+    for ordering in ("newest", "significance"):
+        seen, url = [], URL + f"?limit=2&ordering={ordering}"
+        while url:
+            page = alice.client.get(url)
+            assert page.status_code == 200, page.content
+            seen += [m["mem_id"] for m in page.json()["results"]]
+            url = page.json()["next"]
+        assert sorted(seen) == sorted(m.mem_id for m in written)
 
 
 def test_an_agent_lists_only_what_it_may_see(alice, bob, charlie):

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
 from django.conf import settings
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
+from memories.errors import ValidationFailed
 from memories.operations import remember_command, remember_commands
 from memories.presenters import (
     bulk_results_to_dict,
@@ -52,6 +57,39 @@ class MemoryCursor(CursorPagination):
 
     def get_ordering(self, request, queryset, view) -> tuple[str, ...]:
         return LIST_ORDERINGS[request.query_params.get("ordering") or "newest"]
+
+    def decode_cursor(self, request):
+        """DRF's cursor, its position checked against the order's first field (a cursor is
+        base64 anyone can edit): anything but a cursor a page of this order gave is a 400
+        naming ``cursor``, never a query that fails."""
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound:
+            cursor = None
+            position = ""
+        else:
+            position = None if cursor is None else cursor.position
+        if position is not None and not _position_fits(request, position):
+            raise ValidationFailed.single(
+                "cursor",
+                "is not a cursor a page of this list gave (with this ordering): follow a "
+                "page's next or previous link, or leave it out for the first page.",
+            )
+        return cursor
+
+
+def _position_fits(request: Request, position: str) -> bool:
+    """Whether ``position`` is a value of the first field of the request's order: a time for
+    the newest first, a finite number for the most significant."""
+    if (request.query_params.get("ordering") or "newest") == "significance":
+        try:
+            return math.isfinite(float(position))
+        except ValueError:
+            return False
+    try:
+        return parse_datetime(position) is not None
+    except ValueError:
+        return False
 
 
 class MemoryCreateApi(APIView):
