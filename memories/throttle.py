@@ -5,6 +5,7 @@ The counts live in the database, so every process of the engine shares them."""
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import timedelta
 
 from django.conf import settings
@@ -15,7 +16,11 @@ from memories.models import LoginThrottle
 
 
 def keys(username: str, address: str) -> list[str]:
-    return [f"user:{username.strip().lower()[:150]}", f"address:{address[:45]}"]
+    """The counts a login attempt adds to: its user name's, as the login reads it (Django's
+    user name field folds compatibility characters, NFKC: full-width "ｖｉｃｔｉｍ" logs in as
+    "victim"; case and surrounding space count as one name too), and its address's."""
+    name = unicodedata.normalize("NFKC", username).strip().casefold()
+    return [f"user:{name[:150]}", f"address:{address[:45]}"]
 
 
 def locked_for(username: str, address: str) -> int:

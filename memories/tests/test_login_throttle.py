@@ -57,3 +57,38 @@ def test_a_success_clears_the_names_count(client, carol):
     )
     assert LOCKED not in other.content.decode()
     assert LoginThrottle.objects.get(key="user:carol").failures == 1  # counted afresh
+
+
+@pytest.mark.parametrize("login", ["/accounts/login/", "/admin/login/"])
+def test_a_look_alike_spelling_of_a_locked_name_is_locked_too(client, carol, login):
+    """The user name field folds compatibility characters (NFKC): full-width letters, a
+    ligature or a different case log in as the same user, so they count as one name."""
+    for _ in range(5):
+        client.post(login, {"username": "carol", "password": "wrong"})
+    for n, spelling in enumerate(["ｃａｒｏｌ", "CAROL", " carol ", "Ｃarol"]):
+        refused = client.post(
+            login, {"username": spelling, "password": "right"}, REMOTE_ADDR=f"198.51.100.{n}"
+        )
+        assert refused.status_code == 200 and LOCKED in refused.content.decode(), spelling
+        assert "_auth_user_id" not in client.session
+
+
+def test_guesses_spread_over_spellings_and_addresses_add_up(client, carol):
+    """Sixteen wrong guesses from four addresses, each with another spelling of one name: the
+    name is locked after five, whatever the spelling."""
+    spellings = ["carol", "ｃａｒｏｌ", "Carol", "ＣＡＲＯＬ"]
+    answers = [
+        client.post(
+            "/accounts/login/",
+            {"username": spellings[n % 4], "password": f"guess{n}"},
+            REMOTE_ADDR=f"203.0.113.{n % 4}",
+        ).content.decode()
+        for n in range(16)
+    ]
+    assert [LOCKED in a for a in answers] == [False] * 5 + [True] * 11
+    right = client.post(
+        "/accounts/login/",
+        {"username": "ｃａｒｏｌ", "password": "right"},
+        REMOTE_ADDR="192.0.2.99",
+    )
+    assert LOCKED in right.content.decode() and "_auth_user_id" not in client.session
