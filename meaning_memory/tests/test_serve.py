@@ -190,3 +190,61 @@ def test_serve_stops_with_the_reason_when_postgres_gets_sigill(tmp_path):
     while still_running(tree) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert still_running(tree) == []
+
+
+def start_serve_on(data_dir: Path, port: int) -> subprocess.Popen:
+    env = {**os.environ, "MM_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"}
+    env.pop("DATABASE_URL", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "meaning_memory", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def serving(server: subprocess.Popen, port: int) -> str:
+    lines = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = server.stdout.readline()
+        lines.append(line)
+        if "is serving on" in line or server.poll() is not None:
+            break
+    assert f"http://127.0.0.1:{port}/" in lines[-1], "".join(lines)
+    return "".join(lines)
+
+
+@pytest.mark.slow
+def test_serve_killed_outright_leaves_no_process_and_serve_starts_again(tmp_path):
+    """kill -9 of serve alone (its children lead groups of their own, so nothing reaches
+    them): the web server, the worker's processes and the embedded PostgreSQL stop within
+    seconds all the same, the web answers no more, and serve on the same port starts again."""
+    data = tmp_path / "data"
+    port = free_port()
+    server = start_serve_on(data, port)
+    again = None
+    try:
+        serving(server, port)
+        tree = process_tree(server, data / "pg")
+        workers = [p for p in tree[1:] if "qcluster" in " ".join(p.cmdline())]
+        assert workers, tree
+        server.kill()
+        server.wait()
+        deadline = time.monotonic() + 30
+        while still_running(tree[1:]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert still_running(tree[1:]) == []
+        with pytest.raises(OSError):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
+        again = start_serve_on(data, port)
+        serving(again, port)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30) as answer:
+            assert answer.status == 200
+    finally:
+        for process in (server, again):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                process.communicate(timeout=60)

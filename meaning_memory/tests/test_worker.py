@@ -5,6 +5,7 @@ the web, and so do the embedded server's backends it connects to (``meaning_memo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -116,3 +117,32 @@ def test_the_worker_survives_its_connections_being_closed(tmp_path):
             worker.wait()
     printed = log.read_text()
     assert printed.strip() == "", printed
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_the_worker_stops_on_a_signal_to_its_first_process_alone(tmp_path, signum):
+    """A worker left without serve (its parent killed) is stopped as any process is: one
+    SIGTERM or SIGINT to the process that was started, and every process it forked ends."""
+    data = tmp_path / "data"
+    engine(data, "migrate", "--no-input")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "meaning_memory", "qcluster"],
+        cwd=ROOT,
+        env=engine_env(data),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        first = enqueue(data)
+        wait_for(lambda: succeeded(data / "pg", first), 60, "the first task")
+        processes = [psutil.Process(worker.pid), *psutil.Process(worker.pid).children(True)]
+        assert len(processes) >= 4, processes  # the cluster, its sentinel, workers, monitor
+        os.kill(worker.pid, signum)
+        worker.wait(timeout=30)
+        gone, alive = psutil.wait_procs(processes, timeout=15)
+        assert alive == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()

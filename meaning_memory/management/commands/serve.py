@@ -6,7 +6,9 @@ keeps dying), so that Ctrl-C reaches this command only
 and a signal to a group reaches every process a child started (the cluster's workers, pusher
 and monitor). On Ctrl-C or SIGTERM it asks both groups to stop (SIGTERM), kills what is left
 after ``STOP_GRACE_SECONDS`` (or at once on a second Ctrl-C), and then detaches from the
-embedded PostgreSQL, which stops when no other process of the engine uses it.
+embedded PostgreSQL, which stops when no other process of the engine uses it. Killed outright
+(``kill -9``), it leaves that to its keeper (``meaning_memory.keeper``), which a new ``serve``
+waits for.
 
 While serving it follows the embedded server's log: a server process killed by a signal is
 reported with what the log says; SIGILL (the build does not fit this CPU) or the death of the
@@ -34,6 +36,7 @@ from django.db import connections
 from consolidation.tasks import ensure_schedules as ensure_consolidation_schedules
 from meaning_memory.accounts import FIRST_USER_COMMAND, no_user_yet
 from meaning_memory.embedded import EmbeddedServer, configured_server, signals_in
+from meaning_memory.keeper import Keeper, wait_for_cleanup
 from meaning_memory.metrics import MULTIPROCESS_DIR
 from meaning_memory.proxies import SERVER_OPTIONS
 from memories.tasks import ensure_schedules
@@ -65,6 +68,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         host, port = options["host"], options["port"]
+        wait_for_cleanup(settings.MM_DATA_DIR, self.stdout.write)
         if _port_in_use(host, port):
             raise CommandError(f"{host}:{port} is already in use; choose another --port")
         call_command("migrate", interactive=False, verbosity=0)
@@ -109,9 +113,10 @@ class Command(BaseCommand):
         if not options["no_worker"]:
             commands["worker"] = [sys.executable, "-m", "meaning_memory", "qcluster"]
         restarts = _Restarts()
+        keeper = Keeper(str(settings.MM_DATA_DIR))  # stops the children if serve is killed
         try:
             for name, command in commands.items():
-                children[name] = _start_child(command)
+                children[name] = _start_child(command, keeper)
             if not _wait_for_port(host, port, children["web"], lambda: signals_received > 0):
                 if not signals_received:
                     raise CommandError(
@@ -151,7 +156,7 @@ class Command(BaseCommand):
                     self.stderr.write(
                         f"The {name} process exited with {child.returncode}; starting it again."
                     )
-                    children[name] = _start_child(commands[name])
+                    children[name] = _start_child(commands[name], keeper)
                 if watcher is not None:
                     fatal = watcher.check(self.stderr)
                     if fatal:
@@ -160,6 +165,7 @@ class Command(BaseCommand):
             self.stdout.write("Stopping…")
         finally:
             _stop(children.values(), lambda: signals_received > 1)
+            keeper.done()
             if database is not None:
                 database.release()
 
@@ -176,8 +182,10 @@ def _metrics_directory() -> None:
     os.environ[MULTIPROCESS_DIR] = str(directory)
 
 
-def _start_child(command: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(command, start_new_session=True)
+def _start_child(command: list[str], keeper: Keeper) -> subprocess.Popen[bytes]:
+    child = subprocess.Popen(command, start_new_session=True)
+    keeper.watch(child.pid)
+    return child
 
 
 #: A child that exits this many times within the window stops serve instead of restarting.
