@@ -105,7 +105,9 @@ PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=
 
 
 class SecurityHeaders:
-    """Content-Security-Policy and Permissions-Policy on every answer. (Django's own middleware
+    """Content-Security-Policy and Permissions-Policy on every answer, and ``Cache-Control:
+    no-store`` on every one but the static files' (a page or an answer holds a workspace's
+    memories: no browser, proxy or back button keeps a copy). (Django's own middleware
     sends X-Content-Type-Options, Referrer-Policy, Cross-Origin-Opener-Policy and
     X-Frame-Options; ``MM_HTTPS`` makes the cookies secure.)"""
 
@@ -119,4 +121,6 @@ class SecurityHeaders:
             "Content-Security-Policy", DOCS_POLICY if docs else CONTENT_SECURITY_POLICY
         )
         response.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+        if not request.path.startswith("/" + settings.STATIC_URL.lstrip("/")):
+            response.setdefault("Cache-Control", "no-store")
         return response

@@ -52,3 +52,26 @@ def test_no_template_has_an_inline_script_style_or_handler():
         for match in inline.finditer(path.read_text())
     ]
     assert found == []
+
+
+def test_no_page_or_answer_is_kept_by_a_browser_or_proxy(client, alice):
+    """A dashboard page, an admin page, an API answer (and an error): Cache-Control: no-store,
+    so the back button after logging out, a shared proxy or a browser cache keeps no copy of a
+    workspace's memories."""
+    from django.contrib.auth import get_user_model
+
+    from memories.models import Membership
+
+    user = get_user_model().objects.create_user("dora", password="pw", is_staff=True)
+    Membership.objects.create(user=user, workspace=alice.agent.workspace, role="curator")
+    client.force_login(user)
+    for response in (
+        client.get("/"),
+        client.get("/memories/"),
+        client.get("/admin/"),
+        client.get("/accounts/login/"),
+        alice.client.post("/api/v1/search", {"query": "x"}, format="json"),
+        alice.client.get("/api/v1/memories"),
+        alice.client.get("/api/v1/nothing"),
+    ):
+        assert "no-store" in response["Cache-Control"].split(", "), response
