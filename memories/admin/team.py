@@ -152,21 +152,30 @@ class AgentAdmin(WorkspaceScoped, NoDeleting, admin.ModelAdmin):
         self._each(request, queryset, services.agent_revoke, "Revoked")
 
     @admin.action(
-        description="Reactivate the tokens of the selected agents", permissions=["change"]
+        description="Reactivate the selected agents with new tokens", permissions=["change"]
     )
     def reactivate(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
-        self._each(request, queryset, services.agent_reactivate, "Reactivated")
+        tokens = self._each(request, queryset, services.agent_reactivate, "Reactivated")
+        for agent, token in tokens:
+            # Shown once, as createagent prints it: the revoked token stays revoked.
+            self.message_user(
+                request, f"New token of {agent.name} (shown once): {token}", messages.WARNING
+            )
 
-    def _each(self, request: HttpRequest, queryset: QuerySet[Agent], service, done: str) -> None:
-        """Through the service, so each change is recorded; all or none."""
+    def _each(self, request: HttpRequest, queryset: QuerySet[Agent], service, done: str) -> list:
+        """Through the service, so each change is recorded; all or none. What each call
+        returned."""
         try:
             with transaction.atomic():
-                for agent in queryset.select_related("workspace"):
+                returned = [
                     service(user=request.user, workspace=agent.workspace, agent_id=agent.pk)
+                    for agent in queryset.select_related("workspace")
+                ]
         except MemoryEngineError as exc:
             self.message_user(request, f"Nothing changed: {exc.message}", messages.ERROR)
-            return
-        self.message_user(request, f"{done}: {queryset.count()} agents.")
+            return []
+        self.message_user(request, f"{done}: {len(returned)} agents.")
+        return returned
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "scopes":

@@ -181,11 +181,26 @@ def agent_revoke(*, user: Any, workspace: Workspace, agent_id: int, reason: str 
 
 
 @transaction.atomic
-def agent_reactivate(*, user: Any, workspace: Workspace, agent_id: int, reason: str = "") -> Agent:
-    """Let a revoked token work again (a revocation made by mistake), as ``agent_revoke``
-    decides who may, and recorded the same way."""
+def agent_reactivate(
+    *, user: Any, workspace: Workspace, agent_id: int, reason: str = ""
+) -> tuple[Agent, str]:
+    """Let a revoked agent act again, with a new token (returned, to be shown once): a revoked
+    token never works again, whoever may hold it. ``agent_revoke`` decides who may; recorded
+    the same way, the new token's prefix with it."""
     agent = _agent_to_change(user, workspace, agent_id)
     if agent.is_active:
         raise ValidationFailed.single("agent", f"the token of {agent.name} is not revoked.")
-    reason = reason.strip() or f"token of {agent.name} reactivated"
-    return _set_active(agent, True, user=user, action=Action.RESTORE, reason=reason)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    old = {"token_prefix": agent.token_prefix, "is_active": False}
+    agent.token_prefix, agent.token_hash, agent.is_active = token[:10], hash_token(token), True
+    agent.save(update_fields=["token_prefix", "token_hash", "is_active"])
+    record(
+        None,
+        Action.RESTORE,
+        subject_agent=agent,
+        user=user,
+        old=old,
+        new={"token_prefix": agent.token_prefix, "is_active": True},
+        reason=reason.strip() or f"{agent.name} reactivated with a new token",
+    )
+    return agent, token

@@ -1,5 +1,7 @@
 """Revoking an agent's token: one service, recorded, for the dashboard and the admin alike."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -108,20 +110,29 @@ def test_the_supersession_chain_is_read_in_two_queries_however_long(alice):
     assert [m.pk for m in older] == [m.pk for m in reversed(memories[:3])]
 
 
-def test_a_token_revoked_by_mistake_is_reactivated_and_recorded(client, alice):
+def test_a_revoked_agent_is_reactivated_with_a_new_token_and_the_old_one_stays_dead(client, alice):
     root = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     client.force_login(root)
     changelist = "/admin/memories/agent/"
     client.post(changelist, {"action": "revoke", "_selected_action": [alice.agent.pk]})
+    assert agent_authenticate(alice.token) is None
 
-    client.post(changelist, {"action": "reactivate", "_selected_action": [alice.agent.pk]})
+    shown = client.post(
+        changelist, {"action": "reactivate", "_selected_action": [alice.agent.pk]}, follow=True
+    ).content.decode()
     again = client.post(
         changelist, {"action": "reactivate", "_selected_action": [alice.agent.pk]}, follow=True
     )
 
-    assert agent_authenticate(alice.token) == alice.agent
+    # The revoked token never works again; the new one, shown once, does.
+    assert agent_authenticate(alice.token) is None
+    assert alice.client.post("/api/v1/search", {"query": "x"}, format="json").status_code == 401
+    (token,) = re.findall(r"New token of alice \(shown once\): (mm_[A-Za-z0-9_-]+)", shown)
+    assert agent_authenticate(token) == alice.agent
     event = ProvenanceEvent.objects.get(action="restore", subject_agent=alice.agent)
-    assert event.user == root and event.new_values == {"is_active": True}
+    assert event.user == root
+    assert event.new_values == {"token_prefix": token[:10], "is_active": True}
+    assert token not in str(event.new_values) + str(event.old_values) + event.reason
     assert "Nothing changed: agent: the token of alice is not revoked." in again.content.decode()
 
 
