@@ -3,6 +3,8 @@ what to make of the answer)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from typing import Any
 
@@ -27,6 +29,22 @@ def _with_key(item: dict[str, Any]) -> dict[str, Any]:
     return item if item.get("idempotency_key") else {**item, "idempotency_key": uuid.uuid4().hex}
 
 
+def _with_content_key(item: dict[str, Any]) -> dict[str, Any]:
+    """A batch's memory, with a key derived from what it says unless it has one: a batch sent
+    again (a retry, a script run twice) stores nothing new, as the raw API's batch without keys
+    does; two items alike in every field are one memory."""
+    if item.get("idempotency_key"):
+        return item
+    canonical = json.dumps(
+        {k: v for k, v in item.items() if k != "idempotency_key"},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
+    )
+    return {**item, "idempotency_key": "content-" + hashlib.sha256(canonical.encode()).hexdigest()}
+
+
 def _list_params(cursor: str | None, filters: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The list's URL and query: a ``next`` link as given, or the filters."""
     if cursor and cursor.startswith(("http://", "https://")):
@@ -48,7 +66,7 @@ class _Calls:
 
     @staticmethod
     def bulk_remember(memories: list[dict[str, Any]]) -> tuple:
-        body = {"memories": [_with_key(dict(item)) for item in memories]}
+        body = {"memories": [_with_content_key(dict(item)) for item in memories]}
         return "POST", "/api/v1/memories/bulk", {"json": body}, "always", _bulk
 
     @staticmethod

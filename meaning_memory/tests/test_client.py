@@ -114,6 +114,34 @@ def test_a_retried_write_is_stored_once(served, actors):
         mm.feedback(stored.mem_id, "important", reason="it was sent: not sent again")
 
 
+def test_a_batch_sent_twice_stores_nothing_new(served, actors):
+    """A script run again (or a batch retried after its answer was lost) sends the same items:
+    the client's keys follow what each item says, so the second send finds them all stored;
+    an item that differs in any field is new, and a key of the caller's own is kept."""
+    batch = [
+        {"text": "Dana prefers email.", "metadata": {"customer": "orion"}},
+        {"text": "Kwame leads QA.", "scope": "team:accounts"},
+        {"text": "Ünïcode café notes ✓", "category": "preference"},
+    ]
+    with MeaningMemory(served, actors["alice"].token) as mm:
+        first = mm.bulk_remember(batch)
+        again = mm.bulk_remember([dict(item) for item in batch])
+        changed = mm.bulk_remember([{**batch[0], "metadata": {"customer": "zephyr"}}])
+        own = mm.bulk_remember([{**batch[1], "idempotency_key": "mine-1"}])
+
+    async def resend():
+        async with AsyncMeaningMemory(served, actors["alice"].token) as amm:
+            return await amm.bulk_remember(batch)
+
+    from_async = asyncio.run(resend())
+    assert (first.stored, first.existing) == (3, 0)
+    assert (again.stored, again.existing, again.mem_ids) == (0, 3, first.mem_ids)
+    assert (from_async.stored, from_async.mem_ids) == (0, first.mem_ids)
+    assert changed.stored == 1 and own.stored == 1
+    assert Memory.objects.count() == 5
+    assert Memory.objects.filter(idempotency_key="mine-1").count() == 1
+
+
 def test_the_async_client(served, actors):
     async def work():
         async with AsyncMeaningMemory(served, actors["alice"].token) as mm:

@@ -4,7 +4,7 @@
  * openapi-fetch, typed by the generated `paths`; every method resolves to the API's JSON
  * answer as the schema declares it, or rejects with a `MeaningMemoryError` (`errors.ts`).
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 
 import createClient from "openapi-fetch";
 
@@ -57,6 +57,33 @@ function withKey<T extends { idempotency_key?: string | null }>(item: T): T {
   return item.idempotency_key ? item : { ...item, idempotency_key: randomUUID().replace(/-/g, "") };
 }
 
+/** JSON with every object's keys in order: what an item says, whatever order it was built in. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) {
+    return `[${value.map(canonical).join(",")}]`;
+  }
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * A batch's memory, with a key derived from what it says unless it has one: a batch sent again
+ * (a retry, a script run twice) stores nothing new, as the raw API's batch without keys does.
+ */
+function withContentKey<T extends { idempotency_key?: string | null }>(item: T): T {
+  if (item.idempotency_key) {
+    return item;
+  }
+  const { idempotency_key: _unused, ...said } = item;
+  const digest = createHash("sha256").update(canonical(said)).digest("hex");
+  return { ...item, idempotency_key: `content-${digest}` };
+}
+
 /** The query of a `next` link as it came (a cursor page's link keeps the filters). */
 function nextLink(cursor: string | undefined): string | undefined {
   return cursor && /^https?:\/\//.test(cursor) ? new URL(cursor).search.slice(1) : undefined;
@@ -65,8 +92,9 @@ function nextLink(cursor: string | undefined): string | undefined {
 /**
  * The API for one agent. A network failure is sent again (`retries`, with a growing pause):
  * reads always; `remember` and `bulkRemember` too, because the client gives each memory an
- * `idempotency_key` when the caller did not, so a write the engine stored before the
- * connection broke is not stored twice; the other writes only when the request never reached
+ * `idempotency_key` when the caller did not (a batch's derived from what each item says, so a
+ * batch sent again stores nothing new), so a write the engine stored before the connection
+ * broke is not stored twice; the other writes only when the request never reached
  * the engine (the connection was refused or could not be made).
  */
 export class MeaningMemory {
@@ -118,7 +146,7 @@ export class MeaningMemory {
   bulkRemember(
     memories: Body<"memories_bulk_create">["memories"],
   ): Promise<Answer<"memories_bulk_create">> {
-    const body = { memories: memories.map(withKey) };
+    const body = { memories: memories.map(withContentKey) };
     return this.call("always", (signal) =>
       this.http.POST("/api/v1/memories/bulk", { body, signal }),
     );

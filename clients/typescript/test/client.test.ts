@@ -101,6 +101,17 @@ test("bulk remember, then every page of the list through its next links", async 
   ]);
   assert.equal(written.stored, 3);
   const ids = records(written.results).map((result) => str(result.mem_id));
+  // The same batch sent again (its items' fields in another order): nothing new is stored.
+  const again = await mm.bulkRemember([
+    { source, text: `${tag} Step one: open the ticket.` },
+    { source, text: `${tag} Step two: call the customer.` },
+    { source, text: `${tag} Step three: close the ticket.` },
+  ]);
+  assert.equal(again.stored, 0);
+  assert.deepEqual(
+    records(again.results).map((result) => str(result.mem_id)),
+    ids,
+  );
 
   const first = await mm.list({ source, limit: 1 });
   assert.equal(records(first.results).length, 1);
