@@ -152,6 +152,13 @@ def _dict(value: Any) -> str | None:
     return _json(value) if isinstance(value, dict) else "must be an object."
 
 
+def _small_dict(value: Any) -> str | None:
+    """What the engine writes itself as a small object (a link's or a divergence's evidence, a
+    thread's cues and words, a memory's attribution): at most as large as a memory's metadata,
+    so a file cannot bring megabytes that every read of it would then serve."""
+    return rules.metadata(value) if isinstance(value, dict) else "must be an object."
+
+
 def _list_of(check: Check) -> Check:
     def checked(value: Any) -> str | None:
         if not isinstance(value, list):
@@ -289,7 +296,7 @@ RECORDS: dict[str, dict[str, Check]] = {
         "source_kind": lambda v: None if v == "" else _string(rules.source_kind)(v),
         "sig_self": _nullable(_UNIT),
         "sig_external": _nullable(_UNIT),
-        "attribution": _dict,
+        "attribution": _small_dict,
         "episode_text": _string(rules.episode_text),
         "embedding_model": _max(Memory, "embedding_model"),
         "metadata": lambda v: rules.metadata(v) if isinstance(v, dict) else "must be an object.",
@@ -316,7 +323,7 @@ RECORDS: dict[str, dict[str, Check]] = {
         "origin": _choice(Link.Origin),
         "agent": _nullable(_text()),
         "user": _nullable(_text()),
-        "evidence": _dict,
+        "evidence": _small_dict,
         "created_at": _time,
         "removed_at": _nullable(_time),
     },
@@ -330,9 +337,9 @@ RECORDS: dict[str, dict[str, Check]] = {
         "last_seen": _time,
         "size": _count(Thread, "size"),
         "sessions": _count(Thread, "sessions"),
-        "cues": _list_of(_dict),
-        "words": _dict,
-        "members": _list_of(_fields({"memory": _id, "evidence": _dict})),
+        "cues": _list_of(_small_dict),
+        "words": _small_dict,
+        "members": _list_of(_fields({"memory": _id, "evidence": _small_dict})),
     },
     "divergence": {
         "divergence_id": _id,
@@ -341,7 +348,7 @@ RECORDS: dict[str, dict[str, Check]] = {
         "link": _nullable(_id),
         "score": _number(),
         "detector": _max(Divergence, "detector", blank=False),
-        "evidence": _dict,
+        "evidence": _small_dict,
         "status": _choice(Divergence.Status),
         "reason": _text(),
         "closed_by": _nullable(_text()),

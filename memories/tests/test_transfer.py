@@ -647,3 +647,21 @@ def test_any_malformed_file_is_imported_or_refused_with_nothing_written(small, t
             assert rows() == before
 
     imported_or_refused()
+
+
+@pytest.mark.parametrize("note", ["é" * 70_000, "x" * 5_000_000], ids=["70k", "5MB"])
+def test_a_link_s_evidence_of_megabytes_is_refused_naming_the_line_and_the_limit(
+    small, tmp_path, note
+):
+    """A link's evidence is what the engine writes (a rule, a score, a note of at most 1,000
+    characters): a file bringing a 5 MB one would have every traversal serve it."""
+    at = line_of(small, "link")
+    records = [dict(r) for r in small]
+    records[at]["evidence"] = {"note": note}
+    message = refused(tmp_path, records, f"line {at + 1} (link): evidence: must be at most")
+    assert "65536 bytes as JSON" in message
+    records[at]["evidence"] = {"note": "é" * 1_000}  # what the API allows imports as before
+    path = tmp_path / "fine.jsonl"
+    path.write_text(lines_of(records))
+    import_file(path, workspace_slug="copy")
+    assert Link.objects.filter(evidence__note="é" * 1_000).exists()
