@@ -19,7 +19,7 @@ from memories.models import (
 )
 from memories.search import SearchHit
 from memories.selectors import memory_history, visible_scope_ids
-from memories.selectors.first_seen import first_seen
+from memories.selectors.first_seen import Known, as_known
 from memories.selectors.relations import LinkView, memory_entities, memory_links
 from memories.selectors.sources import Record
 from memories.selectors.traversal import Reached, made_by, step_time
@@ -103,7 +103,7 @@ def memory_detail(memory: Memory, agent: Agent | None) -> dict[str, Any]:
     events = memory_history(memory)
     scope_ids = visible_scope_ids(agent) if agent is not None else None
     entities = memory_entities(memory)
-    seen = first_seen(entities, scope_ids)
+    seen = as_known(entities, scope_ids)
     return {
         **memory_to_dict(memory),
         "entities": [entity_to_dict(e, seen=seen) for e in entities],
@@ -113,20 +113,20 @@ def memory_detail(memory: Memory, agent: Agent | None) -> dict[str, Any]:
 
 
 def entity_to_dict(
-    entity: Entity, mentions: int | None = None, seen: dict[int, Any] | None = None
+    entity: Entity, mentions: int | None = None, seen: dict[int, Known] | None = None
 ) -> dict[str, Any]:
-    """An entity; ``seen`` (``selectors.first_seen``) gives its ``created_at`` as the reader
-    knows it, when the reader is an agent."""
-    created = seen.get(entity.pk) if seen is not None else entity.created_at
+    """An entity; ``seen`` (``selectors.first_seen.as_known``) gives its ``created_at`` and
+    ``origin`` as the reader knows them, when the reader is an agent."""
+    known = seen[entity.pk] if seen is not None else Known(entity.created_at, entity.origin)
     data: dict[str, Any] = {
         "entity_id": entity.entity_id,
         "name": entity.name,
         "type": entity.kind,
         "aliases": entity.aliases,
         "declared": entity.declared,
-        "origin": entity.origin,
+        "origin": known.origin,
         "merged_into": entity.merged_into.entity_id if entity.merged_into_id else None,
-        "created_at": iso(created),
+        "created_at": iso(known.at),
     }
     if mentions is not None:
         data["mentions"] = mentions

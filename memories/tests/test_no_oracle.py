@@ -115,3 +115,60 @@ def test_a_type_given_where_the_entity_cannot_be_seen_does_not_change_it(alice, 
     assert Entity.objects.get(normalized="orion retail").kind == "organization"
     remember(alice, "Orion Retail renewed.", "Orion Retail", scope="team:accounts")
     assert Entity.objects.get(normalized="orion retail").kind == "customer"
+
+
+def _shown(entity: dict) -> dict:
+    """An entity answer without what differs between any two names (its id and name)."""
+    return {k: v for k, v in entity.items() if k not in {"entity_id", "name", "created_at"}}
+
+
+def test_every_field_of_a_declaration_is_that_of_a_new_name(alice, bob):
+    """The origin too: a name another agent gave privately, one the recogniser found in its
+    private text, and one never written are declared alike ("gazetteer", now)."""
+    remember(bob, "Marrowgate Ventures signed the lease (private).", "Marrowgate Ventures")
+    bob.client.post(
+        "/api/v1/memories",
+        {"text": "Talked to Quenby Harlow Partners about the deal."},
+        format="json",
+    )
+    assert Entity.objects.filter(normalized="quenby harlow partners", origin="extraction")
+    before = timezone.now()
+    answers = [
+        alice.client.post("/api/v1/entities", {"name": name, "type": "customer"}, format="json")
+        for name in ("Marrowgate Ventures", "Quenby Harlow Partners", "Zorblat Provisions")
+    ]
+    assert [a.status_code for a in answers] == [201, 201, 201]
+    shown = [_shown(a.json()) for a in answers]
+    assert shown[0] == shown[1] == shown[2] and shown[2]["origin"] == "gazetteer"
+    assert all(datetime.fromisoformat(a.json()["created_at"]) >= before for a in answers)
+    # Listed or read afterwards, the same.
+    listed = alice.client.get("/api/v1/entities").json()["results"]
+    assert {e["origin"] for e in listed} == {"gazetteer"}
+    # Bob, who wrote them first, still sees how they came.
+    bobs = {e["name"]: e["origin"] for e in bob.client.get("/api/v1/entities").json()["results"]}
+    assert bobs["Marrowgate Ventures"] == "writer"
+    assert bobs["Quenby Harlow Partners"] == "extraction"
+
+
+def test_every_field_of_a_written_entity_is_that_of_a_new_name(alice, bob):
+    """A writer's entity of a name (and type) only another agent's private text named: the
+    memory's answer tells it the same as for a name never written."""
+    bob.client.post(
+        "/api/v1/memories",
+        {"text": "Talked to Quenby Harlow Partners about the deal."},
+        format="json",
+    )
+    before = timezone.now()
+    answers = [
+        alice.client.post(
+            "/api/v1/memories",
+            {"text": f"{name} called.", "entities": [{"name": name, "type": "organization"}]},
+            format="json",
+        )
+        for name in ("Quenby Harlow Partners", "Zorblat Provisions")
+    ]
+    written = [a.json()["entities"] for a in answers]
+    assert [len(e) for e in written] == [1, 1]
+    assert _shown(written[0][0]) == _shown(written[1][0])
+    assert written[0][0]["origin"] == "writer"
+    assert datetime.fromisoformat(written[0][0]["created_at"]) >= before

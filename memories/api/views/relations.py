@@ -20,7 +20,7 @@ from memories.presenters import (
 )
 from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergence_get, divergences_visible
-from memories.selectors.first_seen import first_seen
+from memories.selectors.first_seen import as_known
 from memories.selectors.paging import page_of
 from memories.selectors.relations import (
     entity_get,
@@ -138,7 +138,7 @@ class EntitiesApi(APIView):
             ),
             values,
         )
-        seen = first_seen(entities, visible_scope_ids(agent))
+        seen = as_known(entities, visible_scope_ids(agent))
         return Response(
             {**page, "results": [entity_to_dict(e, e.mentions, seen) for e in entities]}
         )
@@ -156,7 +156,7 @@ class EntitiesApi(APIView):
             workspace_id=agent.workspace_id, agent=agent, **parse(EntityDeclareInput, request.data)
         )
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        seen = first_seen([result.entity], visible_scope_ids(agent))
+        seen = as_known([result.entity], visible_scope_ids(agent))
         return Response(entity_to_dict(result.entity, seen=seen), status=code)
 
 
@@ -176,7 +176,7 @@ class EntityDetailApi(APIView):
         memories, page = page_of(entity_memories(entity, scope_ids), values)
         return Response(
             {
-                "entity": entity_to_dict(entity, seen=first_seen([entity], scope_ids)),
+                "entity": entity_to_dict(entity, seen=as_known([entity], scope_ids)),
                 **page,
                 "memories": [memory_to_dict(m) for m in memories],
             }
