@@ -16,8 +16,9 @@ rules it broke.
 A network failure is retried (``retries``, with a growing pause): reads always; ``remember``
 and ``bulk_remember`` too, because the client gives each memory an ``idempotency_key`` when
 the caller did not (a batch's derived from what each item says, so a batch sent again stores
-nothing new), so a write the engine stored before the connection broke is not stored twice; feedback and forget only when the request never reached the engine (the connection
-was refused or could not be made).
+nothing new), so a write the engine stored before the connection broke is not stored twice;
+feedback and forget only when the request never reached the engine (the connection was refused
+or could not be made).
 """
 
 from __future__ import annotations

@@ -2,6 +2,39 @@
 
 import django.db.models.functions.text
 from django.db import migrations, models
+from django.db.models.functions import Lower
+
+
+def rename_case_twins(apps, schema_editor):
+    """Releases before this one looked workspaces up by their exact slug, so "acme" and "Acme"
+    could both exist; from now on a slug is one whatever its case. The oldest of such twins
+    keeps its slug, each later one gets "-2", "-3"… (its agents' tokens, memories and members
+    are untouched; only the slug, which the dashboard's addresses and the commands name,
+    changes), and ``migrate`` says so."""
+    Workspace = apps.get_model("memories", "Workspace")
+    taken = set(Workspace.objects.annotate(key=Lower("slug")).values_list("key", flat=True))
+    seen = set()
+    for workspace in Workspace.objects.order_by("pk"):
+        key = workspace.slug.lower()
+        if key not in seen:
+            seen.add(key)
+            continue
+        n = 2
+        while _numbered(key, n) in taken:
+            n += 1
+        old, workspace.slug = workspace.slug, _numbered(workspace.slug, n)
+        taken.add(workspace.slug.lower())
+        workspace.save(update_fields=["slug"])
+        print(
+            f"\n  Workspace {old!r} renamed {workspace.slug!r}: another workspace's slug "
+            "differs from it only in case, and slugs are now one whatever their case."
+        )
+
+
+def _numbered(slug: str, n: int) -> str:
+    """``slug`` with "-n", cut to fit the column (64 characters)."""
+    suffix = f"-{n}"
+    return slug[: 64 - len(suffix)] + suffix
 
 
 class Migration(migrations.Migration):
@@ -10,6 +43,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(rename_case_twins, migrations.RunPython.noop),
         migrations.AddConstraint(
             model_name="workspace",
             constraint=models.UniqueConstraint(
