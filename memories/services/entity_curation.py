@@ -131,13 +131,19 @@ def entity_retype(*, user: Any, entity: Entity, kind: str, reason: str) -> Entit
     return entity
 
 
+#: What a split writes in the evidence of a mention it sets aside (the memory names the
+#: namesake too), so that splitting back restores it.
+SET_ASIDE = "a curator's split: the memory names its namesake too"
+
+
 def entity_split(
     *, user: Any, entity: Entity, kind: str, memories: list[str], reason: str
 ) -> Entity:
     """Some of ``entity``'s mentions are of another thing of the same name ("Jordan" the
     country among the mentions of Jordan the person): the mentions of ``memories`` (their
     ids) go to its namesake of type ``kind``, made if there is none (typed by the curator).
-    Both entities' histories keep what moved and why; a split back moves them again."""
+    Both entities' histories keep what moved and why; a split back moves them again (and
+    restores a mention it set aside because the memory named both)."""
     kind, reason, errors = _correction(
         user, entity, kind, reason, "say why these mentions are another thing."
     )
@@ -181,10 +187,29 @@ def entity_split(
                 source__in=[link.source for link in links.values()],
             ).values_list("source_id", flat=True)
         )
+        # A mention an earlier split set aside because the memory named the namesake too
+        # comes back when the split is undone: the memory named both, and names both again.
+        set_aside = {
+            link.source_id: link
+            for link in Link.objects.filter(
+                workspace_id=entity.workspace_id,
+                target_entity=namesake,
+                kind="mentions",
+                removed_at__isnull=False,
+                evidence__set_aside=SET_ASIDE,
+                source__in=[link.source for link in links.values()],
+            )
+        }
         for link in links.values():
-            if link.source_id in already:  # it names the namesake too: one mention
+            if link.source_id in set_aside:
+                back = set_aside[link.source_id]
+                back.removed_at = None
+                back.evidence = {k: v for k, v in back.evidence.items() if k != "set_aside"}
+                back.save(update_fields=["removed_at", "evidence"])
+            elif link.source_id in already:  # it names the namesake too: one mention
                 link.removed_at = timezone.now()
-                link.save(update_fields=["removed_at"])
+                link.evidence = {**link.evidence, "set_aside": SET_ASIDE}
+                link.save(update_fields=["removed_at", "evidence"])
             else:
                 link.target_entity = namesake
                 link.evidence = {**link.evidence, "namesake": "a curator's split"}

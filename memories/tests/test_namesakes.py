@@ -189,6 +189,39 @@ def test_a_curator_splits_off_a_namesake_and_splits_it_back(client, alice, charl
     )
 
 
+def test_splitting_back_restores_a_memory_that_named_both(alice):
+    """ "Jordan met Jordan's trade minister": the memory mentions the person and, once split,
+    the country; splitting the person's mention off to the country sets the person's aside (one
+    mention of the country), and splitting back brings both back as they were."""
+    from django.contrib.auth import get_user_model
+
+    from memories.models import Membership
+    from memories.services.entity_curation import entity_split
+
+    both = remember(
+        alice,
+        "Jordan met the trade minister of Jordan.",
+        entities=[{"name": "Jordan", "type": "person"}, {"name": "Jordan", "type": "place"}],
+    )
+    person = Entity.objects.get(normalized="jordan", kind="person")
+    place = Entity.objects.get(normalized="jordan", kind="place")
+    curator = get_user_model().objects.create_user("cato", password="pw")
+    Membership.objects.create(user=curator, workspace=alice.agent.workspace, role="curator")
+
+    def active():
+        return sorted(
+            Link.objects.filter(source=both, removed_at__isnull=True).values_list(
+                "target_entity__kind", flat=True
+            )
+        )
+
+    assert active() == ["person", "place"]
+    entity_split(user=curator, entity=person, kind="place", memories=[both.mem_id], reason="x")
+    assert active() == ["place"]
+    entity_split(user=curator, entity=place, kind="person", memories=[both.mem_id], reason="y")
+    assert active() == ["person", "place"]
+
+
 def test_a_conversation_line_s_speaker_is_the_person_among_namesakes(alice):
     # The place first: with no context, the surest typed (the oldest) would be the place.
     remember(alice, "We flew to Jordan.", entities=[{"name": "Jordan", "type": "place"}])
