@@ -141,7 +141,16 @@ INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
 class Flag(_Typed, serializers.BooleanField):
+    """true or false (from text also 1/0, yes/no…); a blank value is neither (DRF would read
+    it as null, and so as the default, in silence)."""
+
     json_types = (bool,)
+    default_error_messages = {"invalid": "must be true or false."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and not data.strip():
+            self.fail("invalid", input=data)
+        return super().to_internal_value(data)
 
 
 class TextList(serializers.ListField):

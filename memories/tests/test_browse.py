@@ -128,3 +128,14 @@ def test_an_agent_lists_only_what_it_may_see(alice, bob, charlie):
         set(pages(charlie.client)[0]) & {m.mem_id for m in private + shared}
     )
     assert Memory.objects.count() == 5
+
+
+def test_a_blank_flag_is_a_400_naming_it_not_the_default(alice):
+    """``show_ids=`` or ``currently_valid=`` with no value is neither true nor false: refused,
+    naming the parameter, as "maybe" is (it was read as absent, in silence)."""
+    for path, name in (("/api/v1/compiled", "show_ids"), (URL, "currently_valid")):
+        for value in ("", " ", "maybe"):
+            answer = alice.client.get(path, {name: value})
+            assert answer.status_code == 400, (path, name, value)
+            assert answer.json() == {name: ["must be true or false."]}
+        assert alice.client.get(path, {name: "false"}).status_code == 200
