@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from consolidation.answers import RunAnswer, SagaAnswer
 from consolidation.models import CompiledSnapshot
 from consolidation.presenters import run_to_dict, saga_to_dict
 from consolidation.saga import saga_recall
@@ -24,7 +25,7 @@ from memories.serializers import parse
 class ConsolidateApi(APIView):
     @extend_schema(
         request=ConsolidateInput,
-        responses={202: OpenApiTypes.OBJECT},
+        responses={202: RunAnswer},
         summary="Start a consolidation run of your workspace (a worker runs it)",
         description="202 with the queued run; read it again at /api/v1/consolidate/<run_id>. "
         "409 naming the run while another run of the workspace is queued or running.",
@@ -44,7 +45,7 @@ class ConsolidateApi(APIView):
 
 class RunApi(APIView):
     @extend_schema(
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: RunAnswer},
         summary="A consolidation run of your workspace: its state, each phase's counts and time",
         description="Another workspace's run is a 404, as one that does not exist.",
     )
@@ -55,7 +56,7 @@ class RunApi(APIView):
 class SagaApi(APIView):
     @extend_schema(
         request=SagaInput,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: SagaAnswer},
         summary="Saga recall (preview): a whole story across sessions, with a summary",
         description="With a query: the threads of its best hits, their memories in time order "
         "and an extractive summary (each line with its mem_id). With a thread_id: that thread. "

@@ -22,4 +22,21 @@ SPECTACULAR = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memories.api.schema.document_errors",
     ],
+    # One name for each set of values a field takes, where fields of one name take different
+    # sets (an agent's feedback action and a history's, a memory's status and a run's …).
+    "ENUM_NAME_OVERRIDES": {
+        "ActionEnum": "memories.services.feedback.CURATE_ACTIONS",
+        "ProvenanceActionEnum": "memories.models.ProvenanceEvent.Action",
+        "DirectionEnum": "memories.kinds.WALK_DIRECTIONS",
+        "LinkDirectionEnum": "memories.kinds.LINK_DIRECTIONS",
+        "MemoryStatusEnum": "memories.models.Memory.Status",
+        "ScoreOriginEnum": "memories.models.Memory.ScoreOrigin",
+        "EntityOriginEnum": "memories.models.Entity.Origin",
+        "StoredLinkOriginEnum": "memories.models.Link.Origin",
+        "LinkOriginEnum": "memories.api.answers.memories.LINK_ORIGINS",
+        "RecordKindEnum": "memories.api.answers.relations.RECORD_KINDS",
+        "CheckKindEnum": "readiness.models.Evidence.Kind",
+        "VerdictEnum": "readiness.answers.VERDICTS",
+        "EvidenceSourceEnum": "readiness.answers.SOURCES",
+    },
 }

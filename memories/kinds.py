@@ -20,6 +20,10 @@ LINK_TYPES = (
     "follows",
     "same_as",
 )
+#: Which way a link points, seen from the memory or node it is shown with.
+LINK_DIRECTIONS = ("out", "in")
+#: Which links a walk follows: those from each node, those to it, or both.
+WALK_DIRECTIONS = (*LINK_DIRECTIONS, "both")
 #: The link types the engine derives from memories' own fields: nobody writes them as links.
 DERIVED_LINK_TYPES = ("supersedes", "follows")
 CUSTOM_TYPE_PREFIX = "custom:"

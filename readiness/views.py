@@ -12,7 +12,6 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -27,6 +26,7 @@ from memories.serializers import (
     query_values,
 )
 from memories.views import page_context, page_membership
+from readiness.answers import HistoryAnswer, ReadinessAnswer
 from readiness.history import DEFAULT_RUNS, MAX_RUNS, CapabilityHistory, readiness_history
 from readiness.registry import CAPABILITIES
 from readiness.report import CapabilityReport, readiness_report, source, table
@@ -167,7 +167,7 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
 
 class ReadinessApi(APIView):
     @extend_schema(
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: ReadinessAnswer},
         summary="The STARE readiness report, from the registry and recorded evidence",
     )
     def get(self, request: Request) -> Response:
@@ -178,7 +178,7 @@ class ReadinessApi(APIView):
 class ReadinessHistoryApi(APIView):
     @extend_schema(
         parameters=[HistoryInput],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: HistoryAnswer},
         summary="Each capability's evidence over time: per evaluation run, its checks' values "
         "against their thresholds and the verdict after it, marked when it changed",
     )

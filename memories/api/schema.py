@@ -1,12 +1,15 @@
 """The OpenAPI schema says what the API enforces: each field's bounds from its rule (the
 serializers' ``Rule``, whose own messages DRF's bounds would replace), and that request bodies
 refuse unknown fields (``StrictSerializer``). Found missing by the property-based test: a client
-generated from the schema sent what the engine then refused.
+generated from the schema sent what the engine then refused. Each answer's shape
+(``memories.api.answers``) is a component named after it.
 
 drf-spectacular finds these extensions once the module is imported (``memories.api.views``
 imports it)."""
 
 from __future__ import annotations
+
+import inspect
 
 from drf_spectacular.extensions import (
     OpenApiSerializerExtension,
@@ -56,6 +59,29 @@ class StrictBody(OpenApiSerializerExtension):
             variants = field.get("oneOf", [])
             if len(variants) == 2 and variants[1] == {"type": "string", "maxLength": 0}:
                 field.update(field.pop("oneOf")[0])
+        return schema
+
+
+class AnswerName(OpenApiSerializerExtension):
+    """An answer's shape (``memories.api.answers``) is the component named after its class,
+    less ``Answer`` (``MemoryDetailAnswer`` is ``MemoryDetail``), described by the first
+    paragraph of its own docstring (the rest, and a parent's, are for the code's readers)."""
+
+    target_class = "memories.api.answers.Answer"
+    match_subclasses = True
+
+    def _shape(self) -> type:
+        return self.target if isinstance(self.target, type) else type(self.target)
+
+    def get_name(self, auto_schema, direction) -> str:
+        return self._shape().__name__.removesuffix("Answer")
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        said = inspect.cleandoc(vars(self._shape()).get("__doc__") or "").split("\n\n")[0]
+        schema.pop("description", None)
+        if said:
+            schema["description"] = " ".join(said.split()).replace("``", "`")
         return schema
 
 

@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from memories import rules
 from memories.compile import DISPLAY_MODES, compile_options
+from memories.kinds import WALK_DIRECTIONS
 from memories.serializers.fields import (
     BLANK_MESSAGES,
     DATETIME_MESSAGES,
@@ -103,7 +104,7 @@ class TraverseInput(StrictSerializer):
     )
     link_types = LINK_TYPE_FILTER
     direction = serializers.ChoiceField(
-        choices=["out", "in", "both"],
+        choices=WALK_DIRECTIONS,
         required=False,
         help_text="out: links from each node; in: links to it; both (default).",
     )

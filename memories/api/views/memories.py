@@ -7,8 +7,7 @@ import math
 from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
@@ -17,6 +16,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
+from memories.api.answers import (
+    BulkAnswer,
+    ErasureAnswer,
+    MemoryDetailAnswer,
+    MemoryPageAnswer,
+    StoredLinkAnswer,
+)
 from memories.errors import ValidationFailed
 from memories.operations import remember_command, remember_commands
 from memories.presenters import (
@@ -96,7 +102,7 @@ class MemoryCreateApi(APIView):
     @extend_schema(
         parameters=[MemoryListInput],
         operation_id="memories_list",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: MemoryPageAnswer},
         summary="Browse memories: the search's filters without a query, newest or most "
         "significant first, a cursor page at a time",
         description="The answer is DRF's cursor page: results, and next / previous links "
@@ -123,7 +129,14 @@ class MemoryCreateApi(APIView):
 
     @extend_schema(
         request=RememberInput,
-        responses={201: OpenApiTypes.OBJECT},
+        responses={
+            201: OpenApiResponse(MemoryDetailAnswer, description="The memory, stored."),
+            200: OpenApiResponse(
+                MemoryDetailAnswer,
+                description="The memory stored before with this idempotency_key (in this "
+                "scope): nothing new was stored.",
+            ),
+        },
         summary="Remember: store a memory",
     )
     def post(self, request: Request) -> Response:
@@ -143,7 +156,10 @@ class BulkRememberInput(StrictSerializer):
 class MemoryBulkApi(APIView):
     @extend_schema(
         request=BulkRememberInput,
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        responses={
+            201: OpenApiResponse(BulkAnswer, description="At least one memory was stored."),
+            200: OpenApiResponse(BulkAnswer, description="Every one was stored already."),
+        },
         summary="Remember many: all validated first, stored once each, scored",
         description='Body `{"memories": [...]}`, each item the remember arguments, at most '
         "MM_BULK_MAX_ITEMS. One bad item refuses the batch (400 naming `memories[i].field`). "
@@ -162,7 +178,7 @@ class MemoryBulkApi(APIView):
 
 class MemoryDetailApi(APIView):
     @extend_schema(
-        responses={200: OpenApiTypes.OBJECT}, summary="A memory with its scores and provenance"
+        responses={200: MemoryDetailAnswer}, summary="A memory with its scores and provenance"
     )
     def get(self, request: Request, mem_id: str) -> Response:
         memory = memory_get(agent=request.user, mem_id=mem_id)
@@ -172,7 +188,7 @@ class MemoryDetailApi(APIView):
 class MemoryFeedbackApi(APIView):
     @extend_schema(
         request=FeedbackInput,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: MemoryDetailAnswer},
         summary="Feedback: important, demote, pin or unpin, with a reason",
     )
     def post(self, request: Request, mem_id: str) -> Response:
@@ -185,7 +201,7 @@ class MemoryFeedbackApi(APIView):
 class MemoryForgetApi(APIView):
     @extend_schema(
         request=ForgetInput,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: MemoryDetailAnswer},
         summary="Forget (soft delete) a memory, with a reason",
     )
     def post(self, request: Request, mem_id: str) -> Response:
@@ -198,7 +214,7 @@ class MemoryForgetApi(APIView):
 class MemoryEraseApi(APIView):
     @extend_schema(
         request=EraseInput,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: ErasureAnswer},
         summary="Erase a memory for good, with a reason",
         description="Its text, vectors, metadata, links, history and every copy of its words "
         "(the episodes of the memories after it, entities only it named, threads) are removed; "
@@ -215,7 +231,10 @@ class MemoryEraseApi(APIView):
 class MemoryLinksApi(APIView):
     @extend_schema(
         request=LinkAddInput,
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        responses={
+            201: OpenApiResponse(StoredLinkAnswer, description="The new link."),
+            200: OpenApiResponse(StoredLinkAnswer, description="The link, there already."),
+        },
         summary="Link a memory to another memory or to an entity",
         description="201 with the new link; 200 with the link already there. A memory or an "
         "entity you cannot see is a 404, as one that does not exist.",
@@ -231,7 +250,7 @@ class MemoryLinksApi(APIView):
 class MemoryLinkRemoveApi(APIView):
     @extend_schema(
         request=LinkRemoveInput,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: StoredLinkAnswer},
         summary="Remove one of a memory's links, with a reason (kept in its history)",
     )
     def post(self, request: Request, mem_id: str, link_id: str) -> Response:

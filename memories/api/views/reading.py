@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memories.api.answers import CompiledAnswer, PathAnswer, SearchAnswer, TraversalAnswer
 from memories.api.views.common import ErrorsAsJson, preferred
 from memories.compile import compiled_memory_file
 from memories.errors import ValidationFailed
@@ -47,7 +48,7 @@ class CompiledFileApi(APIView):
         ],
         responses={
             (200, "text/markdown"): OpenApiTypes.STR,
-            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "application/json"): CompiledAnswer,
         },
         summary="The compiled memory file, built to a token budget",
     )
@@ -74,7 +75,7 @@ class CompiledFileApi(APIView):
 class SearchApi(APIView):
     @extend_schema(
         request=SearchInput,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: SearchAnswer},
         summary="Search: ranked memories with explanations and a markdown table",
     )
     def post(self, request: Request) -> Response:
@@ -92,7 +93,7 @@ class SearchApi(APIView):
 class TraverseApi(APIView):
     @extend_schema(
         request=TraverseInput,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: TraversalAnswer},
         summary="Follow links from a memory or an entity (opt-in: MM_TRAVERSAL)",
         description="The nodes within depth links, nearest first, each with its shortest path: "
         "every step's link type, direction, who or what made it, evidence and time. Only what "
@@ -108,7 +109,7 @@ class TraverseApi(APIView):
 class ExplainPathApi(APIView):
     @extend_schema(
         request=ExplainPathInput,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: PathAnswer},
         summary="The shortest path between two memories, or a memory and an entity (opt-in)",
         description="Links followed either way, up to depth; found false when none is within "
         "reach. 403 while MM_TRAVERSAL is off; an end you cannot see is a 404.",

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories import services
+from memories.api.answers import (
+    DivergenceAnswer,
+    DivergencePageAnswer,
+    EntityAnswer,
+    EntityDetailAnswer,
+    EntityPageAnswer,
+    SourceDetailAnswer,
+    SourcePageAnswer,
+)
 from memories.errors import NotFound
 from memories.presenters import (
     divergence_to_dict,
@@ -44,7 +52,7 @@ class DivergencesApi(APIView):
     @extend_schema(
         parameters=[DivergenceListInput],
         operation_id="divergences_list",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: DivergencePageAnswer},
         summary="Memories by different writers that disagree (MM_DIVERGENCE), newest first",
         description="Each with both memories, its score, the detector that decided, its evidence "
         "and its state (open, resolved, dismissed). Only divergences between two memories you "
@@ -60,7 +68,7 @@ class DivergencesApi(APIView):
 
 class DivergenceDetailApi(APIView):
     @extend_schema(
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: DivergenceAnswer},
         summary="One divergence (MM_DIVERGENCE)",
         description="One with a memory you cannot see is a 404, as one that does not exist.",
     )
@@ -74,7 +82,7 @@ class SourcesApi(APIView):
     @extend_schema(
         parameters=[SourceListInput],
         operation_id="sources_list",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: SourcePageAnswer},
         summary="Sources and their records: how often their memories were found right",
         description="Writers (a memory's source) and the entities claims are attributed to, "
         "each with its memories you see, how many were found right (marked important, a "
@@ -103,7 +111,7 @@ class SourcesApi(APIView):
 class SourceDetailApi(APIView):
     @extend_schema(
         operation_id="sources_detail",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: SourceDetailAnswer},
         summary="One source's record, its records on topics, and the events behind it",
         description="kind: writer (key: the writer's name) or entity (key: its entity_id). A "
         "source none of whose memories you see is a 404, as one that does not exist.",
@@ -123,7 +131,7 @@ class EntitiesApi(APIView):
     @extend_schema(
         parameters=[EntityListInput],
         operation_id="entities_list",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: EntityPageAnswer},
         summary="The workspace's entities you may know of, most mentioned first",
     )
     def get(self, request: Request) -> Response:
@@ -145,7 +153,12 @@ class EntitiesApi(APIView):
 
     @extend_schema(
         request=EntityDeclareInput,
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        responses={
+            201: OpenApiResponse(EntityAnswer, description="A new entity, declared."),
+            200: OpenApiResponse(
+                EntityAnswer, description="One already known, now declared with these aliases."
+            ),
+        },
         summary="Declare an entity in the workspace's gazetteer",
         description="Its name and aliases are then found in every text written. 201 for a new "
         "entity, 200 for one already known (now declared, with these aliases too).",
@@ -163,7 +176,7 @@ class EntitiesApi(APIView):
 class EntityDetailApi(APIView):
     @extend_schema(
         parameters=[PageInput],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: EntityDetailAnswer},
         summary="An entity and the memories that mention it, newest first",
     )
     def get(self, request: Request, entity_id: str) -> Response:
