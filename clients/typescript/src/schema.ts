@@ -476,9 +476,53 @@ export interface components {
          * @enum {string}
          */
         ActionEnum: "important" | "demote" | "pin" | "unpin" | "forget";
+        /** @description A bulk write: how many memories were stored, how many were there already, and each. */
+        Bulk: {
+            stored: number;
+            existing: number;
+            results: components["schemas"]["BulkItem"][];
+        };
+        /** @description What a bulk write did with one item: stored it, or found it stored already. */
+        BulkItem: {
+            /** @description Its place in the request. */
+            index: number;
+            status: components["schemas"]["BulkItemStatusEnum"];
+            mem_id: string;
+            stare_scores: components["schemas"]["StareScores"];
+            stare_origins: components["schemas"]["StareOrigins"];
+        };
+        /**
+         * @description * `stored` - stored
+         *     * `existing` - existing
+         * @enum {string}
+         */
+        BulkItemStatusEnum: "stored" | "existing";
         /** @description The bulk body as the schema shows it (``parse_bulk`` reads it). */
         BulkRememberInput: {
             memories: components["schemas"]["RememberInput"][];
+        };
+        /** @description A capability's checks and its verdict after each run that measured it. */
+        CapabilityHistory: {
+            dim: components["schemas"]["DimEnum"];
+            capability: string;
+            key: string;
+            checks: components["schemas"]["Check"][];
+            /** @description Oldest first. */
+            runs: components["schemas"]["Point"][];
+        };
+        /** @description A capability's row of the report: how far it is built, deployed and evidenced. */
+        CapabilityReport: {
+            dim: components["schemas"]["DimEnum"];
+            capability: string;
+            summary: string;
+            /** @description GA, beta, preview or not built. */
+            implementation: string;
+            deployment: string;
+            /** @description The setting that switches it. */
+            switch: string | null;
+            evidence: components["schemas"]["EvidenceEnum"];
+            verdict: components["schemas"]["VerdictEnum"];
+            checks: components["schemas"]["CheckStatus"][];
         };
         /**
          * @description * `fact` - Fact
@@ -491,6 +535,74 @@ export interface components {
          * @enum {string}
          */
         CategoryEnum: "fact" | "decision" | "preference" | "commitment" | "event" | "procedure" | "observation";
+        /** @description A check as the registry declares it. */
+        Check: {
+            id: string;
+            kind: components["schemas"]["CheckKindEnum"];
+            metric: string;
+            /** Format: double */
+            threshold: number;
+        };
+        /**
+         * @description * `synthetic` - Synthetic (data the project made)
+         *     * `gated-eval` - Gated evaluation (external data)
+         * @enum {string}
+         */
+        CheckKindEnum: "synthetic" | "gated-eval";
+        /** @description A check in the report: its latest run (null fields when it never ran). */
+        CheckStatus: {
+            id: string;
+            kind: components["schemas"]["CheckKindEnum"];
+            metric: string;
+            /** Format: double */
+            threshold: number;
+            status: components["schemas"]["VerdictEnum"];
+            /** Format: double */
+            value: number | null;
+            dataset: string | null;
+            /** Format: date-time */
+            recorded_at: string | null;
+            source: (components["schemas"]["EvidenceSourceEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description What a failure (or no run) holds back. */
+            blocks: string;
+            /** @description Why the last evaluation run could not run it. */
+            not_run: string | null;
+        };
+        /** @description The compiled memory file: its markdown, what went in, what was cut and why. */
+        Compiled: {
+            /** Format: date-time */
+            as_of: string;
+            budget: number;
+            tokens: number;
+            token_counter: string;
+            display_mode: components["schemas"]["DisplayModeEnum"];
+            /** @description e.g. standard; event: fast, decision: never */
+            decay: string;
+            show_ids: boolean;
+            candidates: number;
+            included_count: number;
+            cut_count: number;
+            cut_protected_count: number;
+            included: components["schemas"]["CompiledEntry"][];
+            /** @description At most cut_listed_max of them. */
+            cut: components["schemas"]["CompiledEntry"][];
+            cut_listed_max: number;
+            markdown: string;
+        };
+        /** @description A memory the compiled file included (with its tokens) or cut (with the reason). */
+        CompiledEntry: {
+            mem_id: string;
+            category: components["schemas"]["CategoryEnum"];
+            /** Format: double */
+            significance: number;
+            /** Format: double */
+            weight: number;
+            protected: boolean;
+            /** @description Of its line, for an included memory. */
+            tokens?: number;
+            /** @description Why it was cut. */
+            reason?: string;
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         ConsolidateInput: {
             /** @description The phases to run, in run order whatever the order given: dedupe, link, supersede, threads, extract, divergence, rescore, asymmetry, compile (default all). */
@@ -502,12 +614,119 @@ export interface components {
             dry_run?: boolean;
         };
         /**
+         * @description * `S` - S
+         *     * `T` - T
+         *     * `A` - A
+         *     * `R` - R
+         *     * `E` - E
+         * @enum {string}
+         */
+        DimEnum: "S" | "T" | "A" | "R" | "E";
+        /**
          * @description * `out` - out
          *     * `in` - in
          *     * `both` - both
          * @enum {string}
          */
         DirectionEnum: "out" | "in" | "both";
+        /**
+         * @description * `marks` - marks
+         *     * `verbose` - verbose
+         *     * `off` - off
+         * @enum {string}
+         */
+        DisplayModeEnum: "marks" | "verbose" | "off";
+        /** @description Two memories by different writers that disagree (the older first), why they were flagged, and what a curator decided. */
+        Divergence: {
+            divergence_id: string;
+            status: components["schemas"]["DivergenceStatusEnum"];
+            /** Format: double */
+            score: number;
+            /** @description rules, geometry or model */
+            detector: string;
+            /** @description What the detector found: free-form. */
+            evidence: {
+                [key: string]: unknown;
+            };
+            /** @description The two, the older first. */
+            memories: components["schemas"]["DivergingMemory"][];
+            /** @description Its contradicts link. */
+            link_id: string | null;
+            /** @description The curator's, once closed. */
+            reason: string;
+            closed_by: string | null;
+            /** Format: date-time */
+            closed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A page of divergences, newest first. */
+        DivergencePage: {
+            page: number;
+            page_size: number;
+            /** @description How many pages in all. */
+            pages: number;
+            /** @description How many items in all. */
+            count: number;
+            results: components["schemas"]["Divergence"][];
+        };
+        /**
+         * @description * `open` - Open
+         *     * `resolved` - Resolved
+         *     * `dismissed` - Dismissed
+         * @enum {string}
+         */
+        DivergenceStatusEnum: "open" | "resolved" | "dismissed";
+        /** @description One of the two memories that disagree. */
+        DivergingMemory: {
+            mem_id: string;
+            text: string;
+            source: string;
+            scope: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description * `right` - right
+         *     * `wrong` - wrong
+         *     * `none` - none
+         * @enum {string}
+         */
+        EffectEnum: "right" | "wrong" | "none";
+        /**
+         * @description * `yes` - yes
+         *     * `protected` - protected
+         *     * `cut` - cut
+         *     * `-` - -
+         * @enum {string}
+         */
+        EligibleEnum: "yes" | "protected" | "cut" | "-";
+        /** @description An entity, with when and how the reader first knew of it. */
+        Entity: {
+            entity_id: string;
+            name: string;
+            /** @description person, customer, custom:<name>… */
+            type: string;
+            aliases: string[];
+            /** @description In the workspace's gazetteer. */
+            declared: boolean;
+            /**
+             * @description How the reader first knew of it.
+             *
+             *     * `writer` - Writer
+             *     * `gazetteer` - Gazetteer
+             *     * `extraction` - Extraction
+             *     * `member` - Member
+             */
+            origin: components["schemas"]["EntityOriginEnum"];
+            /** @description The entity_id it was merged into, null when not merged. */
+            merged_into: string | null;
+            /**
+             * Format: date-time
+             * @description When the reader could first know of it (null: not yet).
+             */
+            created_at: string | null;
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         EntityDeclareInput: {
             /** @description Its canonical name. */
@@ -517,6 +736,17 @@ export interface components {
             /** @description Other names texts use for it (found like its name). */
             aliases?: string[];
         };
+        /** @description An entity and a page of the memories that mention it, newest first. */
+        EntityDetail: {
+            page: number;
+            page_size: number;
+            /** @description How many pages in all. */
+            pages: number;
+            /** @description How many items in all. */
+            count: number;
+            entity: components["schemas"]["Entity"];
+            memories: components["schemas"]["Memory"][];
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         EntityInput: {
             /** @description Its name as the text says it, e.g. Zephyr Logistics. */
@@ -524,11 +754,75 @@ export interface components {
             /** @description One of person, organization, customer, project, product, place, topic, or custom:<name>. */
             type: string;
         };
+        /** @description An entity a walk reached or passed through. */
+        EntityNode: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "entity";
+            entity_id: string;
+            name: string;
+            type: string;
+        };
+        /**
+         * @description * `entity` - entity
+         * @enum {string}
+         */
+        EntityNodeKindEnum: "entity";
+        /**
+         * @description * `writer` - Writer
+         *     * `gazetteer` - Gazetteer
+         *     * `extraction` - Extraction
+         *     * `member` - Member
+         * @enum {string}
+         */
+        EntityOriginEnum: "writer" | "gazetteer" | "extraction" | "member";
+        /** @description A page of the entities the reader may know of, most mentioned first. */
+        EntityPage: {
+            page: number;
+            page_size: number;
+            /** @description How many pages in all. */
+            pages: number;
+            /** @description How many items in all. */
+            count: number;
+            results: components["schemas"]["ListedEntity"][];
+        };
+        /** @description An entity named where something points at it: a claim's author, a link's end, a search filter it let through. */
+        EntityRef: {
+            entity_id: string;
+            name: string;
+            /** @description person, customer, custom:<name>… */
+            type: string;
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         EraseInput: {
             /** @description Why (required; kept in the history). */
             reason: string;
         };
+        /** @description What an erasure removed (never what it said). */
+        Erasure: {
+            /** @description The mem_ids. */
+            erased: string[];
+            count: number;
+            by: string;
+            episodes_rewritten: number;
+            entities_removed: number;
+            dry_run: boolean;
+        };
+        /**
+         * @description * `none` - none
+         *     * `synthetic` - synthetic
+         *     * `gated-eval` - gated-eval
+         * @enum {string}
+         */
+        EvidenceEnum: "none" | "synthetic" | "gated-eval";
+        /**
+         * @description * `release` - release
+         *     * `install` - install
+         * @enum {string}
+         */
+        EvidenceSourceEnum: "release" | "install";
         /**
          * @description * `graph` - graph
          * @enum {string}
@@ -544,6 +838,46 @@ export interface components {
             depth?: number;
             /** @description Where to start: a mem_id or an entity id. */
             from: string;
+        };
+        /** @description The figures behind a hit's place (docs/search.md). */
+        Explanation: {
+            /** Format: double */
+            similarity: number;
+            /** Format: double */
+            keyword_rank: number;
+            /** Format: double */
+            episode_similarity: number;
+            /** Format: double */
+            similarity_z: number;
+            /** Format: double */
+            keyword_z: number;
+            /** Format: double */
+            episode_z: number;
+            /** Format: double */
+            fused: number;
+            /** Format: double */
+            neighbour: number;
+            /** Format: double */
+            relevance: number;
+            /** Format: double */
+            significance: number;
+            /** Format: double */
+            age_days: number;
+            /** Format: double */
+            age_factor: number;
+            /** Format: double */
+            a_score: number | null;
+            /**
+             * Format: double
+             * @description With MM_ASYMMETRY_RANKING.
+             */
+            asymmetry_factor?: number;
+            /** Format: double */
+            score: number;
+            passed_gate: boolean;
+            relations?: components["schemas"]["RelationsWhy"];
+            graph?: components["schemas"]["GraphShare"];
+            learned?: components["schemas"]["LearnedShare"];
         };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         FeedbackInput: {
@@ -565,6 +899,32 @@ export interface components {
             /** @description Why (required; kept in the history). */
             reason: string;
         };
+        /** @description With `expand: "graph"`: the graph's share of the hit's relevance. */
+        GraphShare: {
+            /** Format: double */
+            activation: number;
+            /** Format: double */
+            contribution: number;
+            /** Format: double */
+            relevance_before: number;
+            seed: boolean;
+            via: components["schemas"]["Via"][];
+        };
+        /** @description Each capability's evidence over time. */
+        History: {
+            capabilities: components["schemas"]["CapabilityHistory"][];
+        };
+        /** @description With `MM_SEARCH_LEARNED`: the model's score and each feature's share. */
+        LearnedShare: {
+            model: string;
+            /** Format: double */
+            score: number;
+            /** Format: double */
+            relevance_before: number;
+            features: {
+                [key: string]: number;
+            };
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         LinkAddInput: {
             /** @description The mem_id of the memory to link to (or give entity). */
@@ -581,6 +941,12 @@ export interface components {
             /** @description Why you link them (kept as the link's evidence). */
             note?: string;
         } & (unknown | unknown);
+        /**
+         * @description * `out` - out
+         *     * `in` - in
+         * @enum {string}
+         */
+        LinkDirectionEnum: "out" | "in";
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         LinkInput: {
             /** @description The mem_id of the memory it links to. */
@@ -593,11 +959,238 @@ export interface components {
              */
             weight?: number;
         };
+        /**
+         * @description * `writer` - writer
+         *     * `extraction` - extraction
+         *     * `gazetteer` - gazetteer
+         *     * `consolidation` - consolidation
+         *     * `member` - member
+         *     * `divergence` - divergence
+         *     * `engine` - engine
+         * @enum {string}
+         */
+        LinkOriginEnum: "writer" | "extraction" | "gazetteer" | "consolidation" | "member" | "divergence" | "engine";
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         LinkRemoveInput: {
             /** @description Why (required; kept in the history). */
             reason: string;
         };
+        /** @description A memory at the other end of a link. */
+        LinkedMemory: {
+            mem_id: string;
+            text: string;
+        };
+        /** @description An entity in the entities list: with how many memories the reader sees mention it. */
+        ListedEntity: {
+            entity_id: string;
+            name: string;
+            /** @description person, customer, custom:<name>… */
+            type: string;
+            aliases: string[];
+            /** @description In the workspace's gazetteer. */
+            declared: boolean;
+            /**
+             * @description How the reader first knew of it.
+             *
+             *     * `writer` - Writer
+             *     * `gazetteer` - Gazetteer
+             *     * `extraction` - Extraction
+             *     * `member` - Member
+             */
+            origin: components["schemas"]["EntityOriginEnum"];
+            /** @description The entity_id it was merged into, null when not merged. */
+            merged_into: string | null;
+            /**
+             * Format: date-time
+             * @description When the reader could first know of it (null: not yet).
+             */
+            created_at: string | null;
+            mentions: number;
+        };
+        /** @description One check's row of one run. */
+        Measured: {
+            /** Format: double */
+            value: number | null;
+            /** Format: double */
+            threshold: number;
+            passed: boolean;
+            dataset: string;
+            dataset_sha256: string;
+            dataset_bytes: number | null;
+        };
+        /** @description A memory: what its writer gave, its times, scope, replacement and STARE scores. */
+        Memory: {
+            mem_id: string;
+            text: string;
+            category: components["schemas"]["CategoryEnum"];
+            memory_type: components["schemas"]["MemoryTypeEnum"];
+            /** @description Who wrote it (blank: not said). */
+            source: string;
+            /** Format: double */
+            significance: number;
+            pinned: boolean;
+            status: components["schemas"]["MemoryStatusEnum"];
+            session: string;
+            thread: string;
+            /** @description self, user, team, external or custom:<name>. */
+            perspective: string;
+            /**
+             * @description Null when not known.
+             *
+             *     * `observed` - observed
+             *     * `stated` - stated
+             *     * `tool` - tool
+             *     * `inferred` - inferred
+             *     * `hearsay` - hearsay
+             */
+            source_kind: (components["schemas"]["SourceKindEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** Format: double */
+            sig_self: number | null;
+            /** Format: double */
+            sig_external: number | null;
+            /** @description Where perspective, attributed_to and source_kind came from (the writer, the scope, a cue in the text and its words): free-form. */
+            attribution: {
+                [key: string]: unknown;
+            };
+            embedding_model: string;
+            /** @description The writer's own, free-form. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            observed_at: string | null;
+            /** Format: date-time */
+            valid_from: string | null;
+            /** Format: date-time */
+            valid_until: string | null;
+            scope: string;
+            /** @description The mem_id that replaced it. */
+            superseded_by: string | null;
+            stare_scores: components["schemas"]["StareScores"];
+            stare_origins: components["schemas"]["StareOrigins"];
+            /** @description Who made its claim. */
+            attributed_to: components["schemas"]["EntityRef"] | null;
+        };
+        /** @description A memory with its entities, its links (both ways) and its history, as the reader may see them. */
+        MemoryDetail: {
+            mem_id: string;
+            text: string;
+            category: components["schemas"]["CategoryEnum"];
+            memory_type: components["schemas"]["MemoryTypeEnum"];
+            /** @description Who wrote it (blank: not said). */
+            source: string;
+            /** Format: double */
+            significance: number;
+            pinned: boolean;
+            status: components["schemas"]["MemoryStatusEnum"];
+            session: string;
+            thread: string;
+            /** @description self, user, team, external or custom:<name>. */
+            perspective: string;
+            /**
+             * @description Null when not known.
+             *
+             *     * `observed` - observed
+             *     * `stated` - stated
+             *     * `tool` - tool
+             *     * `inferred` - inferred
+             *     * `hearsay` - hearsay
+             */
+            source_kind: (components["schemas"]["SourceKindEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** Format: double */
+            sig_self: number | null;
+            /** Format: double */
+            sig_external: number | null;
+            /** @description Where perspective, attributed_to and source_kind came from (the writer, the scope, a cue in the text and its words): free-form. */
+            attribution: {
+                [key: string]: unknown;
+            };
+            embedding_model: string;
+            /** @description The writer's own, free-form. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            observed_at: string | null;
+            /** Format: date-time */
+            valid_from: string | null;
+            /** Format: date-time */
+            valid_until: string | null;
+            scope: string;
+            /** @description The mem_id that replaced it. */
+            superseded_by: string | null;
+            stare_scores: components["schemas"]["StareScores"];
+            stare_origins: components["schemas"]["StareOrigins"];
+            /** @description Who made its claim. */
+            attributed_to: components["schemas"]["EntityRef"] | null;
+            entities: components["schemas"]["Entity"][];
+            links: components["schemas"]["MemoryLink"][];
+            provenance: components["schemas"]["Provenance"][];
+        };
+        /** @description One of a memory's links, with the memory or the entity at its other end, who or what made it and why. */
+        MemoryLink: {
+            /** @description Null for the engine's own (supersedes, follows). */
+            link_id: string | null;
+            /** @description mentions, supports, custom:<name>… */
+            type: string;
+            direction: components["schemas"]["LinkDirectionEnum"];
+            /** @description The other end, when a memory. */
+            memory?: components["schemas"]["LinkedMemory"];
+            /** @description The other end, when an entity. */
+            entity?: components["schemas"]["EntityRef"];
+            /** Format: double */
+            weight: number;
+            origin: components["schemas"]["LinkOriginEnum"];
+            /** @description agent:<name>, user:<name>, a model, or engine. */
+            made_by: string;
+            /** @description Why it exists (a rule or model, a span, a score): free-form. */
+            evidence: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string | null;
+        };
+        /** @description A memory a walk reached or passed through. */
+        MemoryNode: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "memory";
+            mem_id: string;
+            text: string;
+        };
+        /**
+         * @description * `memory` - memory
+         * @enum {string}
+         */
+        MemoryNodeKindEnum: "memory";
+        /** @description A page of memories, with the links to the pages before and after it. */
+        MemoryPage: {
+            /**
+             * Format: uri
+             * @description The next page, null at the end.
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description Null on the first page.
+             */
+            previous: string | null;
+            results: components["schemas"]["Memory"][];
+        };
+        /**
+         * @description * `active` - Active
+         *     * `superseded` - Superseded
+         *     * `merged` - Merged
+         *     * `forgotten` - Forgotten
+         * @enum {string}
+         */
+        MemoryStatusEnum: "active" | "superseded" | "merged" | "forgotten";
         /**
          * @description * `semantic` - Semantic
          *     * `episodic` - Episodic
@@ -606,8 +1199,18 @@ export interface components {
          * @enum {string}
          */
         MemoryTypeEnum: "semantic" | "episodic" | "procedural" | "working";
+        Node: components["schemas"]["MemoryNode"] | components["schemas"]["EntityNode"];
         /** @enum {unknown} */
         NullEnum: null;
+        /** @description The shortest path between two nodes, when one is within reach. */
+        Path: {
+            from: components["schemas"]["Node"];
+            to: components["schemas"]["Node"];
+            found: boolean;
+            /** @description Null when none was found. */
+            length: number | null;
+            path: components["schemas"]["Step"][];
+        };
         /**
          * @description * `dedupe` - dedupe
          *     * `link` - link
@@ -621,6 +1224,102 @@ export interface components {
          * @enum {string}
          */
         PhasesEnum: "dedupe" | "link" | "supersede" | "threads" | "extract" | "divergence" | "rescore" | "asymmetry" | "compile";
+        /** @description A capability after one run that measured it. */
+        Point: {
+            /** @description Null: a row outside a run. */
+            run: number | null;
+            /** Format: date-time */
+            recorded_at: string;
+            engine_version: string;
+            code_version: string;
+            config_version: string;
+            verdict: components["schemas"]["VerdictEnum"];
+            evidence: components["schemas"]["EvidenceEnum"];
+            changed: boolean;
+            previous_verdict: (components["schemas"]["VerdictEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description By check id. */
+            checks: {
+                [key: string]: components["schemas"]["Measured"];
+            };
+        };
+        /** @description One event of a memory's history: what changed, who did it, when and why. */
+        Provenance: {
+            action: components["schemas"]["ProvenanceActionEnum"];
+            /** @description agent:<name>, user:<name> or system. */
+            actor: string;
+            /** @description The values before, free-form. */
+            old: {
+                [key: string]: unknown;
+            };
+            /** @description The values after, free-form. */
+            new: {
+                [key: string]: unknown;
+            };
+            reason: string;
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * @description * `remember` - Remember
+         *     * `important` - Important
+         *     * `demote` - Demote
+         *     * `pin` - Pin
+         *     * `unpin` - Unpin
+         *     * `supersede` - Supersede
+         *     * `merge` - Merge
+         *     * `forget` - Forget
+         *     * `restore` - Restore
+         *     * `rescore` - Rescore
+         *     * `revoke` - Revoke
+         *     * `link` - Link
+         *     * `unlink` - Unlink
+         *     * `unmerge` - Unmerge
+         *     * `diverge` - Diverge
+         *     * `resolve` - Resolve
+         *     * `dismiss` - Dismiss
+         *     * `erase` - Erase
+         *     * `retype` - Retype
+         *     * `split` - Split
+         * @enum {string}
+         */
+        ProvenanceActionEnum: "remember" | "important" | "demote" | "pin" | "unpin" | "supersede" | "merge" | "forget" | "restore" | "rescore" | "revoke" | "link" | "unlink" | "unmerge" | "diverge" | "resolve" | "dismiss" | "erase" | "retype" | "split";
+        /** @description A node a walk reached, by its shortest path. */
+        Reached: {
+            node: components["schemas"]["Node"];
+            depth: number;
+            path: components["schemas"]["Step"][];
+        };
+        /** @description The STARE readiness report: each capability's row, and the report as a table. */
+        Readiness: {
+            capabilities: components["schemas"]["CapabilityReport"][];
+            /** @description The report as a markdown table. */
+            table: string;
+        };
+        /**
+         * @description * `writer` - writer
+         *     * `entity` - entity
+         *     * `topic` - topic
+         * @enum {string}
+         */
+        RecordKindEnum: "writer" | "entity" | "topic";
+        /** @description A link between a hit and the memory named by related_to. */
+        RelatedLink: {
+            type: string;
+            direction: components["schemas"]["LinkDirectionEnum"];
+        };
+        /** @description The hit's links to the memory named by related_to. */
+        RelatedTo: {
+            mem_id: string;
+            links: components["schemas"]["RelatedLink"][];
+        };
+        /** @description What let a hit through the filters that read links (each there when its filter was). */
+        RelationsWhy: {
+            related_to?: components["schemas"]["RelatedTo"];
+            entity?: components["schemas"]["EntityRef"][];
+            attributed_to?: components["schemas"]["EntityRef"][];
+            connections?: number;
+            min_r?: number;
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         RememberInput: {
             /** @description What to remember, in one or a few sentences (required; at most 10000 characters). */
@@ -718,6 +1417,47 @@ export interface components {
             /** @description Memories it connects to, e.g. [{"to": "<mem_id>", "type": "supports"}]. */
             links?: components["schemas"]["LinkInput"][];
         };
+        /** @description A consolidation run: its state, each phase's counts and seconds. */
+        Run: {
+            run_id: string;
+            status: components["schemas"]["RunStatusEnum"];
+            trigger: components["schemas"]["TriggerEnum"];
+            /** @description In run order. */
+            phases: components["schemas"]["PhasesEnum"][];
+            dry_run: boolean;
+            /** @description By phase that ran: what it did (or would do), each count by name. */
+            counts: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
+            /** @description By phase: its seconds. */
+            timings: {
+                [key: string]: number;
+            };
+            /** @description Why it failed (blank unless it did). */
+            error: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `done` - Done
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        RunStatusEnum: "queued" | "running" | "done" | "failed";
+        /** @description A saga: its threads, their memories in time order, and a summary. */
+        Saga: {
+            threads: components["schemas"]["Thread"][];
+            memories: components["schemas"]["SagaMemory"][];
+            summary: components["schemas"]["SummaryLine"][];
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         SagaInput: {
             /** @description The story you are after, in your words (or give a thread_id). */
@@ -727,6 +1467,135 @@ export interface components {
             /** @description How many memories, 1 to 100; default 20. */
             limit?: number;
         } & (unknown | unknown);
+        /** @description A memory of a saga: its thread, and whether the query found it. */
+        SagaMemory: {
+            mem_id: string;
+            text: string;
+            category: components["schemas"]["CategoryEnum"];
+            memory_type: components["schemas"]["MemoryTypeEnum"];
+            /** @description Who wrote it (blank: not said). */
+            source: string;
+            /** Format: double */
+            significance: number;
+            pinned: boolean;
+            status: components["schemas"]["MemoryStatusEnum"];
+            session: string;
+            thread: string;
+            /** @description self, user, team, external or custom:<name>. */
+            perspective: string;
+            /**
+             * @description Null when not known.
+             *
+             *     * `observed` - observed
+             *     * `stated` - stated
+             *     * `tool` - tool
+             *     * `inferred` - inferred
+             *     * `hearsay` - hearsay
+             */
+            source_kind: (components["schemas"]["SourceKindEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** Format: double */
+            sig_self: number | null;
+            /** Format: double */
+            sig_external: number | null;
+            /** @description Where perspective, attributed_to and source_kind came from (the writer, the scope, a cue in the text and its words): free-form. */
+            attribution: {
+                [key: string]: unknown;
+            };
+            embedding_model: string;
+            /** @description The writer's own, free-form. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            observed_at: string | null;
+            /** Format: date-time */
+            valid_from: string | null;
+            /** Format: date-time */
+            valid_until: string | null;
+            scope: string;
+            /** @description The mem_id that replaced it. */
+            superseded_by: string | null;
+            stare_scores: components["schemas"]["StareScores"];
+            stare_origins: components["schemas"]["StareOrigins"];
+            /** @description Who made its claim. */
+            attributed_to: components["schemas"]["EntityRef"] | null;
+            thread_id: string | null;
+            hit: boolean;
+        };
+        /**
+         * @description * `writer` - Writer
+         *     * `scorer` - Scorer
+         *     * `extraction` - Extraction
+         *     * `asymmetry` - Asymmetry
+         * @enum {string}
+         */
+        ScoreOriginEnum: "writer" | "scorer" | "extraction" | "asymmetry";
+        /** @description The hits of a search, best first, and a markdown table of them. */
+        Search: {
+            results: components["schemas"]["SearchHit"][];
+            /** @description The hits as a markdown table. */
+            table: string;
+        };
+        /** @description A memory found: its rank, whether the compiled file has it, and why it ranks there. */
+        SearchHit: {
+            mem_id: string;
+            text: string;
+            category: components["schemas"]["CategoryEnum"];
+            memory_type: components["schemas"]["MemoryTypeEnum"];
+            /** @description Who wrote it (blank: not said). */
+            source: string;
+            /** Format: double */
+            significance: number;
+            pinned: boolean;
+            status: components["schemas"]["MemoryStatusEnum"];
+            session: string;
+            thread: string;
+            /** @description self, user, team, external or custom:<name>. */
+            perspective: string;
+            /**
+             * @description Null when not known.
+             *
+             *     * `observed` - observed
+             *     * `stated` - stated
+             *     * `tool` - tool
+             *     * `inferred` - inferred
+             *     * `hearsay` - hearsay
+             */
+            source_kind: (components["schemas"]["SourceKindEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** Format: double */
+            sig_self: number | null;
+            /** Format: double */
+            sig_external: number | null;
+            /** @description Where perspective, attributed_to and source_kind came from (the writer, the scope, a cue in the text and its words): free-form. */
+            attribution: {
+                [key: string]: unknown;
+            };
+            embedding_model: string;
+            /** @description The writer's own, free-form. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            observed_at: string | null;
+            /** Format: date-time */
+            valid_from: string | null;
+            /** Format: date-time */
+            valid_until: string | null;
+            scope: string;
+            /** @description The mem_id that replaced it. */
+            superseded_by: string | null;
+            stare_scores: components["schemas"]["StareScores"];
+            stare_origins: components["schemas"]["StareOrigins"];
+            /** @description Who made its claim. */
+            attributed_to: components["schemas"]["EntityRef"] | null;
+            rank: number;
+            eligible: components["schemas"]["EligibleEnum"];
+            explanation: components["schemas"]["Explanation"];
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         SearchInput: {
             /** @description What you are looking for, in your words (at most 2,000 characters and 200 distinct words). */
@@ -819,6 +1688,49 @@ export interface components {
         } & (unknown | {
             related_to: string;
         });
+        /** @description A source's (or a topic's) record: its memories the reader sees, how many were found right and wrong, and its estimate. */
+        Source: {
+            kind: components["schemas"]["RecordKindEnum"];
+            /** @description The writer's name, or the entity's entity_id. */
+            key: string;
+            name: string;
+            memories: number;
+            right: number;
+            wrong: number;
+            /**
+             * Format: double
+             * @description Shrunk toward the workspace's prior.
+             */
+            estimate: number;
+        };
+        /** @description A source's record with its records on topics (most judged first) and the events behind it (newest first). */
+        SourceDetail: {
+            kind: components["schemas"]["RecordKindEnum"];
+            /** @description The writer's name, or the entity's entity_id. */
+            key: string;
+            name: string;
+            memories: number;
+            right: number;
+            wrong: number;
+            /**
+             * Format: double
+             * @description Shrunk toward the workspace's prior.
+             */
+            estimate: number;
+            topics: components["schemas"]["Source"][];
+            events: components["schemas"]["SourceEvent"][];
+        };
+        /** @description An event behind a source's record. */
+        SourceEvent: {
+            mem_id: string;
+            text: string;
+            action: components["schemas"]["ProvenanceActionEnum"];
+            effect: components["schemas"]["EffectEnum"];
+            actor: string;
+            reason: string;
+            /** Format: date-time */
+            at: string;
+        };
         /**
          * @description * `observed` - observed
          *     * `stated` - stated
@@ -828,6 +1740,44 @@ export interface components {
          * @enum {string}
          */
         SourceKindEnum: "observed" | "stated" | "tool" | "inferred" | "hearsay";
+        /** @description A page of sources, most judged first, with the workspace's prior. */
+        SourcePage: {
+            page: number;
+            page_size: number;
+            /** @description How many pages in all. */
+            pages: number;
+            /** @description How many items in all. */
+            count: number;
+            /**
+             * Format: double
+             * @description The workspace's prior estimate.
+             */
+            prior: number;
+            /** Format: double */
+            prior_strength: number;
+            results: components["schemas"]["Source"][];
+        };
+        /** @description Where each STARE score came from, null where there is no score. */
+        StareOrigins: {
+            s: (components["schemas"]["ScoreOriginEnum"] | components["schemas"]["NullEnum"]) | null;
+            t: (components["schemas"]["ScoreOriginEnum"] | components["schemas"]["NullEnum"]) | null;
+            a: (components["schemas"]["ScoreOriginEnum"] | components["schemas"]["NullEnum"]) | null;
+            r: (components["schemas"]["ScoreOriginEnum"] | components["schemas"]["NullEnum"]) | null;
+            e: (components["schemas"]["ScoreOriginEnum"] | components["schemas"]["NullEnum"]) | null;
+        };
+        /** @description A memory's STARE scores, each from 0 to 1, null where none was given or computed. */
+        StareScores: {
+            /** Format: double */
+            s: number | null;
+            /** Format: double */
+            t: number | null;
+            /** Format: double */
+            a: number | null;
+            /** Format: double */
+            r: number | null;
+            /** Format: double */
+            e: number | null;
+        };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         StareScoresInput: {
             /** Format: double */
@@ -840,6 +1790,91 @@ export interface components {
             r?: number | null;
             /** Format: double */
             e?: number | null;
+        };
+        /** @description One link of a path, from one node to the next: who or what made it, why and when. */
+        Step: {
+            from: components["schemas"]["Node"];
+            to: components["schemas"]["Node"];
+            type: string;
+            direction: components["schemas"]["LinkDirectionEnum"];
+            /** @description Null for the engine's own (supersedes, follows). */
+            link_id: string | null;
+            origin: components["schemas"]["LinkOriginEnum"];
+            /** @description agent:<name>, user:<name>, a model, or engine. */
+            made_by: string;
+            /** Format: double */
+            weight: number;
+            /** @description Why the link exists: free-form. */
+            evidence: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string | null;
+        };
+        /** @description A link as stored: from a memory to another memory or to an entity. */
+        StoredLink: {
+            link_id: string;
+            type: string;
+            from: string;
+            /** @description The memory it points to, or null. */
+            to: string | null;
+            /** @description The entity it points to, or null. */
+            entity: string | null;
+            /** Format: double */
+            weight: number;
+            origin: components["schemas"]["StoredLinkOriginEnum"];
+            /** @description Why it exists: free-form. */
+            evidence: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            removed_at: string | null;
+        };
+        /**
+         * @description * `writer` - Writer
+         *     * `extraction` - Extraction
+         *     * `gazetteer` - Gazetteer
+         *     * `consolidation` - Consolidation
+         *     * `member` - Member
+         *     * `divergence` - Divergence
+         * @enum {string}
+         */
+        StoredLinkOriginEnum: "writer" | "extraction" | "gazetteer" | "consolidation" | "member" | "divergence";
+        /** @description A sentence of a saga's summary, with the memory it comes from. */
+        SummaryLine: {
+            mem_id: string;
+            sentence: string;
+        };
+        /** @description A thread: related memories across sessions, and whether it is still open. */
+        Thread: {
+            thread_id: string;
+            title: string;
+            status: components["schemas"]["ThreadStatusEnum"];
+            label: string;
+            size: number;
+            sessions: number;
+            /** Format: date-time */
+            first_seen: string;
+            /** Format: date-time */
+            last_seen: string;
+            /** @description What keeps it open: each a member's cue (mem_id, cue, words), free-form. */
+            cues: {
+                [key: string]: unknown;
+            }[];
+        };
+        /**
+         * @description * `open` - Open
+         *     * `resolved` - Resolved
+         * @enum {string}
+         */
+        ThreadStatusEnum: "open" | "resolved";
+        /** @description The nodes within reach of a start, nearest first, each with its shortest path. */
+        Traversal: {
+            from: components["schemas"]["Node"];
+            count: number;
+            nodes: components["schemas"]["Reached"][];
         };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         TraverseInput: {
@@ -859,6 +1894,29 @@ export interface components {
             limit?: number;
             /** @description Where to start: a mem_id or an entity id. */
             from: string;
+        };
+        /**
+         * @description * `schedule` - Schedule
+         *     * `command` - Command
+         *     * `api` - Api
+         *     * `bulk` - Bulk
+         * @enum {string}
+         */
+        TriggerEnum: "schedule" | "command" | "api" | "bulk";
+        /**
+         * @description * `pass` - pass
+         *     * `fail` - fail
+         *     * `stale` - stale
+         *     * `pending` - pending
+         * @enum {string}
+         */
+        VerdictEnum: "pass" | "fail" | "stale" | "pending";
+        /** @description What joins a hit to a seed of the graph: an entity both mention (entity_id, name) or a link between them (mem_id, link_type). */
+        Via: {
+            entity_id?: string;
+            name?: string;
+            mem_id?: string;
+            link_type?: string;
         };
         ErrorDetail: {
             detail: string;
@@ -920,9 +1978,7 @@ export interface operations {
                 };
                 content: {
                     "text/markdown": string;
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Compiled"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1044,9 +2100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Run"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1134,9 +2188,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Run"];
                 };
             };
             /** @description No token, or an invalid or revoked one. */
@@ -1208,9 +2260,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["DivergencePage"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1280,9 +2330,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Divergence"];
                 };
             };
             /** @description No token, or an invalid or revoked one. */
@@ -1358,9 +2406,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["EntityPage"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1418,24 +2464,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description One already known, now declared with these aliases. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Entity"];
                 };
             };
+            /** @description A new entity, declared. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Entity"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1519,9 +2563,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["EntityDetail"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1593,9 +2635,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Path"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1746,9 +2786,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["MemoryPage"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1815,14 +2853,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The memory stored before with this idempotency_key (in this scope): nothing new was stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDetail"];
+                };
+            };
+            /** @description The memory, stored. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["MemoryDetail"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -1901,9 +2947,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["MemoryDetail"];
                 };
             };
             /** @description No token, or an invalid or revoked one. */
@@ -1968,9 +3012,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Erasure"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2053,9 +3095,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["MemoryDetail"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2138,9 +3178,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["MemoryDetail"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2227,24 +3265,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The link, there already. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["StoredLink"];
                 };
             };
+            /** @description The new link. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["StoredLink"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2328,9 +3364,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["StoredLink"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2406,24 +3440,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Every one was stored already. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Bulk"];
                 };
             };
+            /** @description At least one memory was stored. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Bulk"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2500,9 +3532,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description No token, or an invalid or revoked one. */
@@ -2574,9 +3604,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["History"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2639,9 +3667,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Saga"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2731,9 +3757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Search"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2824,9 +3848,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["SourcePage"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
@@ -2888,9 +3910,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["SourceDetail"];
                 };
             };
             /** @description No token, or an invalid or revoked one. */
@@ -2953,9 +3973,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Traversal"];
                 };
             };
             /** @description Invalid input: each field and the rule it broke. */
