@@ -15,6 +15,7 @@ from drf_spectacular.extensions import (
     OpenApiSerializerExtension,
     OpenApiSerializerFieldExtension,
 )
+from drf_spectacular.plumbing import ResolvedComponent
 
 from memories.shapes import bounds, length_bounds, text_pattern
 
@@ -130,6 +131,43 @@ class TextBounds(_RuleBounds):
             schema["maxLength"] = longest
         # A rule's own pattern (a type, an id) says it all; otherwise what every text obeys.
         schema["pattern"] = text_pattern(field) or (NOT_BLANK if shortest else STORABLE)
+
+
+def _metadata_value(inner: dict) -> dict:
+    """A JSON value whose texts PostgreSQL can store (no NUL), arrays and objects holding
+    ``inner``."""
+    return {
+        "nullable": True,
+        "anyOf": [
+            {"type": "string", "pattern": STORABLE},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "array", "items": inner},
+            {"type": "object", "additionalProperties": inner},
+        ],
+    }
+
+
+#: A value inside a memory's metadata, as ``rules.metadata`` allows it: its texts and those of
+#: the arrays and objects it holds have no NUL character (deeper ones, the depth and the size
+#: are in the field's description: a recursive shape would not make a TypeScript type).
+METADATA_VALUE = _metadata_value(_metadata_value({}))
+
+
+class MetadataShape(OpenApiSerializerFieldExtension):
+    """A memory's metadata: an object of ``MetadataValue``s (no NUL in any text of it)."""
+
+    target_class = "memories.serializers.Metadata"
+
+    def map_serializer_field(self, auto_schema, direction):
+        component = ResolvedComponent(
+            name="MetadataValue",
+            type=ResolvedComponent.SCHEMA,
+            object="MetadataValue",
+            schema=METADATA_VALUE,
+        )
+        auto_schema.registry.register_on_missing(component)
+        return {"type": "object", "additionalProperties": component.ref}
 
 
 #: The body of every error but a validation's: ``{"detail": "…"}`` (``presenters.error_response``).

@@ -153,6 +153,11 @@ class Flag(_Typed, serializers.BooleanField):
         return super().to_internal_value(data)
 
 
+class Metadata(serializers.DictField):
+    """A memory's metadata: any JSON object the rule ``rules.metadata`` allows (its schema says
+    what: ``memories.api.schema.MetadataShape``)."""
+
+
 class TextList(serializers.ListField):
     """A list of strings; from text (a command line, a query string), comma-separated."""
 

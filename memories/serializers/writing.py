@@ -24,6 +24,7 @@ from memories.serializers.fields import (
     MEMORY_TEXT,
     PERSPECTIVE,
     PERSPECTIVE_HELP,
+    Metadata,
     Rule,
     StrictSerializer,
     Text,
@@ -172,10 +173,13 @@ class RememberInput(StrictSerializer):
     sig_external = unit_field(
         required=False, allow_null=True, help_text="How much it matters to others, 0 to 1."
     )
-    metadata = serializers.DictField(
+    metadata = Metadata(
         required=False,
         validators=[Rule(rules.metadata)],
-        help_text="Any JSON object to keep with it.",
+        help_text="Any JSON object to keep with it: at most "
+        f"{rules.METADATA_MAX_DEPTH} levels deep and {rules.METADATA_MAX_BYTES:,} bytes as "
+        "JSON, finite numbers only, and no NUL character in any key or text (PostgreSQL "
+        "cannot store one).",
     )
     idempotency_key = Text(
         required=False,

@@ -98,6 +98,32 @@ def written_in_the_past(case: schemathesis.Case) -> schemathesis.Case:
     return case
 
 
+def no_nul_in_metadata(case: schemathesis.Case) -> schemathesis.Case:
+    """The other rule the schema can state only in words for its keys and deepest values
+    (OpenAPI 3.0 has no ``propertyNames``; a recursive shape makes no TypeScript type): no NUL
+    character anywhere in a memory's metadata, which PostgreSQL cannot store. The schema's
+    pattern holds it for the texts of the first two levels; a NUL elsewhere is taken out, as a
+    client that read the field's description would; the refusal is tested in
+    test_remember_api.py."""
+
+    def clean(value: object) -> object:
+        if isinstance(value, str):
+            return value.replace("\x00", "")
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        if isinstance(value, dict):
+            return {clean(key): clean(item) for key, item in value.items()}
+        return value
+
+    items = [case.body] if isinstance(case.body, dict) else []
+    if isinstance(case.body, dict) and isinstance(case.body.get("memories"), list):
+        items += [item for item in case.body["memories"] if isinstance(item, dict)]
+    for item in items:
+        if isinstance(item.get("metadata"), dict):
+            item["metadata"] = clean(item["metadata"])
+    return case
+
+
 def is_json_text(text: str) -> bool:
     try:
         json.loads(text)
@@ -299,7 +325,7 @@ def test_no_request_gets_a_server_error_or_reaches_the_outsider(alice, charlie, 
             if mode is GenerationMode.NEGATIVE:
                 bulks = bulks.map(remembered(broken_bulks))
             strategies.append(bulks)
-        return st.one_of(strategies).map(written_in_the_past)
+        return st.one_of(strategies).map(written_in_the_past).map(no_nul_in_metadata)
 
     broken_bulks: set[int] = set()
     operations = [result.ok() for result in schema.get_all_operations()]

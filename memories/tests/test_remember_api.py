@@ -117,6 +117,7 @@ BAD_INPUTS = [
     ({"text": "", "signifcance": 0.5}, "text", "must not be empty"),
     ({"text": "nul \u0000 byte"}, "text", "NUL"),
     ({"text": "x", "metadata": {"note": "a\u0000b"}}, "metadata", "NUL"),
+    ({"text": "x", "metadata": {"deep": [{"k\u0000ey": 1}]}}, "metadata", "NUL"),
     ({"text": "x", "source": "lone \ud800 surrogate"}, "source", "Surrogate"),
     ({"text": "x", "metadata": {"k": "lone \udfff"}}, "metadata", "lone surrogates"),
 ]

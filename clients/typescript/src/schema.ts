@@ -1199,6 +1199,13 @@ export interface components {
          * @enum {string}
          */
         MemoryTypeEnum: "semantic" | "episodic" | "procedural" | "working";
+        MetadataValue: (string | number | boolean | ((string | number | boolean | unknown[] | {
+            [key: string]: unknown;
+        }) | null)[] | {
+            [key: string]: (string | number | boolean | unknown[] | {
+                [key: string]: unknown;
+            }) | null;
+        }) | null;
         Node: components["schemas"]["MemoryNode"] | components["schemas"]["EntityNode"];
         /** @enum {unknown} */
         NullEnum: null;
@@ -1406,9 +1413,9 @@ export interface components {
              * @description How much it matters to others, 0 to 1.
              */
             sig_external?: number | null;
-            /** @description Any JSON object to keep with it. */
+            /** @description Any JSON object to keep with it: at most 32 levels deep and 65,536 bytes as JSON, finite numbers only, and no NUL character in any key or text (PostgreSQL cannot store one). */
             metadata?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["MetadataValue"];
             };
             /** @description Your key for this write: sent again (a retry), nothing new is stored and the memory stored under it comes back (over REST, 200 instead of 201). */
             idempotency_key?: string | null;
