@@ -4,13 +4,21 @@
 
     with MeaningMemory("http://127.0.0.1:8000", token="mm_…") as mm:
         stored = mm.remember("Zephyr renews its contract every March.", category="commitment")
-        for hit in mm.search("When does Zephyr renew?").hits:
-            print(hit.rank, hit.memory.mem_id, hit.memory.text)
+        for hit in mm.search("When does Zephyr renew?"):
+            print(hit.rank, hit.mem_id, hit.text)
 
-``AsyncMeaningMemory`` has the same methods, awaited. Results are typed (``Memory``, ``Hit``,
-``SearchResults``, ``BulkResult``, ``MemoryPage``, ``CompiledFile``, ``Readiness``), each
-keeping the API's whole answer in ``raw``. An error answer raises ``MeaningMemoryError`` (or
-its subclass for the status) carrying the API's body: a 400's ``errors`` maps each field to the
+``AsyncMeaningMemory`` has the same methods, awaited. Each answer is the pydantic model of its
+shape in the engine's OpenAPI schema (``meaning_memory.client.answers``, generated from it:
+``MemoryDetail``, ``MemoryPage``, ``Compiled``, ``Erasure``, ``Readiness``, ``History``,
+``Run``, ``EntityPage`` …), validated when it arrives, its fields named as the API names them
+(``from`` is ``from_``); a search's is ``SearchResults`` (its hits iterated) and a bulk
+write's ``BulkResult`` (with ``mem_ids``), the same models with those conveniences. Nothing of
+an answer is dropped (what ``raw`` held before): a field the schema does not declare (a newer
+engine's) is kept in the model's ``model_extra``, and
+``model_dump(mode="json", by_alias=True, exclude_unset=True)`` gives the whole answer back as
+JSON data (its times spelt ``Z`` for UTC). An answer that does not have its declared shape
+raises pydantic's ``ValidationError``. An error answer raises ``MeaningMemoryError`` (or its
+subclass for the status) carrying the API's body: a 400's ``errors`` maps each field to the
 rules it broke.
 
 A network failure is retried (``retries``, with a growing pause): reads always; ``remember``
@@ -31,21 +39,25 @@ from typing import Any
 
 import httpx
 
+from meaning_memory.client.answers import (
+    Compiled,
+    Erasure,
+    History,
+    Memory,
+    MemoryDetail,
+    MemoryPage,
+    Readiness,
+    SearchHit,
+)
 from meaning_memory.client.calls import PLAIN, _Calls, _Plain, markdown
 from meaning_memory.client.results import (
     NOT_SENT,
     BulkResult,
-    CompiledFile,
     Conflict,
-    Erasure,
-    Hit,
     InvalidInput,
     MeaningMemoryError,
-    Memory,
-    MemoryPage,
     NotAuthorized,
     NotFound,
-    Readiness,
     SearchResults,
     TooManyRequests,
     Unavailable,
@@ -55,18 +67,20 @@ from meaning_memory.client.results import (
 __all__ = [
     "AsyncMeaningMemory",
     "BulkResult",
-    "CompiledFile",
+    "Compiled",
     "Conflict",
     "Erasure",
-    "Hit",
+    "History",
     "InvalidInput",
     "MeaningMemory",
     "MeaningMemoryError",
     "Memory",
+    "MemoryDetail",
     "MemoryPage",
     "NotAuthorized",
     "NotFound",
     "Readiness",
+    "SearchHit",
     "SearchResults",
     "TooManyRequests",
     "Unavailable",
@@ -91,10 +105,11 @@ def _pause(exc: httpx.TransportError, retry: str, attempt: int, retries: int, ba
     return backoff * 2**attempt
 
 
-def _answer(response: httpx.Response, make: Any) -> Any:
-    if response.is_success:
-        return make(response.text if make is markdown else response.json())
-    raise _error(response)
+def _answer(response: httpx.Response, answer: Any) -> Any:
+    """The success answer as its model (validated), or its text if Markdown; else the error."""
+    if not response.is_success:
+        raise _error(response)
+    return response.text if answer is markdown else answer.model_validate_json(response.content)
 
 
 class MeaningMemory:
@@ -123,7 +138,7 @@ class MeaningMemory:
         self._http.close()
 
     def _call(self, call: tuple) -> Any:
-        method, path, options, retry, make = call
+        method, path, options, retry, answer = call
         for attempt in range(self.retries + 1):
             try:
                 response = self._http.request(method, path, **options)
@@ -133,10 +148,10 @@ class MeaningMemory:
                     raise
                 time.sleep(pause)
                 continue
-            return _answer(response, make)
+            return _answer(response, answer)
         raise AssertionError("unreachable")
 
-    def remember(self, text: str, **fields: Any) -> Memory:
+    def remember(self, text: str, **fields: Any) -> MemoryDetail:
         """Store one memory (the API's remember arguments as keywords)."""
         return self._call(_Calls.remember(text, **fields))
 
@@ -146,14 +161,14 @@ class MeaningMemory:
     def search(self, query: str, **filters: Any) -> SearchResults:
         return self._call(_Calls.search(query, **filters))
 
-    def get(self, mem_id: str) -> Memory:
+    def get(self, mem_id: str) -> MemoryDetail:
         return self._call(_Calls.get(mem_id))
 
-    def feedback(self, mem_id: str, action: str, reason: str) -> Memory:
+    def feedback(self, mem_id: str, action: str, reason: str) -> MemoryDetail:
         """important, demote, pin, unpin or forget, with the reason."""
         return self._call(_Calls.feedback(mem_id, action, reason))
 
-    def forget(self, mem_id: str, reason: str) -> Memory:
+    def forget(self, mem_id: str, reason: str) -> MemoryDetail:
         return self._call(_Calls.forget(mem_id, reason))
 
     def erase(self, mem_id: str, reason: str) -> Erasure:
@@ -167,20 +182,18 @@ class MeaningMemory:
     def list_all(self, **filters: Any) -> Iterator[Memory]:
         """Every memory the filters keep, page after page."""
         page = self.list(**filters)
-        yield from page.memories
+        yield from page.results
         while page.next:
             page = self.list(cursor=page.next)
-            yield from page.memories
+            yield from page.results
 
-    def compiled(self, **options: Any) -> CompiledFile:
+    def compiled(self, **options: Any) -> Compiled:
         return self._call(_Calls.compiled(**options))
 
     def readiness(self) -> Readiness:
         return self._call(_Calls.readiness())
 
-    def readiness_history(
-        self, capability: str | None = None, runs: int | None = None
-    ) -> list[dict[str, Any]]:
+    def readiness_history(self, capability: str | None = None, runs: int | None = None) -> History:
         """Each capability's evidence over time (``GET /api/v1/readiness/history``)."""
         return self._call(_Calls.readiness_history(capability, runs))
 
@@ -211,7 +224,7 @@ class AsyncMeaningMemory:
         await self._http.aclose()
 
     async def _call(self, call: tuple) -> Any:
-        method, path, options, retry, make = call
+        method, path, options, retry, answer = call
         for attempt in range(self.retries + 1):
             try:
                 response = await self._http.request(method, path, **options)
@@ -221,10 +234,10 @@ class AsyncMeaningMemory:
                     raise
                 await asyncio.sleep(pause)
                 continue
-            return _answer(response, make)
+            return _answer(response, answer)
         raise AssertionError("unreachable")
 
-    async def remember(self, text: str, **fields: Any) -> Memory:
+    async def remember(self, text: str, **fields: Any) -> MemoryDetail:
         return await self._call(_Calls.remember(text, **fields))
 
     async def bulk_remember(self, memories: list[dict[str, Any]]) -> BulkResult:
@@ -233,13 +246,13 @@ class AsyncMeaningMemory:
     async def search(self, query: str, **filters: Any) -> SearchResults:
         return await self._call(_Calls.search(query, **filters))
 
-    async def get(self, mem_id: str) -> Memory:
+    async def get(self, mem_id: str) -> MemoryDetail:
         return await self._call(_Calls.get(mem_id))
 
-    async def feedback(self, mem_id: str, action: str, reason: str) -> Memory:
+    async def feedback(self, mem_id: str, action: str, reason: str) -> MemoryDetail:
         return await self._call(_Calls.feedback(mem_id, action, reason))
 
-    async def forget(self, mem_id: str, reason: str) -> Memory:
+    async def forget(self, mem_id: str, reason: str) -> MemoryDetail:
         return await self._call(_Calls.forget(mem_id, reason))
 
     async def erase(self, mem_id: str, reason: str) -> Erasure:
@@ -248,7 +261,7 @@ class AsyncMeaningMemory:
     async def list(self, cursor: str | None = None, **filters: Any) -> MemoryPage:
         return await self._call(_Calls.list(cursor, filters))
 
-    async def compiled(self, **options: Any) -> CompiledFile:
+    async def compiled(self, **options: Any) -> Compiled:
         return await self._call(_Calls.compiled(**options))
 
     async def readiness(self) -> Readiness:
@@ -256,7 +269,7 @@ class AsyncMeaningMemory:
 
     async def readiness_history(
         self, capability: str | None = None, runs: int | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> History:
         return await self._call(_Calls.readiness_history(capability, runs))
 
 

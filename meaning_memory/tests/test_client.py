@@ -1,21 +1,28 @@
 """The Python client (``meaning_memory.client``) against a live served engine: every method,
-sync and async, typed results, errors as exceptions with the API's field messages, and
-retries that never store a memory twice."""
+sync and async, its answers the schema's models (``meaning_memory.client.answers``), errors
+as exceptions with the API's field messages, and retries that never store a memory twice; the
+README's and docs/api.md's Python examples run as written."""
 
 import asyncio
+import json
+import re
 
 import httpx
 import pytest
 
 from meaning_memory.client import (
     AsyncMeaningMemory,
+    BulkResult,
     Conflict,
     InvalidInput,
     MeaningMemory,
     NotAuthorized,
     NotFound,
+    SearchResults,
+    answers,
 )
 from meaning_memory.testing import make_actor
+from meaning_memory.tests.served import ROOT
 from memories.models import Memory
 
 RENEWAL = "Zephyr Logistics renews its support contract every March."
@@ -29,39 +36,63 @@ def actors(transactional_db):
     }
 
 
-def test_every_method_works_and_returns_typed_results(served, actors):
+def test_every_method_works_and_returns_the_schemas_models(served, actors):
     with MeaningMemory(served, actors["alice"].token) as mm:
         stored = mm.remember(RENEWAL, category="commitment", significance=0.9)
+        assert isinstance(stored, answers.MemoryDetail)
         assert stored.mem_id and stored.category == "commitment" and stored.significance == 0.9
-        assert stored.created_at is not None and stored.created_at.tzinfo is not None
+        assert stored.created_at.tzinfo is not None and stored.valid_until is None
+        assert isinstance(stored.stare_scores, answers.StareScores)  # nested models too
+        assert [event.action for event in stored.provenance] == ["remember"]
         bulk = mm.bulk_remember([{"text": "Dana prefers email."}, {"text": "Kwame leads QA."}])
+        assert isinstance(bulk, BulkResult) and isinstance(bulk, answers.Bulk)
         assert (bulk.stored, bulk.existing, len(bulk.mem_ids)) == (2, 0, 2)
+        assert bulk.mem_ids == [item.mem_id for item in bulk.results]
         found = mm.search("When does Zephyr renew?")
-        assert found.hits[0].memory.mem_id == stored.mem_id and found.hits[0].rank == 1
-        assert "| # | mem_id |" in found.table and len(found) >= 1
+        assert isinstance(found, SearchResults) and isinstance(found, answers.Search)
+        assert found.results[0].mem_id == stored.mem_id and found.results[0].rank == 1
+        assert [hit.mem_id for hit in found] == [hit.mem_id for hit in found.results]
+        assert found.results[0].explanation.score > 0 and found.results[0].text == RENEWAL
+        assert "| # | mem_id |" in found.table and len(found) == len(found.results) >= 1
         assert mm.get(stored.mem_id).text == RENEWAL
+        # Nothing of the answer is dropped: the model gives back the API's JSON (its times in
+        # pydantic's spelling of UTC).
+        raw = httpx.get(
+            f"{served}/api/v1/memories/{stored.mem_id}",
+            headers={"Authorization": f"Bearer {actors['alice'].token}"},
+        ).text
+        utc = json.loads(re.sub(r'(T[0-9:.]+)\+00:00"', r'\1Z"', raw))
+        got = mm.get(stored.mem_id)
+        assert got.model_dump(mode="json", by_alias=True, exclude_unset=True) == utc
         pinned = mm.feedback(stored.mem_id, "pin", reason="the budget depends on it")
-        assert pinned.pinned
+        assert pinned.pinned and isinstance(pinned, answers.MemoryDetail)
         forgotten = mm.forget(bulk.mem_ids[0], reason="wrong")
         assert forgotten.status == "forgotten"
         with pytest.raises(Conflict) as again:  # already forgotten: a clash, named by field
             mm.forget(bulk.mem_ids[0], reason="twice")
         assert again.value.status == 409 and "already forgotten" in again.value.errors["mem_id"][0]
         erased = mm.erase(bulk.mem_ids[0], reason="a mistake")
+        assert isinstance(erased, answers.Erasure)
         assert erased.erased == [bulk.mem_ids[0]] and erased.entities_removed >= 0
         with pytest.raises(NotFound):
             mm.get(bulk.mem_ids[0])
         page = mm.list(limit=1)
-        assert len(page.memories) == 1 and page.next
+        assert isinstance(page, answers.MemoryPage)
+        assert len(page.results) == 1 and page.next and page.previous is None
         listed = [m.mem_id for m in mm.list_all(limit=1)]
         assert listed == [bulk.mem_ids[1], stored.mem_id]
-        assert [m.mem_id for m in mm.list(category="commitment").memories] == [stored.mem_id]
+        assert [m.mem_id for m in mm.list(category="commitment").results] == [stored.mem_id]
         compiled = mm.compiled(display_mode="marks")
-        assert RENEWAL in compiled.markdown and compiled.included == 2
+        assert isinstance(compiled, answers.Compiled)
+        assert RENEWAL in compiled.markdown and compiled.included_count == 2
+        assert {entry.mem_id for entry in compiled.included} == {stored.mem_id, bulk.mem_ids[1]}
         readiness = mm.readiness()
-        assert "| Dim | Capability |" in readiness.table and readiness.capabilities
+        assert isinstance(readiness, answers.Readiness)
+        assert "| Dim | Capability |" in readiness.table and readiness.capabilities[0].dim
         history = mm.readiness_history(capability="S/core", runs=5)
-        assert [h["key"] for h in history] == ["S/core"] and history[0]["runs"] == []
+        assert isinstance(history, answers.History)
+        assert [h.key for h in history.capabilities] == ["S/core"]
+        assert history.capabilities[0].runs == []
         with pytest.raises(InvalidInput) as bad:
             mm.readiness_history(runs=0)
         assert bad.value.errors == {"runs": ["must be 1 to 500."]}
@@ -153,5 +184,19 @@ def test_the_async_client(served, actors):
             return stored, found, page
 
     stored, found, page = asyncio.run(work())
-    assert found.hits[0].memory.mem_id == stored.mem_id
-    assert [m.mem_id for m in page.memories] == [stored.mem_id]
+    assert isinstance(stored, answers.MemoryDetail) and isinstance(found, SearchResults)
+    assert found.results[0].mem_id == stored.mem_id
+    assert [m.mem_id for m in page.results] == [stored.mem_id]
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/api.md"])
+def test_the_documents_python_example_runs_as_written(served, actors, document, capsys):
+    """Each document's one Python example, against the live engine (its address put in for
+    the one it names), with the agent's token as ``TOKEN``."""
+    [example] = re.findall(r"```python\n(.*?)```", (ROOT / document).read_text(), re.DOTALL)
+    assert '"http://127.0.0.1:8000"' in example
+    code = compile(example.replace('"http://127.0.0.1:8000"', "URL"), document, "exec")
+    exec(code, {"URL": served, "TOKEN": actors["alice"].token})
+    printed = capsys.readouterr().out
+    [stored] = Memory.objects.filter(workspace=actors["alice"].agent.workspace)
+    assert stored.pinned and stored.text in printed and "## " in printed

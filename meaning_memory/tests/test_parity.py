@@ -17,7 +17,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from consolidation.models import ConsolidationRun
 from consolidation.snapshots import snapshot_keep
-from meaning_memory.client import AsyncMeaningMemory, MeaningMemory, NotFound
+from meaning_memory.client import AsyncMeaningMemory, MeaningMemory, NotFound, answers
 from meaning_memory.mcp import engine_tools
 from meaning_memory.testing import make_actor
 from meaning_memory.tests.served import ROOT
@@ -99,16 +99,24 @@ def test_the_newer_methods_work_against_a_live_engine(served, alice, settings):
             "Zephyr Logistics renews in March.", scope="team:accounts", source="crm"
         )
         second = mm.remember("Zephyr Logistics asked for a discount.", scope="team:accounts")
+        # Each answer the schema's model of it (meaning_memory.client.answers).
         declared = mm.declare_entity("Zephyr Logistics", "customer", aliases=["ZL"])
-        assert declared["name"] == "Zephyr Logistics" and declared["declared"]
-        assert [e["name"] for e in mm.entities(query="zephyr")["results"]] == ["Zephyr Logistics"]
-        assert mm.entity(declared["entity_id"])["entity"]["entity_id"] == declared["entity_id"]
+        assert isinstance(declared, answers.Entity) and declared.aliases == ["ZL"]
+        assert declared.name == "Zephyr Logistics" and declared.declared
+        found = mm.entities(query="zephyr")
+        assert isinstance(found, answers.EntityPage)
+        assert [e.name for e in found.results] == ["Zephyr Logistics"]
+        assert mm.entity(declared.entity_id).entity.entity_id == declared.entity_id
         link = mm.link(first.mem_id, to=second.mem_id, type="relates_to")
-        removed = mm.unlink(first.mem_id, link["link_id"], reason="not related after all")
-        assert removed["link_id"] == link["link_id"]
-        assert "crm" in json.dumps(mm.sources())
+        assert isinstance(link, answers.StoredLink) and link.from_ == first.mem_id
+        removed = mm.unlink(first.mem_id, link.link_id, reason="not related after all")
+        assert removed.link_id == link.link_id and removed.removed_at is not None
+        sources = mm.sources()
+        assert isinstance(sources, answers.SourcePage)
+        assert "crm" in json.dumps(sources.model_dump(mode="json"))
         run = mm.consolidate(dry_run=True)
-        assert mm.consolidation_run(run["run_id"])["run_id"] == run["run_id"]
+        assert isinstance(run, answers.Run) and run.dry_run
+        assert mm.consolidation_run(run.run_id).run_id == run.run_id
         with pytest.raises(NotFound):
             mm.compiled_kept()  # no run has kept one yet
         compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent)
@@ -120,4 +128,4 @@ def test_the_newer_methods_work_against_a_live_engine(served, alice, settings):
         async with AsyncMeaningMemory(served, alice.token) as mm:
             return await mm.entities(query="zephyr")
 
-    assert asyncio.run(through_async())["results"][0]["name"] == "Zephyr Logistics"
+    assert asyncio.run(through_async()).results[0].name == "Zephyr Logistics"

@@ -1,0 +1,123 @@
+"""The client's answers (``answers.py``) generated from the engine's OpenAPI schema, the one
+committed beside the TypeScript client (``clients/typescript/openapi.json``), so that the
+Python and TypeScript clients read the same declared shapes and neither is written by hand.
+
+In a clone, after the schema is regenerated (docs/api.md says how)::
+
+    python -m meaning_memory.client.generate           # writes answers.py
+    python -m meaning_memory.client.generate --check   # fails if answers.py is not the output
+
+It needs the development tools (requirements-dev.txt): datamodel-code-generator, which writes
+the pydantic models, and ruff, which formats them as the rest of the code. The options below
+are the only place they are chosen; ``meaning_memory/tests/test_client_answers.py`` fails when
+the committed module is not what they give.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "clients" / "typescript" / "openapi.json"
+ANSWERS = Path(__file__).with_name("answers.py")
+
+HEADER = """\
+# Generated from the engine's OpenAPI schema (clients/typescript/openapi.json) by
+# datamodel-code-generator: the shapes of the API's success answers. Do not edit; regenerate
+# with `python -m meaning_memory.client.generate` (its options are there)."""
+
+#: datamodel-codegen's options: pydantic v2 models; enums as Literal (compared with plain
+#: strings); a nullable field typed ``| None`` even when required; times aware datetimes;
+#: links kept as the text the engine sent; fields a newer engine adds kept (``model_extra``);
+#: the schema's descriptions as docstrings; no timestamp, so that the output is byte-stable.
+#: The models come in the generator's order, each after those it names, so that each is
+#: complete once the module is imported and the client's subclasses (``results``) inherit it
+#: whole (alphabetical order, ``--keep-model-order``, would leave them to resolve later).
+OPTIONS = [
+    "--input-file-type=openapi",
+    "--output-model-type=pydantic_v2.BaseModel",
+    "--target-python-version=3.11",
+    "--enum-field-as-literal=all",
+    "--strict-nullable",
+    "--output-datetime-class=AwareDatetime",
+    "--type-mappings=uri=string",
+    "--extra-fields=allow",
+    "--use-annotated",
+    "--collapse-root-models",
+    "--use-schema-description",
+    "--use-field-description",
+    "--disable-timestamp",
+    "--no-formatters",
+]
+
+
+def answer_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema cut to the components its success answers reach: the client sends the
+    caller's keywords as they are and raises error answers as exceptions, so request bodies
+    and error bodies have no model here."""
+    components = schema["components"]["schemas"]
+    reached: set[str] = set()
+
+    def reach(node: Any) -> None:
+        if isinstance(node, dict):
+            name = node.get("$ref", "").removeprefix("#/components/schemas/")
+            if name and name not in reached:
+                reached.add(name)
+                reach(components[name])
+            for value in node.values():
+                reach(value)
+        elif isinstance(node, list):
+            for value in node:
+                reach(value)
+
+    for operations in schema["paths"].values():
+        for operation in operations.values():
+            for status, answer in operation["responses"].items():
+                if status.startswith("2"):
+                    reach(answer.get("content", {}).get("application/json", {}))
+    kept = {name: shape for name, shape in components.items() if name in reached}
+    return {**schema, "paths": {}, "components": {"schemas": kept}}
+
+
+def _run(*command: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", *command], input=stdin, capture_output=True, text=True, cwd=ROOT
+    )
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(command[:2])} failed:\n{done.stderr or done.stdout}")
+    return done.stdout
+
+
+def render(schema: Path = SCHEMA) -> str:
+    """The text of ``answers.py`` as the schema gives it."""
+    answers = answer_schema(json.loads(schema.read_text(encoding="utf-8")))
+    with tempfile.TemporaryDirectory() as folder:
+        source, target = Path(folder) / "openapi.json", Path(folder) / "answers.py"
+        source.write_text(json.dumps(answers), encoding="utf-8")
+        _run("datamodel_code_generator", "--input", str(source), "--output", str(target),
+             "--custom-file-header", HEADER, *OPTIONS)  # fmt: skip
+        code = target.read_text(encoding="utf-8")
+    # Formatted and fixed as the repository's own code (pyproject.toml's ruff settings).
+    where = str(ANSWERS.relative_to(ROOT))
+    code = _run("ruff", "check", "--fix", "--quiet", "--stdin-filename", where, "-", stdin=code)
+    return _run("ruff", "format", "--quiet", "--stdin-filename", where, "-", stdin=code)
+
+
+def main(argv: list[str]) -> int:
+    code = render()
+    if "--check" in argv:
+        if ANSWERS.read_text(encoding="utf-8") != code:
+            print(f"{ANSWERS.name} is not what the schema gives: regenerate it", file=sys.stderr)
+            return 1
+        return 0
+    ANSWERS.write_text(code, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
