@@ -264,7 +264,7 @@ def test_category_type_and_source_filters(alice):
         ({"query": "x", "as_of": "yesterday"}, "as_of", "ISO 8601"),
         ({"query": "x", "min_s_score": 1.5}, "min_s_score", "between 0 and 1"),
         ({"query": "x", "category": "gossip"}, "category", "not one of"),
-        ({"query": "x", "currently_valid": "maybe"}, "currently_valid", "boolean"),
+        ({"query": "x", "currently_valid": "maybe"}, "currently_valid", "true or false"),
         ({"query": "x", "colour": "red"}, "colour", "not a known field"),
         ({"query": "x", "colour": "red", "limit": 0}, "limit", "between 1 and 100"),
         ({"query": " ", "colour": "red"}, "query", "must not be empty"),
