@@ -10,7 +10,6 @@ from memories.errors import MemoryEngineError, ValidationFailed
 from memories.models import (
     PLAIN_FIELDS,
     TIME_FIELDS,
-    Agent,
     Divergence,
     Entity,
     Link,
@@ -18,8 +17,9 @@ from memories.models import (
     ProvenanceEvent,
 )
 from memories.search import SearchHit
-from memories.selectors import memory_history, visible_scope_ids
+from memories.selectors import memory_history
 from memories.selectors.first_seen import Known, as_known
+from memories.selectors.reader import Reader
 from memories.selectors.relations import LinkView, memory_entities, memory_links
 from memories.selectors.sources import Record
 from memories.selectors.traversal import Reached, made_by, step_time
@@ -97,11 +97,10 @@ def provenance_to_dict(event: ProvenanceEvent) -> dict[str, Any]:
     }
 
 
-def memory_detail(memory: Memory, agent: Agent | None) -> dict[str, Any]:
-    """A memory with its entities, its links and its history, as ``agent`` may see them
-    (None: a team member, who sees the whole workspace)."""
+def memory_detail(memory: Memory, reader: Reader) -> dict[str, Any]:
+    """A memory with its entities, its links and its history, as ``reader`` may see them."""
     events = memory_history(memory)
-    scope_ids = visible_scope_ids(agent) if agent is not None else None
+    scope_ids = reader.scope_ids
     entities = memory_entities(memory)
     seen = as_known(entities, scope_ids)
     return {

@@ -35,6 +35,7 @@ from memories.reading import read_as
 from memories.selectors.divergences import divergences_visible
 from memories.selectors.memories import memory_list_page
 from memories.selectors.paging import page_of
+from memories.selectors.reader import Reader
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
@@ -173,7 +174,9 @@ def tool_error(body: dict[str, Any]) -> CallToolResult:
 def remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     result = services.remember(agent, remember_command(arguments))
     status = "stored" if result.created else "already stored"
-    return tool_result(f"{status}: {result.memory.mem_id}", memory_detail(result.memory, agent))
+    return tool_result(
+        f"{status}: {result.memory.mem_id}", memory_detail(result.memory, Reader.of_agent(agent))
+    )
 
 
 def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
@@ -192,12 +195,14 @@ def search(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 def feedback(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     parsed = parse(FeedbackArguments, arguments)
     memory = memory_feedback(agent=agent, **parsed)
-    return tool_result(f"{parsed['action']}: {memory.mem_id}", memory_detail(memory, agent))
+    return tool_result(
+        f"{parsed['action']}: {memory.mem_id}", memory_detail(memory, Reader.of_agent(agent))
+    )
 
 
 def forget(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     memory = memory_forget(agent=agent, **parse(ForgetArguments, arguments))
-    return tool_result(f"forgotten: {memory.mem_id}", memory_detail(memory, agent))
+    return tool_result(f"forgotten: {memory.mem_id}", memory_detail(memory, Reader.of_agent(agent)))
 
 
 def erase(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:

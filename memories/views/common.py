@@ -16,10 +16,8 @@ from memories.errors import MemoryEngineError, ValidationFailed
 from memories.kinds import ENTITY_TYPES
 from memories.models import Membership
 from memories.presenters import error_status
-from memories.selectors import (
-    membership_of,
-    memberships_of,
-)
+from memories.selectors import memberships_of
+from memories.selectors.reader import Reader
 
 FEEDBACK_LABELS = {
     "important": "Important",
@@ -30,12 +28,19 @@ FEEDBACK_LABELS = {
 }
 
 
-def page_membership(request: HttpRequest, slug: str) -> Membership:
-    """The user's membership of the page's workspace; 404 when the user does not see it."""
+def page_reader(request: HttpRequest, slug: str, action: str = "read") -> Reader:
+    """The page's reader: the user as a member of its workspace whose role allows ``action``;
+    404 when the user does not see the workspace, 403 when the role is below the action's."""
     try:
-        return membership_of(request.user, slug)
+        return Reader.of_member(request.user, slug, action)
     except MemoryEngineError as exc:
         raise page_error(exc) from exc
+
+
+def page_membership(request: HttpRequest, slug: str) -> Membership:
+    """The user's membership of the page's workspace (its reader's); 404 when the user does
+    not see it."""
+    return page_reader(request, slug).membership
 
 
 def page_error(exc: MemoryEngineError) -> Exception:

@@ -20,7 +20,8 @@ from memories.forms import (
     SplitForm,
     UnmergeForm,
 )
-from memories.models import Entity, Membership
+from memories.models import Entity
+from memories.selectors.reader import Reader
 from memories.selectors.relations import (
     entity_by_name,
     entity_get,
@@ -34,14 +35,16 @@ from memories.views.common import (
     form_errors,
     page_context,
     page_error,
-    page_membership,
+    page_reader,
     paged,
 )
 
 
-def _entity(membership: Membership, entity_id: str):
+def _entity(reader: Reader, entity_id: str):
     try:
-        return entity_get(workspace_id=membership.workspace_id, entity_id=entity_id, scope_ids=None)
+        return entity_get(
+            workspace_id=reader.workspace_id, entity_id=entity_id, scope_ids=reader.scope_ids
+        )
     except MemoryEngineError as exc:
         raise page_error(exc) from exc
 
@@ -51,7 +54,8 @@ def _entity(membership: Membership, entity_id: str):
 def entities(request: HttpRequest, slug: str) -> HttpResponse:
     """The workspace's entities, most mentioned first; curators declare entities for the
     gazetteer here (a name, a type, aliases)."""
-    membership = page_membership(request, slug)
+    reader = page_reader(request, slug)
+    membership = reader.membership
     form = EntityForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -78,8 +82,8 @@ def entities(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationFailed as exc:
             form_errors(filters, exc)
     listed = entity_list(
-        workspace_id=membership.workspace_id,
-        scope_ids=None,
+        workspace_id=reader.workspace_id,
+        scope_ids=reader.scope_ids,
         query=values.get("query", ""),
         kind=values.get("type", ""),
     )
@@ -97,18 +101,19 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
     """An entity: its names, the memories that mention it over time and newest first, and,
     for curators, merging it into another entity or undoing its merge, and correcting its type
     (each with a reason)."""
-    membership = page_membership(request, slug)
-    entity = _entity(membership, entity_id)
+    reader = page_reader(request, slug)
+    membership = reader.membership
+    entity = _entity(reader, entity_id)
     merge = MergeForm(request.POST if "into" in request.POST else None)
     unmerge = UnmergeForm(request.POST if "unmerge" in request.POST else None)
     retype = RetypeForm(request.POST if "retype" in request.POST else None)
     split = SplitForm(request.POST if "split" in request.POST else None)
     if request.method == "POST":
-        done = _entity_change(request, membership, entity, merge, unmerge, retype, split)
+        done = _entity_change(request, reader, entity, merge, unmerge, retype, split)
         if done:
             messages.success(request, done)
             return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
-    memories = entity_memories(entity, None)
+    memories = entity_memories(entity, reader.scope_ids)
     months = by_month(memories.values_list("created_at", flat=True))
     events = entity.events.select_related("user", "agent").order_by("created_at", "id")
     return render(
@@ -133,7 +138,7 @@ def _namesakes(entity):
     )
 
 
-def _entity_change(request, membership, entity, merge, unmerge, retype, split) -> str | None:
+def _entity_change(request, reader, entity, merge, unmerge, retype, split) -> str | None:
     """The curator's change the posted form asks for (merge, undo a merge, correct the type,
     split mentions off to a namesake): what was done, for the message, or None with the form's
     errors set."""
@@ -143,7 +148,7 @@ def _entity_change(request, membership, entity, merge, unmerge, retype, split) -
     reason = form.cleaned_data["reason"]
     try:
         if form is merge:
-            into = _merge_target(membership, form.cleaned_data["into"], entity)
+            into = _merge_target(reader, form.cleaned_data["into"], entity)
             services.entity_merge(user=request.user, entity=entity, into=into, reason=reason)
             return f"{entity.name} is merged into {into.name}."
         if form is unmerge:
@@ -171,16 +176,20 @@ def _entity_change(request, membership, entity, merge, unmerge, retype, split) -
         return None
 
 
-def _merge_target(membership: Membership, given: str, entity):
+def _merge_target(reader: Reader, given: str, entity):
     """The entity named by ``given``: its id, or a name or alias only one entity has."""
     given = given.strip()
     try:
-        return entity_get(workspace_id=membership.workspace_id, entity_id=given, scope_ids=None)
+        return entity_get(
+            workspace_id=reader.workspace_id, entity_id=given, scope_ids=reader.scope_ids
+        )
     except MemoryEngineError:
         pass
     found = [
         e
-        for e in entity_by_name(workspace_id=membership.workspace_id, name=given, scope_ids=None)
+        for e in entity_by_name(
+            workspace_id=reader.workspace_id, name=given, scope_ids=reader.scope_ids
+        )
         if e.pk != entity.pk
     ]
     if len(found) != 1:

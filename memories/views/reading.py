@@ -52,6 +52,7 @@ from memories.views.common import (
     page_context,
     page_error,
     page_membership,
+    page_reader,
     paged,
 )
 from memories.views.neighbourhood import neighbourhood
@@ -118,14 +119,18 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
 def memories_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Browse the workspace's memories without a query: the list's filters (in the URL), newest
     or most significant first, a page at a time; works without JavaScript."""
-    membership = page_membership(request, slug)
+    reader = page_reader(request, slug)
+    membership = reader.membership
     form = MemoryListForm(request.GET or None)
     fields = MemoryPageInput().fields
     data = {k: v for k, v in request.GET.items() if v != "" and k in fields and k != "page"}
     try:
         values = parse(MemoryPageInput, data, from_text=True)
         memories = memory_list(
-            workspace_id=membership.workspace_id, scope_ids=None, values=values, now=timezone.now()
+            workspace_id=reader.workspace_id,
+            scope_ids=reader.scope_ids,
+            values=values,
+            now=timezone.now(),
         )
     except ValidationFailed as exc:
         form_errors(form, exc)
@@ -177,12 +182,13 @@ def sources(request: HttpRequest, slug: str) -> HttpResponse:
     """Sources and their records (``memories.asymmetry.score``): writers and the entities claims are
     attributed to, most judged first, with their estimates shrunk toward the workspace's
     prior."""
-    membership = page_membership(request, slug)
+    reader = page_reader(request, slug)
+    membership = reader.membership
     form = SourceFilterForm(request.GET or None)
     kind, query = "", ""
     if form.is_bound and form.is_valid():
         kind, query = form.cleaned_data["kind"], form.cleaned_data["query"]
-    records = source_records(membership.workspace_id)
+    records = source_records(reader.workspace_id, reader.scope_ids)
     rows = source_list(records, kind=kind, query=query)
     return render(
         request,
@@ -196,16 +202,17 @@ def sources(request: HttpRequest, slug: str) -> HttpResponse:
 def source_page(request: HttpRequest, slug: str, kind: str, key: str) -> HttpResponse:
     """One source's record, its records on topics and the events behind it; a source with no
     memory in the workspace is a 404."""
-    membership = page_membership(request, slug)
+    reader = page_reader(request, slug)
+    membership = reader.membership
     if kind not in ("writer", "entity"):
         raise Http404("No such kind of source.")
-    records = source_records(membership.workspace_id)
+    records = source_records(reader.workspace_id, reader.scope_ids)
     try:
         record = source_detail(records, kind=kind, key=key)
     except NotFound as exc:
         raise Http404(str(exc)) from exc
     topics = sorted(record.on_topics.values(), key=lambda r: (-r.judged, r.name.lower()))
-    events = source_events(membership.workspace_id, None, kind=kind, key=key)
+    events = source_events(reader.workspace_id, reader.scope_ids, kind=kind, key=key)
     return render(
         request,
         "memories/source.html",

@@ -17,7 +17,6 @@ from memories.forms import (
 )
 from memories.selectors import (
     memory_texts,
-    require_role,
     workspace_agents,
     workspace_members,
 )
@@ -27,6 +26,7 @@ from memories.views.common import (
     page_context,
     page_error,
     page_membership,
+    page_reader,
     posted_id,
 )
 
@@ -121,12 +121,8 @@ def erase(request: HttpRequest, slug: str) -> HttpResponse:
     """Erase memories for good, as a workspace admin: a source's, an agent's, a session's or
     one memory. "Preview" lists what would go; "Erase" (with the box ticked) erases them and
     leaves a tombstone each. Other members: 403; another workspace: 404."""
-    membership = page_membership(request, slug)
+    membership = page_reader(request, slug, "erase").membership  # the page, its preview too
     workspace = membership.workspace
-    try:
-        require_role(request.user, workspace, "erase")  # the page, its preview too
-    except MemoryEngineError as exc:
-        raise page_error(exc) from exc
     form = EraseForm(request.POST if request.method == "POST" else request.GET or None)
     preview = None
     if form.is_bound and form.is_valid():

@@ -33,8 +33,9 @@ from memories.presenters import (
     stored_link_to_dict,
 )
 from memories.reading import read_as
-from memories.selectors import memory_get, visible_scope_ids
+from memories.selectors import memory_get
 from memories.selectors.memories import LIST_ORDERINGS, memory_list
+from memories.selectors.reader import Reader
 from memories.selectors.relations import (
     attach_references,
 )
@@ -117,7 +118,7 @@ class MemoryCreateApi(APIView):
         def listed() -> list[dict]:
             memories = memory_list(
                 workspace_id=agent.workspace_id,
-                scope_ids=visible_scope_ids(agent),
+                scope_ids=Reader.of_agent(agent).scope_ids,
                 values=values,
                 now=timezone.now(),
             )
@@ -142,7 +143,7 @@ class MemoryCreateApi(APIView):
     def post(self, request: Request) -> Response:
         result = services.remember(request.user, remember_command(request.data))
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(memory_detail(result.memory, request.user), status=code)
+        return Response(memory_detail(result.memory, Reader.of_agent(request.user)), status=code)
 
 
 class BulkRememberInput(StrictSerializer):
@@ -182,7 +183,7 @@ class MemoryDetailApi(APIView):
     )
     def get(self, request: Request, mem_id: str) -> Response:
         memory = memory_get(agent=request.user, mem_id=mem_id)
-        return Response(memory_detail(memory, request.user))
+        return Response(memory_detail(memory, Reader.of_agent(request.user)))
 
 
 class MemoryFeedbackApi(APIView):
@@ -195,7 +196,7 @@ class MemoryFeedbackApi(APIView):
         memory = services.memory_feedback(
             agent=request.user, mem_id=mem_id, **parse(FeedbackInput, request.data)
         )
-        return Response(memory_detail(memory, request.user))
+        return Response(memory_detail(memory, Reader.of_agent(request.user)))
 
 
 class MemoryForgetApi(APIView):
@@ -208,7 +209,7 @@ class MemoryForgetApi(APIView):
         memory = services.memory_forget(
             agent=request.user, mem_id=mem_id, **parse(ForgetInput, request.data)
         )
-        return Response(memory_detail(memory, request.user))
+        return Response(memory_detail(memory, Reader.of_agent(request.user)))
 
 
 class MemoryEraseApi(APIView):

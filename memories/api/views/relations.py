@@ -26,10 +26,10 @@ from memories.presenters import (
     source_detail_to_dict,
     source_to_dict,
 )
-from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergence_get, divergences_visible
 from memories.selectors.first_seen import as_known
 from memories.selectors.paging import page_of
+from memories.selectors.reader import Reader
 from memories.selectors.relations import (
     entity_get,
     entity_list,
@@ -92,8 +92,8 @@ class SourcesApi(APIView):
     )
     def get(self, request: Request) -> Response:
         values = parse(SourceListInput, query_values(request.query_params), from_text=True)
-        agent = request.user
-        records = source_records(agent.workspace_id, visible_scope_ids(agent))
+        reader = Reader.of_agent(request.user)
+        records = source_records(reader.workspace_id, reader.scope_ids)
         found, page = page_of(
             source_list(records, kind=values.get("kind", ""), query=values.get("query", "")),
             values,
@@ -119,11 +119,10 @@ class SourceDetailApi(APIView):
     def get(self, request: Request, kind: str, key: str) -> Response:
         if kind not in SOURCE_KINDS_LISTED:
             raise NotFound(f"no source kind {kind!r} (writer or entity).")
-        agent = request.user
-        scope_ids = visible_scope_ids(agent)
-        records = source_records(agent.workspace_id, scope_ids)
+        reader = Reader.of_agent(request.user)
+        records = source_records(reader.workspace_id, reader.scope_ids)
         record = source_detail(records, kind=kind, key=key)
-        events = source_events(agent.workspace_id, scope_ids, kind=kind, key=key)
+        events = source_events(reader.workspace_id, reader.scope_ids, kind=kind, key=key)
         return Response(source_detail_to_dict(record, events))
 
 
@@ -136,17 +135,17 @@ class EntitiesApi(APIView):
     )
     def get(self, request: Request) -> Response:
         values = parse(EntityListInput, query_values(request.query_params), from_text=True)
-        agent = request.user
+        reader = Reader.of_agent(request.user)
         entities, page = page_of(
             entity_list(
-                workspace_id=agent.workspace_id,
-                scope_ids=visible_scope_ids(agent),
+                workspace_id=reader.workspace_id,
+                scope_ids=reader.scope_ids,
                 query=values.get("query", ""),
                 kind=values.get("type", ""),
             ),
             values,
         )
-        seen = as_known(entities, visible_scope_ids(agent))
+        seen = as_known(entities, reader.scope_ids)
         return Response(
             {**page, "results": [entity_to_dict(e, e.mentions, seen) for e in entities]}
         )
@@ -169,7 +168,7 @@ class EntitiesApi(APIView):
             workspace_id=agent.workspace_id, agent=agent, **parse(EntityDeclareInput, request.data)
         )
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        seen = as_known([result.entity], visible_scope_ids(agent))
+        seen = as_known([result.entity], Reader.of_agent(agent).scope_ids)
         return Response(entity_to_dict(result.entity, seen=seen), status=code)
 
 
@@ -181,10 +180,10 @@ class EntityDetailApi(APIView):
     )
     def get(self, request: Request, entity_id: str) -> Response:
         values = parse(PageInput, query_values(request.query_params), from_text=True)
-        agent = request.user
-        scope_ids = visible_scope_ids(agent)
+        reader = Reader.of_agent(request.user)
+        scope_ids = reader.scope_ids
         entity = entity_get(
-            workspace_id=agent.workspace_id, entity_id=entity_id, scope_ids=scope_ids
+            workspace_id=reader.workspace_id, entity_id=entity_id, scope_ids=scope_ids
         )
         memories, page = page_of(entity_memories(entity, scope_ids), values)
         return Response(

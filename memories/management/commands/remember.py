@@ -6,6 +6,7 @@ from memories.errors import MemoryEngineError
 from memories.management.acting import add_agent_arguments, command_error, resolve_agent
 from memories.operations import remember_command
 from memories.presenters import memory_detail
+from memories.selectors.reader import Reader
 from memories.serializers import RememberInput
 from memories.services import remember
 from memories.shapes import add_options, command_input
@@ -25,4 +26,6 @@ class Command(BaseCommand):
             result = remember(agent, remember_command(data, from_text=True))
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
-        self.stdout.write(json.dumps(memory_detail(result.memory, agent), indent=2))
+        self.stdout.write(
+            json.dumps(memory_detail(result.memory, Reader.of_agent(agent)), indent=2)
+        )
