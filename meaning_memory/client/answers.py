@@ -18,9 +18,7 @@ class CompiledEntry(BaseModel):
         extra="allow",
     )
     mem_id: str
-    category: Literal[
-        "fact", "decision", "preference", "commitment", "event", "procedure", "observation"
-    ]
+    category: str
     """
     * `fact` - Fact
     * `decision` - Decision
@@ -29,6 +27,8 @@ class CompiledEntry(BaseModel):
     * `event` - Event
     * `procedure` - Procedure
     * `observation` - Observation
+
+    One of: fact, decision, preference, commitment, event, procedure, observation (or a newer value).
     """
     significance: Annotated[float, Field(ge=0.0, le=1.0)]
     weight: float
@@ -138,7 +138,7 @@ class ListedEntity(BaseModel):
     """
     In the workspace's gazetteer.
     """
-    origin: Literal["writer", "gazetteer", "extraction", "member"]
+    origin: str
     """
     How the reader first knew of it.
 
@@ -190,10 +190,12 @@ class MemoryLink(BaseModel):
     """
     mentions, supports, custom:<name>…
     """
-    direction: Literal["out", "in"]
+    direction: str
     """
     * `out` - out
     * `in` - in
+
+    One of: out, in (or a newer value).
     """
     memory: LinkedMemory | None = None
     """
@@ -204,9 +206,7 @@ class MemoryLink(BaseModel):
     The other end, when an entity.
     """
     weight: Annotated[float, Field(ge=0.0, le=1.0)]
-    origin: Literal[
-        "writer", "extraction", "gazetteer", "consolidation", "member", "divergence", "engine"
-    ]
+    origin: str
     """
     * `writer` - writer
     * `extraction` - extraction
@@ -215,6 +215,8 @@ class MemoryLink(BaseModel):
     * `member` - member
     * `divergence` - divergence
     * `engine` - engine
+
+    One of: writer, extraction, gazetteer, consolidation, member, divergence, engine (or a newer value).
     """
     made_by: str
     """
@@ -236,10 +238,12 @@ class RelatedLink(BaseModel):
         extra="allow",
     )
     type: str
-    direction: Literal["out", "in"]
+    direction: str
     """
     * `out` - out
     * `in` - in
+
+    One of: out, in (or a newer value).
     """
 
 
@@ -278,11 +282,13 @@ class Source(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    kind: Literal["writer", "entity", "topic"]
+    kind: str
     """
     * `writer` - writer
     * `entity` - entity
     * `topic` - topic
+
+    One of: writer, entity, topic (or a newer value).
     """
     key: str
     """
@@ -308,28 +314,7 @@ class SourceEvent(BaseModel):
     )
     mem_id: str
     text: str
-    action: Literal[
-        "remember",
-        "important",
-        "demote",
-        "pin",
-        "unpin",
-        "supersede",
-        "merge",
-        "forget",
-        "restore",
-        "rescore",
-        "revoke",
-        "link",
-        "unlink",
-        "unmerge",
-        "diverge",
-        "resolve",
-        "dismiss",
-        "erase",
-        "retype",
-        "split",
-    ]
+    action: str
     """
     * `remember` - Remember
     * `important` - Important
@@ -351,12 +336,16 @@ class SourceEvent(BaseModel):
     * `erase` - Erase
     * `retype` - Retype
     * `split` - Split
+
+    One of: remember, important, demote, pin, unpin, supersede, merge, forget, restore, rescore, revoke, link, unlink, unmerge, diverge, resolve, dismiss, erase, retype, split (or a newer value).
     """
-    effect: Literal["right", "wrong", "none"]
+    effect: str
     """
     * `right` - right
     * `wrong` - wrong
     * `none` - none
+
+    One of: right, wrong, none (or a newer value).
     """
     actor: str
     reason: str
@@ -397,11 +386,11 @@ class StareOrigins(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    s: Annotated[Literal["writer", "scorer", "extraction", "asymmetry"] | None, Field(...)]
-    t: Annotated[Literal["writer", "scorer", "extraction", "asymmetry"] | None, Field(...)]
-    a: Annotated[Literal["writer", "scorer", "extraction", "asymmetry"] | None, Field(...)]
-    r: Annotated[Literal["writer", "scorer", "extraction", "asymmetry"] | None, Field(...)]
-    e: Annotated[Literal["writer", "scorer", "extraction", "asymmetry"] | None, Field(...)]
+    s: Annotated[str | Any | None, Field(...)]
+    t: Annotated[str | Any | None, Field(...)]
+    a: Annotated[str | Any | None, Field(...)]
+    r: Annotated[str | Any | None, Field(...)]
+    e: Annotated[str | Any | None, Field(...)]
 
 
 class StareScores(BaseModel):
@@ -457,10 +446,12 @@ class BulkItem(BaseModel):
     """
     Its place in the request.
     """
-    status: Literal["stored", "existing"]
+    status: str
     """
     * `stored` - stored
     * `existing` - existing
+
+    One of: stored, existing (or a newer value).
     """
     mem_id: str
     stare_scores: StareScores
@@ -476,10 +467,12 @@ class Check(BaseModel):
         extra="allow",
     )
     id: str
-    kind: Literal["synthetic", "gated-eval"]
+    kind: str
     """
     * `synthetic` - Synthetic (data the project made)
     * `gated-eval` - Gated evaluation (external data)
+
+    One of: synthetic, gated-eval (or a newer value).
     """
     metric: str
     threshold: float
@@ -494,24 +487,28 @@ class CheckStatus(BaseModel):
         extra="allow",
     )
     id: str
-    kind: Literal["synthetic", "gated-eval"]
+    kind: str
     """
     * `synthetic` - Synthetic (data the project made)
     * `gated-eval` - Gated evaluation (external data)
+
+    One of: synthetic, gated-eval (or a newer value).
     """
     metric: str
     threshold: float
-    status: Literal["pass", "fail", "stale", "pending"]
+    status: str
     """
     * `pass` - pass
     * `fail` - fail
     * `stale` - stale
     * `pending` - pending
+
+    One of: pass, fail, stale, pending (or a newer value).
     """
     value: Annotated[float | None, Field(...)]
     dataset: Annotated[str | None, Field(...)]
     recorded_at: Annotated[AwareDatetime | None, Field(...)]
-    source: Annotated[Literal["release", "install"] | None, Field(...)]
+    source: Annotated[str | Any | None, Field(...)]
     blocks: str
     """
     What a failure (or no run) holds back.
@@ -534,11 +531,13 @@ class Compiled(BaseModel):
     budget: Annotated[int, Field(ge=0)]
     tokens: Annotated[int, Field(ge=0)]
     token_counter: str
-    display_mode: Literal["marks", "verbose", "off"]
+    display_mode: str
     """
     * `marks` - marks
     * `verbose` - verbose
     * `off` - off
+
+    One of: marks, verbose, off (or a newer value).
     """
     decay: str
     """
@@ -567,11 +566,13 @@ class Divergence(BaseModel):
         extra="allow",
     )
     divergence_id: str
-    status: Literal["open", "resolved", "dismissed"]
+    status: str
     """
     * `open` - Open
     * `resolved` - Resolved
     * `dismissed` - Dismissed
+
+    One of: open, resolved, dismissed (or a newer value).
     """
     score: float
     detector: str
@@ -639,7 +640,7 @@ class Entity(BaseModel):
     """
     In the workspace's gazetteer.
     """
-    origin: Literal["writer", "gazetteer", "extraction", "member"]
+    origin: str
     """
     How the reader first knew of it.
 
@@ -669,6 +670,8 @@ class EntityNode(BaseModel):
     kind: Literal["entity"]
     """
     * `entity` - entity
+
+    One of: entity (or a newer value).
     """
     entity_id: str
     name: str
@@ -721,9 +724,7 @@ class Memory(BaseModel):
     )
     mem_id: str
     text: str
-    category: Literal[
-        "fact", "decision", "preference", "commitment", "event", "procedure", "observation"
-    ]
+    category: str
     """
     * `fact` - Fact
     * `decision` - Decision
@@ -732,13 +733,17 @@ class Memory(BaseModel):
     * `event` - Event
     * `procedure` - Procedure
     * `observation` - Observation
+
+    One of: fact, decision, preference, commitment, event, procedure, observation (or a newer value).
     """
-    memory_type: Literal["semantic", "episodic", "procedural", "working"]
+    memory_type: str
     """
     * `semantic` - Semantic
     * `episodic` - Episodic
     * `procedural` - Procedural
     * `working` - Working
+
+    One of: semantic, episodic, procedural, working (or a newer value).
     """
     source: str
     """
@@ -746,12 +751,14 @@ class Memory(BaseModel):
     """
     significance: Annotated[float, Field(ge=0.0, le=1.0)]
     pinned: bool
-    status: Literal["active", "superseded", "merged", "forgotten"]
+    status: str
     """
     * `active` - Active
     * `superseded` - Superseded
     * `merged` - Merged
     * `forgotten` - Forgotten
+
+    One of: active, superseded, merged, forgotten (or a newer value).
     """
     session: str
     thread: str
@@ -759,9 +766,7 @@ class Memory(BaseModel):
     """
     self, user, team, external or custom:<name>.
     """
-    source_kind: Annotated[
-        Literal["observed", "stated", "tool", "inferred", "hearsay"] | None, Field(...)
-    ]
+    source_kind: Annotated[str | Any | None, Field(...)]
     """
     Null when not known.
 
@@ -810,6 +815,8 @@ class MemoryNode(BaseModel):
     kind: Literal["memory"]
     """
     * `memory` - memory
+
+    One of: memory (or a newer value).
     """
     mem_id: str
     text: str
@@ -850,21 +857,25 @@ class Point(BaseModel):
     engine_version: str
     code_version: str
     config_version: str
-    verdict: Literal["pass", "fail", "stale", "pending"]
+    verdict: str
     """
     * `pass` - pass
     * `fail` - fail
     * `stale` - stale
     * `pending` - pending
+
+    One of: pass, fail, stale, pending (or a newer value).
     """
-    evidence: Literal["none", "synthetic", "gated-eval"]
+    evidence: str
     """
     * `none` - none
     * `synthetic` - synthetic
     * `gated-eval` - gated-eval
+
+    One of: none, synthetic, gated-eval (or a newer value).
     """
     changed: bool
-    previous_verdict: Annotated[Literal["pass", "fail", "stale", "pending"] | None, Field(...)]
+    previous_verdict: Annotated[str | Any | None, Field(...)]
     checks: dict[str, Measured]
     """
     By check id.
@@ -879,28 +890,7 @@ class Provenance(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    action: Literal[
-        "remember",
-        "important",
-        "demote",
-        "pin",
-        "unpin",
-        "supersede",
-        "merge",
-        "forget",
-        "restore",
-        "rescore",
-        "revoke",
-        "link",
-        "unlink",
-        "unmerge",
-        "diverge",
-        "resolve",
-        "dismiss",
-        "erase",
-        "retype",
-        "split",
-    ]
+    action: str
     """
     * `remember` - Remember
     * `important` - Important
@@ -922,6 +912,8 @@ class Provenance(BaseModel):
     * `erase` - Erase
     * `retype` - Retype
     * `split` - Split
+
+    One of: remember, important, demote, pin, unpin, supersede, merge, forget, restore, rescore, revoke, link, unlink, unmerge, diverge, resolve, dismiss, erase, retype, split (or a newer value).
     """
     actor: str
     """
@@ -948,33 +940,25 @@ class Run(BaseModel):
         extra="allow",
     )
     run_id: str
-    status: Literal["queued", "running", "done", "failed"]
+    status: str
     """
     * `queued` - Queued
     * `running` - Running
     * `done` - Done
     * `failed` - Failed
+
+    One of: queued, running, done, failed (or a newer value).
     """
-    trigger: Literal["schedule", "command", "api", "bulk"]
+    trigger: str
     """
     * `schedule` - Schedule
     * `command` - Command
     * `api` - Api
     * `bulk` - Bulk
+
+    One of: schedule, command, api, bulk (or a newer value).
     """
-    phases: list[
-        Literal[
-            "dedupe",
-            "link",
-            "supersede",
-            "threads",
-            "extract",
-            "divergence",
-            "rescore",
-            "asymmetry",
-            "compile",
-        ]
-    ]
+    phases: list[str]
     """
     In run order.
     """
@@ -1006,9 +990,7 @@ class SagaMemory(BaseModel):
     )
     mem_id: str
     text: str
-    category: Literal[
-        "fact", "decision", "preference", "commitment", "event", "procedure", "observation"
-    ]
+    category: str
     """
     * `fact` - Fact
     * `decision` - Decision
@@ -1017,13 +999,17 @@ class SagaMemory(BaseModel):
     * `event` - Event
     * `procedure` - Procedure
     * `observation` - Observation
+
+    One of: fact, decision, preference, commitment, event, procedure, observation (or a newer value).
     """
-    memory_type: Literal["semantic", "episodic", "procedural", "working"]
+    memory_type: str
     """
     * `semantic` - Semantic
     * `episodic` - Episodic
     * `procedural` - Procedural
     * `working` - Working
+
+    One of: semantic, episodic, procedural, working (or a newer value).
     """
     source: str
     """
@@ -1031,12 +1017,14 @@ class SagaMemory(BaseModel):
     """
     significance: Annotated[float, Field(ge=0.0, le=1.0)]
     pinned: bool
-    status: Literal["active", "superseded", "merged", "forgotten"]
+    status: str
     """
     * `active` - Active
     * `superseded` - Superseded
     * `merged` - Merged
     * `forgotten` - Forgotten
+
+    One of: active, superseded, merged, forgotten (or a newer value).
     """
     session: str
     thread: str
@@ -1044,9 +1032,7 @@ class SagaMemory(BaseModel):
     """
     self, user, team, external or custom:<name>.
     """
-    source_kind: Annotated[
-        Literal["observed", "stated", "tool", "inferred", "hearsay"] | None, Field(...)
-    ]
+    source_kind: Annotated[str | Any | None, Field(...)]
     """
     Null when not known.
 
@@ -1094,11 +1080,13 @@ class SourceDetail(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    kind: Literal["writer", "entity", "topic"]
+    kind: str
     """
     * `writer` - writer
     * `entity` - entity
     * `topic` - topic
+
+    One of: writer, entity, topic (or a newer value).
     """
     key: str
     """
@@ -1127,18 +1115,18 @@ class Step(BaseModel):
     from_: Annotated[MemoryNode | EntityNode, Field(alias="from", discriminator="kind")]
     to: Annotated[MemoryNode | EntityNode, Field(discriminator="kind")]
     type: str
-    direction: Literal["out", "in"]
+    direction: str
     """
     * `out` - out
     * `in` - in
+
+    One of: out, in (or a newer value).
     """
     link_id: Annotated[str | None, Field(...)]
     """
     Null for the engine's own (supersedes, follows).
     """
-    origin: Literal[
-        "writer", "extraction", "gazetteer", "consolidation", "member", "divergence", "engine"
-    ]
+    origin: str
     """
     * `writer` - writer
     * `extraction` - extraction
@@ -1147,6 +1135,8 @@ class Step(BaseModel):
     * `member` - member
     * `divergence` - divergence
     * `engine` - engine
+
+    One of: writer, extraction, gazetteer, consolidation, member, divergence, engine (or a newer value).
     """
     made_by: str
     """
@@ -1180,7 +1170,7 @@ class StoredLink(BaseModel):
     The entity it points to, or null.
     """
     weight: Annotated[float, Field(ge=0.0, le=1.0)]
-    origin: Literal["writer", "extraction", "gazetteer", "consolidation", "member", "divergence"]
+    origin: str
     """
     * `writer` - Writer
     * `extraction` - Extraction
@@ -1188,6 +1178,8 @@ class StoredLink(BaseModel):
     * `consolidation` - Consolidation
     * `member` - Member
     * `divergence` - Divergence
+
+    One of: writer, extraction, gazetteer, consolidation, member, divergence (or a newer value).
     """
     evidence: dict[str, Any]
     """
@@ -1207,10 +1199,12 @@ class Thread(BaseModel):
     )
     thread_id: str
     title: str
-    status: Literal["open", "resolved"]
+    status: str
     """
     * `open` - Open
     * `resolved` - Resolved
+
+    One of: open, resolved (or a newer value).
     """
     label: str
     size: Annotated[int, Field(ge=0)]
@@ -1244,13 +1238,15 @@ class CapabilityHistory(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    dim: Literal["S", "T", "A", "R", "E"]
+    dim: str
     """
     * `S` - S
     * `T` - T
     * `A` - A
     * `R` - R
     * `E` - E
+
+    One of: S, T, A, R, E (or a newer value).
     """
     capability: str
     key: str
@@ -1269,13 +1265,15 @@ class CapabilityReport(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    dim: Literal["S", "T", "A", "R", "E"]
+    dim: str
     """
     * `S` - S
     * `T` - T
     * `A` - A
     * `R` - R
     * `E` - E
+
+    One of: S, T, A, R, E (or a newer value).
     """
     capability: str
     summary: str
@@ -1288,18 +1286,22 @@ class CapabilityReport(BaseModel):
     """
     The setting that switches it.
     """
-    evidence: Literal["none", "synthetic", "gated-eval"]
+    evidence: str
     """
     * `none` - none
     * `synthetic` - synthetic
     * `gated-eval` - gated-eval
+
+    One of: none, synthetic, gated-eval (or a newer value).
     """
-    verdict: Literal["pass", "fail", "stale", "pending"]
+    verdict: str
     """
     * `pass` - pass
     * `fail` - fail
     * `stale` - stale
     * `pending` - pending
+
+    One of: pass, fail, stale, pending (or a newer value).
     """
     checks: list[CheckStatus]
 
@@ -1379,9 +1381,7 @@ class MemoryDetail(BaseModel):
     )
     mem_id: str
     text: str
-    category: Literal[
-        "fact", "decision", "preference", "commitment", "event", "procedure", "observation"
-    ]
+    category: str
     """
     * `fact` - Fact
     * `decision` - Decision
@@ -1390,13 +1390,17 @@ class MemoryDetail(BaseModel):
     * `event` - Event
     * `procedure` - Procedure
     * `observation` - Observation
+
+    One of: fact, decision, preference, commitment, event, procedure, observation (or a newer value).
     """
-    memory_type: Literal["semantic", "episodic", "procedural", "working"]
+    memory_type: str
     """
     * `semantic` - Semantic
     * `episodic` - Episodic
     * `procedural` - Procedural
     * `working` - Working
+
+    One of: semantic, episodic, procedural, working (or a newer value).
     """
     source: str
     """
@@ -1404,12 +1408,14 @@ class MemoryDetail(BaseModel):
     """
     significance: Annotated[float, Field(ge=0.0, le=1.0)]
     pinned: bool
-    status: Literal["active", "superseded", "merged", "forgotten"]
+    status: str
     """
     * `active` - Active
     * `superseded` - Superseded
     * `merged` - Merged
     * `forgotten` - Forgotten
+
+    One of: active, superseded, merged, forgotten (or a newer value).
     """
     session: str
     thread: str
@@ -1417,9 +1423,7 @@ class MemoryDetail(BaseModel):
     """
     self, user, team, external or custom:<name>.
     """
-    source_kind: Annotated[
-        Literal["observed", "stated", "tool", "inferred", "hearsay"] | None, Field(...)
-    ]
+    source_kind: Annotated[str | Any | None, Field(...)]
     """
     Null when not known.
 
@@ -1529,9 +1533,7 @@ class SearchHit(BaseModel):
     )
     mem_id: str
     text: str
-    category: Literal[
-        "fact", "decision", "preference", "commitment", "event", "procedure", "observation"
-    ]
+    category: str
     """
     * `fact` - Fact
     * `decision` - Decision
@@ -1540,13 +1542,17 @@ class SearchHit(BaseModel):
     * `event` - Event
     * `procedure` - Procedure
     * `observation` - Observation
+
+    One of: fact, decision, preference, commitment, event, procedure, observation (or a newer value).
     """
-    memory_type: Literal["semantic", "episodic", "procedural", "working"]
+    memory_type: str
     """
     * `semantic` - Semantic
     * `episodic` - Episodic
     * `procedural` - Procedural
     * `working` - Working
+
+    One of: semantic, episodic, procedural, working (or a newer value).
     """
     source: str
     """
@@ -1554,12 +1560,14 @@ class SearchHit(BaseModel):
     """
     significance: Annotated[float, Field(ge=0.0, le=1.0)]
     pinned: bool
-    status: Literal["active", "superseded", "merged", "forgotten"]
+    status: str
     """
     * `active` - Active
     * `superseded` - Superseded
     * `merged` - Merged
     * `forgotten` - Forgotten
+
+    One of: active, superseded, merged, forgotten (or a newer value).
     """
     session: str
     thread: str
@@ -1567,9 +1575,7 @@ class SearchHit(BaseModel):
     """
     self, user, team, external or custom:<name>.
     """
-    source_kind: Annotated[
-        Literal["observed", "stated", "tool", "inferred", "hearsay"] | None, Field(...)
-    ]
+    source_kind: Annotated[str | Any | None, Field(...)]
     """
     Null when not known.
 
@@ -1606,12 +1612,14 @@ class SearchHit(BaseModel):
     Who made its claim.
     """
     rank: Annotated[int, Field(ge=1)]
-    eligible: Literal["yes", "protected", "cut", "-"]
+    eligible: str
     """
     * `yes` - yes
     * `protected` - protected
     * `cut` - cut
     * `-` - -
+
+    One of: yes, protected, cut, - (or a newer value).
     """
     explanation: Explanation
 

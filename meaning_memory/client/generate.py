@@ -31,8 +31,9 @@ HEADER = """\
 # datamodel-code-generator: the shapes of the API's success answers. Do not edit; regenerate
 # with `python -m meaning_memory.client.generate` (its options are there)."""
 
-#: datamodel-codegen's options: pydantic v2 models; enums as Literal (compared with plain
-#: strings); a nullable field typed ``| None`` even when required; times aware datetimes;
+#: datamodel-codegen's options: pydantic v2 models; sets of values opened to their type
+#: (``open_values``: a newer engine's value is read, not refused); a nullable field typed
+#: ``| None`` even when required; times aware datetimes;
 #: links kept as the text the engine sent; fields a newer engine adds kept (``model_extra``);
 #: the schema's descriptions as docstrings; no timestamp, so that the output is byte-stable.
 #: The models come in the generator's order, each after those it names, so that each is
@@ -80,8 +81,29 @@ def answer_schema(schema: dict[str, Any]) -> dict[str, Any]:
             for status, answer in operation["responses"].items():
                 if status.startswith("2"):
                     reach(answer.get("content", {}).get("application/json", {}))
-    kept = {name: shape for name, shape in components.items() if name in reached}
+    kept = {name: open_values(shape) for name, shape in components.items() if name in reached}
     return {**schema, "paths": {}, "components": {"schemas": kept}}
+
+
+def open_values(node: Any) -> Any:
+    """``node`` with each set of values (``enum``) opened to its type, the values said in its
+    description: a newer engine may answer a value this client was not generated with (a new
+    category, a new origin), and the client reads it as it reads a field it does not know,
+    never failing on it."""
+    if isinstance(node, list):
+        return [open_values(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    opened = {key: open_values(value) for key, value in node.items() if key != "enum"}
+    values = [value for value in node.get("enum", []) if value is not None]
+    if values:
+        said = "One of: " + ", ".join(str(value) for value in values) + " (or a newer value)."
+        described = opened.get("description", "")
+        opened["description"] = f"{described}\n\n{said}" if described else said
+        opened.setdefault("type", "string" if isinstance(values[0], str) else "number")
+    elif "enum" in node:  # only null (a field that may be null): no type to open it to
+        opened["nullable"] = True
+    return opened
 
 
 def _run(*command: str, stdin: str | None = None) -> str:

@@ -7,12 +7,13 @@ its model there and no request body does; nothing an answer holds is dropped."""
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from meaning_memory.client import BulkResult, SearchResults, answers
-from meaning_memory.client.generate import ANSWERS, SCHEMA, render
+from meaning_memory.client.generate import ANSWERS, SCHEMA, open_values, render
 
 REF = "#/components/schemas/"
 
@@ -89,6 +90,27 @@ def test_an_answer_keeps_the_fields_its_schema_does_not_declare():
     assert erasure.entities_removed == 2 and erasure.model_extra == {"added_later": {"x": 1}}
     assert erasure.model_dump(mode="json", by_alias=True, exclude_unset=True) == answer
     assert all(model.model_config.get("extra") == "allow" for model in models().values())
+
+
+def test_a_value_a_newer_engine_sends_is_read_not_refused():
+    """A set of values (a memory's category, an entity's origin) is read as its type: a value
+    this client was not generated with (a newer engine's category) is kept, and the values the
+    schema knows are still said, in the field's description."""
+    fields = [
+        (answers.Memory, "category", "commitment"),
+        (answers.Entity, "origin", "gazetteer"),
+        (answers.Memory, "status", "superseded"),
+    ]
+    for model, name, known in fields:
+        field = model.model_fields[name]
+        assert TypeAdapter(field.annotation).validate_python("added-later") == "added-later"
+        assert known in inspect.getsource(model), (model.__name__, name)  # its docstring
+    opened = open_values({"type": "string", "enum": ["a", "b", None], "nullable": True})
+    assert opened == {
+        "type": "string",
+        "nullable": True,
+        "description": "One of: a, b (or a newer value).",
+    }
 
 
 def test_every_model_is_complete_once_imported():
