@@ -229,7 +229,6 @@ SOME_OPERATIONS = {
     ("/api/v1/saga", "post"): {"403": SWITCHED_OFF, "404": NAMES_NOTHING},
     ("/api/v1/divergences", "get"): {"403": SWITCHED_OFF},
     ("/api/v1/divergences/{divergence_id}", "get"): {"403": SWITCHED_OFF},
-    ("/api/v1/divergences/{divergence_id}", "post"): {"403": SWITCHED_OFF},
 }
 
 
