@@ -182,10 +182,12 @@ export class MeaningMemory {
   }
 
   /** Every memory the filters keep, page after page. */
-  async *listAll(filters: Query<"memories_list"> = {}): AsyncGenerator<unknown, void, undefined> {
+  async *listAll(
+    filters: Query<"memories_list"> = {},
+  ): AsyncGenerator<Answer<"memories_list">["results"][number], void, undefined> {
     let page = await this.list(filters);
     for (;;) {
-      if (Array.isArray(page.results)) yield* page.results;
+      yield* page.results;
       if (typeof page.next !== "string") return;
       page = await this.list({ cursor: page.next });
     }

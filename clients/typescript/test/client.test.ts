@@ -123,7 +123,7 @@ test("bulk remember, then every page of the list through its next links", async 
 
   const all: string[] = [];
   for await (const memory of mm.listAll({ source, limit: 1 })) {
-    all.push(str((memory as Record<string, unknown>).mem_id));
+    all.push(memory.mem_id); // typed: a memory of the list's page
   }
   assert.deepEqual(all.sort(), ids.sort(), "every page, each memory once, the filter kept");
 });
