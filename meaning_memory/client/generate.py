@@ -1,11 +1,11 @@
-"""The client's answers (``answers.py``) generated from the engine's OpenAPI schema, the one
-committed beside the TypeScript client (``clients/typescript/openapi.json``), so that the
+"""The client's answers (the ``answers`` package) generated from the engine's OpenAPI schema,
+the one committed beside the TypeScript client (``clients/typescript/openapi.json``), so that the
 Python and TypeScript clients read the same declared shapes and neither is written by hand.
 
 In a clone, after the schema is regenerated (docs/api.md says how)::
 
-    python -m meaning_memory.client.generate           # writes answers.py
-    python -m meaning_memory.client.generate --check   # fails if answers.py is not the output
+    python -m meaning_memory.client.generate           # writes answers/
+    python -m meaning_memory.client.generate --check   # fails if answers/ is not the output
 
 It needs the development tools (requirements-dev.txt): datamodel-code-generator, which writes
 the pydantic models, and ruff, which formats them as the rest of the code. The options below
@@ -16,6 +16,7 @@ the committed module is not what they give.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "clients" / "typescript" / "openapi.json"
-ANSWERS = Path(__file__).with_name("answers.py")
+#: The generated package: ``__init__`` names every model, the parts hold them in order (each
+#: part at most ``PART_LINES`` lines, as every module of the project is kept short).
+ANSWERS = Path(__file__).with_name("answers")
+PART_LINES = 400
 
 HEADER = """\
 # Generated from the engine's OpenAPI schema (clients/typescript/openapi.json) by
@@ -115,29 +119,84 @@ def _run(*command: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
-def render(schema: Path = SCHEMA) -> str:
-    """The text of ``answers.py`` as the schema gives it."""
+def render(schema: Path = SCHEMA) -> dict[str, str]:
+    """The files of the ``answers`` package (by name) as the schema gives them."""
     answers = answer_schema(json.loads(schema.read_text(encoding="utf-8")))
     with tempfile.TemporaryDirectory() as folder:
         source, target = Path(folder) / "openapi.json", Path(folder) / "answers.py"
         source.write_text(json.dumps(answers), encoding="utf-8")
         _run("datamodel_code_generator", "--input", str(source), "--output", str(target),
              "--custom-file-header", HEADER, *OPTIONS)  # fmt: skip
-        code = target.read_text(encoding="utf-8")
-    # Formatted and fixed as the repository's own code (pyproject.toml's ruff settings).
-    where = str(ANSWERS.relative_to(ROOT))
+        code = _tidy(target.read_text(encoding="utf-8"), "__init__.py")
+    return _split(code)
+
+
+def _tidy(code: str, name: str) -> str:
+    """Fixed and formatted as the repository's own code (pyproject.toml's ruff settings)."""
+    where = str((ANSWERS / name).relative_to(ROOT))
     code = _run("ruff", "check", "--fix", "--quiet", "--stdin-filename", where, "-", stdin=code)
     return _run("ruff", "format", "--quiet", "--stdin-filename", where, "-", stdin=code)
 
 
+def _split(code: str) -> dict[str, str]:
+    """The generated module cut into parts of whole models, in their order (each part imports
+    the earlier models it names), and an ``__init__`` that names them all."""
+    prelude, _, body = code.partition("\n\n\nclass ")
+    blocks = ["class " + block for block in body.split("\n\n\nclass ")]
+    budget = PART_LINES - prelude.count("\n") - 40  # the imports of earlier models
+    parts: list[list[str]] = [[]]
+    for block in blocks:
+        if parts[-1] and sum(b.count("\n") + 3 for b in parts[-1] + [block]) > budget:
+            parts.append([])
+        parts[-1].append(block)
+    files: dict[str, str] = {}
+    defined: dict[str, str] = {}  # model → its part's module
+    for number, part in enumerate(parts, start=1):
+        module = f"part{number}"
+        text = "\n\n\n".join(part)
+        earlier: dict[str, list[str]] = {}
+        for name, home in defined.items():
+            if re.search(rf"\b{name}\b", text):
+                earlier.setdefault(home, []).append(name)
+        imports = "".join(
+            f"from meaning_memory.client.answers.{home} import {', '.join(names)}\n"
+            for home, names in earlier.items()
+        )
+        files[f"{module}.py"] = _tidy(f"{prelude}\n{imports}\n\n{text}", f"{module}.py")
+        defined |= {re.match(r"class (\w+)", block)[1]: module for block in part}
+    names = list(defined)
+    header = prelude.split("\n\n")[0]
+    init = (
+        header
+        + "\n\n"
+        + "".join(
+            f"from meaning_memory.client.answers.{module} import "
+            f"{', '.join(n for n in names if defined[n] == module)}\n"
+            for module in dict.fromkeys(defined.values())
+        )
+    )
+    init += "\n__all__ = [" + ", ".join(f'"{n}"' for n in names) + "]\n"
+    files["__init__.py"] = _tidy(init, "__init__.py")
+    return files
+
+
+def committed() -> dict[str, str]:
+    """The ``answers`` package's files as they are now."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(ANSWERS.glob("*.py"))}
+
+
 def main(argv: list[str]) -> int:
-    code = render()
+    files = render()
     if "--check" in argv:
-        if ANSWERS.read_text(encoding="utf-8") != code:
-            print(f"{ANSWERS.name} is not what the schema gives: regenerate it", file=sys.stderr)
+        if committed() != files:
+            print(f"{ANSWERS.name}/ is not what the schema gives: regenerate it", file=sys.stderr)
             return 1
         return 0
-    ANSWERS.write_text(code, encoding="utf-8")
+    for old in ANSWERS.glob("*.py"):
+        old.unlink()
+    ANSWERS.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (ANSWERS / name).write_text(text, encoding="utf-8")
     return 0
 
 

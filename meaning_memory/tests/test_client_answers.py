@@ -1,4 +1,4 @@
-"""The Python client's answers follow the OpenAPI schema: ``meaning_memory/client/answers.py``
+"""The Python client's answers follow the OpenAPI schema: ``meaning_memory/client/answers/``
 is exactly what ``python -m meaning_memory.client.generate`` writes from the committed schema
 (``clients/typescript/openapi.json``, which ``test_typescript_client`` keeps equal to the
 engine's), so the client's types cannot drift from the API's answers; every success answer has
@@ -13,7 +13,14 @@ import json
 from pydantic import BaseModel, TypeAdapter
 
 from meaning_memory.client import BulkResult, SearchResults, answers
-from meaning_memory.client.generate import ANSWERS, SCHEMA, open_values, render
+from meaning_memory.client.generate import (
+    ANSWERS,
+    PART_LINES,
+    SCHEMA,
+    committed,
+    open_values,
+    render,
+)
 
 REF = "#/components/schemas/"
 
@@ -44,15 +51,18 @@ def models() -> dict[str, type[BaseModel]]:
 
 
 def test_the_committed_answers_are_what_the_committed_schema_generates():
-    generated = render()
-    committed = ANSWERS.read_text(encoding="utf-8")
-    difference = "".join(
-        list(difflib.unified_diff(committed.splitlines(True), generated.splitlines(True)))[:80]
-    )
-    assert committed == generated, (
-        f"{ANSWERS.name} is not what the schema gives: run python -m "
-        f"meaning_memory.client.generate\n{difference}"
-    )
+    generated, kept = render(), committed()
+    assert sorted(kept) == sorted(generated)
+    for name, text in generated.items():
+        difference = "".join(
+            list(difflib.unified_diff(kept[name].splitlines(True), text.splitlines(True)))[:80]
+        )
+        assert kept[name] == text, (
+            f"{ANSWERS.name}/{name} is not what the schema gives: run python -m "
+            f"meaning_memory.client.generate\n{difference}"
+        )
+    # Each part is a short module, as every module of the project.
+    assert max(text.count("\n") for text in generated.values()) <= PART_LINES
 
 
 def test_a_changed_schema_changes_the_answers(tmp_path):
@@ -62,8 +72,9 @@ def test_a_changed_schema_changes_the_answers(tmp_path):
     changed = tmp_path / "openapi.json"
     changed.write_text(json.dumps(schema), encoding="utf-8")
     generated = render(changed)
-    assert generated != ANSWERS.read_text(encoding="utf-8")
-    assert "    kept: int\n" in generated.split("class Erasure(")[1].split("\nclass ")[0]
+    assert generated != committed()
+    code = "".join(generated.values())
+    assert "    kept: int\n" in code.split("class Erasure(")[1].split("\nclass ")[0]
 
 
 def test_every_success_answer_has_its_model_and_no_request_body_does():
