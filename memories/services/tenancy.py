@@ -103,19 +103,21 @@ def agent_new_token(*, workspace_slug: str, name: str, reason: str = "") -> tupl
     )
     if agent is None:
         raise NotFound(f"no agent {name!r} in workspace {workspace_slug!r}")
+    return agent, _new_token(
+        agent, Action.REVOKE, user=None, reason=reason or f"new token for {agent.name}"
+    )
+
+
+def _new_token(agent: Agent, action: str, *, user: Any, reason: str) -> str:
+    """A new token for ``agent`` (the old one never works again), the agent active, the change
+    recorded with the new token's prefix; the token, to be shown once."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     old = {"token_prefix": agent.token_prefix, "is_active": agent.is_active}
     agent.token_prefix, agent.token_hash, agent.is_active = token[:10], hash_token(token), True
     agent.save(update_fields=["token_prefix", "token_hash", "is_active"])
-    record(
-        None,
-        Action.REVOKE,
-        subject_agent=agent,
-        old=old,
-        new={"token_prefix": agent.token_prefix, "is_active": True},
-        reason=reason or f"new token for {agent.name}",
-    )
-    return agent, token
+    new = {"token_prefix": agent.token_prefix, "is_active": True}
+    record(None, action, subject_agent=agent, user=user, old=old, new=new, reason=reason)
+    return token
 
 
 def agent_authenticate(token: str) -> Agent | None:
@@ -190,17 +192,5 @@ def agent_reactivate(
     agent = _agent_to_change(user, workspace, agent_id)
     if agent.is_active:
         raise ValidationFailed.single("agent", f"the token of {agent.name} is not revoked.")
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    old = {"token_prefix": agent.token_prefix, "is_active": False}
-    agent.token_prefix, agent.token_hash, agent.is_active = token[:10], hash_token(token), True
-    agent.save(update_fields=["token_prefix", "token_hash", "is_active"])
-    record(
-        None,
-        Action.RESTORE,
-        subject_agent=agent,
-        user=user,
-        old=old,
-        new={"token_prefix": agent.token_prefix, "is_active": True},
-        reason=reason.strip() or f"{agent.name} reactivated with a new token",
-    )
-    return agent, token
+    reason = reason.strip() or f"{agent.name} reactivated with a new token"
+    return agent, _new_token(agent, Action.RESTORE, user=user, reason=reason)
