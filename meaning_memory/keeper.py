@@ -81,18 +81,17 @@ def wait_for_cleanup(data_dir: str, say) -> None:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return _answers(os.kill, pid)
 
 
 def _group_alive(pgid: int) -> bool:
+    return _answers(os.killpg, pgid)
+
+
+def _answers(send, target: int) -> bool:
+    """Whether a process (or group) exists: signal 0 reaches it, or it is another user's."""
     try:
-        os.killpg(pgid, 0)
+        send(target, 0)
     except ProcessLookupError:
         return False
     except PermissionError:

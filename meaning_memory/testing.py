@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from rest_framework.test import APIClient
@@ -23,6 +26,32 @@ def database_url(name: str | None = None) -> str:
     credentials = user + (f":{quote(password, safe='')}" if password else "")
     query = f"?host={quote(host, safe='/')}" + (f"&port={port}" if port else "")
     return f"postgresql://{credentials}@/{name or connection.settings_dict['NAME']}{query}"
+
+
+@contextmanager
+def scratch_database(name: str, blocker: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A database ``name`` of its own on the tests' server, made empty for a subprocess of the
+    engine (``blocker``: pytest-django's ``django_db_blocker``) and dropped afterwards: its
+    ``DATABASE_URL`` and psycopg's connection parameters."""
+    import psycopg
+    from django.db import connection
+
+    with blocker.unblock():
+        params = connection.get_connection_params()
+        url = database_url(name)
+    admin = {k: params[k] for k in ("host", "port", "user") if params.get(k)}
+
+    def drop(create: bool) -> None:
+        with psycopg.connect(**admin, dbname="postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            if create:
+                conn.execute(f"CREATE DATABASE {name}")
+
+    drop(create=True)
+    try:
+        yield url, {**admin, "dbname": name}
+    finally:
+        drop(create=False)
 
 
 @dataclass

@@ -124,17 +124,18 @@ class Served:
 
 
 def engine_command(
-    env: dict[str, str], *args: str, check: bool = True
+    env: dict[str, str], *args: str, check: bool = True, cwd: Path = ROOT, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """``meaning-memory <args>`` in a process of its own with ``env``; with ``check``, an
-    AssertionError carrying what it printed when it fails."""
+    """``meaning-memory <args>`` in a process of its own with ``env``, run from ``cwd`` (the
+    clone, or another release's files); with ``check``, an AssertionError carrying what it
+    printed when it fails."""
     done = subprocess.run(
         [sys.executable, "-m", "meaning_memory", *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
     if check and done.returncode != 0:

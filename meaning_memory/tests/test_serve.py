@@ -35,26 +35,10 @@ def call(url: str, token: str, body: dict) -> dict:
         return json.loads(response.read())
 
 
-def start_serve(data_dir: Path) -> tuple[subprocess.Popen, int]:
-    env = {**os.environ, "MM_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"}
-    env.pop("DATABASE_URL", None)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "meaning_memory", "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines = []
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        line = server.stdout.readline()
-        lines.append(line)
-        if "is serving on" in line or server.poll() is not None:
-            break
-    assert f"http://127.0.0.1:{port}/" in lines[-1], "".join(lines)
+def start_serve(data_dir: Path, port: int | None = None) -> tuple[subprocess.Popen, int]:
+    port = port or free_port()
+    server = start_serve_on(data_dir, port)
+    serving(server, port)
     return server, port
 
 

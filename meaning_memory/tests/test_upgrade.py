@@ -12,16 +12,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tarfile
 from io import BytesIO
 from pathlib import Path
 
 import psycopg
 import pytest
-from django.db import connection
 
-from meaning_memory.testing import database_url
+from meaning_memory.testing import scratch_database
+from meaning_memory.tests.served import engine_command
 from meaning_memory.tests.upgrade_data import SCRIPT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,43 +81,16 @@ def previous_release(into: Path) -> Path:
 
 @pytest.fixture
 def scratch(django_db_blocker):
-    name = "mm_upgrade"
-    with django_db_blocker.unblock():
-        params = connection.get_connection_params()
-    admin = {k: params[k] for k in ("host", "port", "user") if params.get(k)}
-    with psycopg.connect(**admin, dbname="postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
-    with django_db_blocker.unblock():
-        url = database_url(name)
-    try:
-        yield url, {**admin, "dbname": name}
-    finally:
-        with psycopg.connect(**admin, dbname="postgres", autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with scratch_database("mm_upgrade", django_db_blocker) as made:
+        yield made
 
 
 def engine(code: Path, url: str, *args: str) -> str:
     """``meaning-memory <args>`` with the code in ``code`` (this release's or the previous),
     on the database at ``url``."""
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        "MM_DIVERGENCE": "1",
-        "MM_OPEN_THREADS": "1",
-        "PYTHONPATH": str(code),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "meaning_memory", *args],
-        cwd=code,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    env = {**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(code)}
+    env |= {"MM_DIVERGENCE": "1", "MM_OPEN_THREADS": "1"}
+    return engine_command(env, *args, cwd=code, timeout=600).stdout
 
 
 def snapshot(database: dict) -> dict[str, set[tuple]]:

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from django.db import connection
 
-from meaning_memory.testing import database_url
+from meaning_memory.testing import scratch_database as scratch_database_of
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Every index a migration builds concurrently, by name.
@@ -32,20 +31,8 @@ DROPPED = {"memory_unique_idempotency_key"}
 
 @pytest.fixture
 def scratch_database(django_db_blocker):
-    name = "mm_migration_rerun"
-    with django_db_blocker.unblock():
-        params = connection.get_connection_params()
-    admin = {k: params[k] for k in ("host", "port", "user") if params.get(k)}
-    with psycopg.connect(**admin, dbname="postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
-    with django_db_blocker.unblock():
-        url = database_url(name)
-    try:
-        yield url, psycopg.connect(**admin, dbname=name, autocommit=True)
-    finally:
-        with psycopg.connect(**admin, dbname="postgres", autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with scratch_database_of("mm_migration_rerun", django_db_blocker) as (url, params):
+        yield url, psycopg.connect(**params, autocommit=True)
 
 
 def migrate(url: str, *target: str) -> subprocess.CompletedProcess:
