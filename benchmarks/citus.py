@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django, write_json
 
+from memories.selectors.reader import Reader
+
 #: The sizing table's node and its figure for the bytes of a memory that searches keep in RAM
 #: ("Bytes per memory and the sizing table", BENCHMARKS.md); each an option.
 NODE_VCPUS, NODE_RAM_GIB, HOT_SHARE, HOT_BYTES = 16, 128, 0.5, 2_225
@@ -168,7 +170,7 @@ def searches(args: argparse.Namespace, agents: list[Any], ports: list) -> dict[s
     # in this process, not in a server).
     before = server_cpu_seconds(ports)
     for q in queries:
-        memory_search(agent=q.agent, query=q.text, query_vector=q.vector, limit=10)
+        memory_search(Reader.of_agent(q.agent), query=q.text, query_vector=q.vector, limit=10)
     after = server_cpu_seconds(ports)
     figures["cpu_ms_per_search"] = {
         name: 1000 * (after[name] - before[name]) / len(queries) for name in after

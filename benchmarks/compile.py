@@ -31,6 +31,8 @@ import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django
 from search_latency import Corpus, copy_types, mem_id
 
+from memories.selectors.reader import Reader
+
 TWO_YEARS_S = 2 * 365 * 86_400
 CATEGORIES = ("fact", "decision", "preference", "commitment", "event", "procedure", "observation")
 COLUMNS = [
@@ -162,7 +164,7 @@ def measure(agent: Any, budget: int, decay: str, runs: int) -> dict[str, Any]:
         selected = time.perf_counter() - started
         started = time.perf_counter()
         compiled = compiler.compiled_memory_file(
-            workspace=workspace, agent=agent, as_of=as_of, options=options
+            Reader.of_agent(agent), as_of=as_of, options=options
         )
         assert compiled.candidates == len(candidates)
         return (time.perf_counter() - started) * 1000, selected * 1000, compiled

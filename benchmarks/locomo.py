@@ -426,6 +426,7 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
 
     from memories.operations import memory_search
     from memories.search.learned import FEATURES
+    from memories.selectors.reader import Reader
 
     seconds: dict[str, float] = {}
     started = time.perf_counter()
@@ -443,41 +444,42 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
     candidates: dict[str, list[tuple[Question, list[Any], np.ndarray, float]]] = defaultdict(list)
     for conversation in conversations:
         agent = agents[conversation.sample_id]
+        reader = Reader.of_agent(agent)
         now = max(t.written_at for t in conversation.turns) if args.now == "pinned" else None
         started = time.perf_counter()
         baselines = Baselines(conversation, words)
         seconds["baselines"] += time.perf_counter() - started
         for question in conversation.questions:
-            asked = {"agent": agent, "query": question.text, "limit": 20, "now": now}
+            asked = {"query": question.text, "limit": 20, "now": now}
             started, cpu = time.perf_counter(), time.process_time()
             with asking(embedder):
                 asked["query_vector"] = vector = embedder.embed([question.text])[0]
             embed_ms.append((time.perf_counter() - started) * 1000)
             embed_cpu_ms.append((time.process_time() - cpu) * 1000)
             started = time.perf_counter()
-            hits = memory_search(**asked)
+            hits = memory_search(reader, **asked)
             search_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine"] += search_ms[-1] / 1000
             scores.add("engine", question, dia_ids(hits), search_ms[-1])
             started = time.perf_counter()
             with override_settings(MM_SEARCH_LEARNED=False):
-                hits = memory_search(**asked)
+                hits = memory_search(reader, **asked)
             formula_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine-formula"] += formula_ms[-1] / 1000
             scores.add("engine-formula", question, dia_ids(hits), formula_ms[-1])
             started = time.perf_counter()
             with override_settings(MM_S1_HALF_LIFE_DAYS=float("inf")):
-                hits = memory_search(**asked)
+                hits = memory_search(reader, **asked)
             took = time.perf_counter() - started
             seconds["engine-relevance"] += took
             scores.add("engine-relevance", question, dia_ids(hits), took * 1000)
             started = time.perf_counter()
-            hits = memory_search(**asked, expand="graph")
+            hits = memory_search(reader, **asked, expand="graph")
             graph_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine-graph"] += graph_ms[-1] / 1000
             scores.add("engine-graph", question, dia_ids(hits), graph_ms[-1])
             started = time.perf_counter()
-            every = memory_search(**asked, every_candidate=True)
+            every = memory_search(reader, **asked, every_candidate=True)
             every_ms = (time.perf_counter() - started) * 1000
             labels = np.array([h.memory.metadata["dia_id"] in question.evidence for h in every])
             candidates[conversation.sample_id].append((question, every, labels, every_ms))

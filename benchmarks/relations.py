@@ -58,6 +58,8 @@ from search_latency import (
 )
 from search_latency import load as load_memories
 
+from memories.selectors.reader import Reader
+
 CHUNK = 200_000
 #: Times the entities list's first page is read (the median is printed).
 LIST_RUNS = 3
@@ -246,13 +248,13 @@ def search_case(args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
     def run(q: dict[str, Any], filters: dict[str, Any]) -> tuple[float, int]:
         started = time.perf_counter()
         hits = memory_search(
-            agent=agent, query=q["text"], query_vector=q["vector"], limit=10, **filters
+            Reader.of_agent(agent), **filters, query=q["text"], query_vector=q["vector"], limit=10
         )
         return (time.perf_counter() - started) * 1000, len(hits)
 
     def top(q: dict[str, Any], exact: bool) -> list[str]:
         hits = memory_search(
-            agent=agent,
+            Reader.of_agent(agent),
             query=q["text"],
             query_vector=q["vector"],
             limit=10,
@@ -303,17 +305,19 @@ def search_case(args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
             }
         )
     # The entities list's first page (most mentioned first), as a team member and as the agent.
-    from memories.selectors import visible_scope_ids
     from memories.selectors.relations import entity_list
 
     listing = {}
-    for reader, scope_ids in (("member", None), ("agent", visible_scope_ids(agent))):
+    for name, reader in (
+        ("member", Reader.of_engine(agent.workspace)),
+        ("agent", Reader.of_agent(agent)),
+    ):
         took = []
         for _ in range(LIST_RUNS):
             started = time.perf_counter()
-            list(entity_list(workspace_id=agent.workspace_id, scope_ids=scope_ids)[:50])
+            list(entity_list(reader)[:50])
             took.append((time.perf_counter() - started) * 1000)
-        listing[reader] = float(np.median(took))
+        listing[name] = float(np.median(took))
     traversal = traversal_case(args, agent, linked, rng)
     bands = [
         {
@@ -415,7 +419,7 @@ def traversal_case(
 
     starts = [linked[int(rng.integers(len(linked)))] for _ in range(args.traversal_queries)]
     for start in starts[: max(len(starts) // 10, 1)]:  # warm-up
-        traverse_from(agent, start=start, depth=2)
+        traverse_from(Reader.of_agent(agent), start=start, depth=2)
     for start in starts:
         far = []
         for depth in (1, 2, 3):

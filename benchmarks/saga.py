@@ -37,6 +37,7 @@ from common import (
 )
 from threads import load, run_threads
 
+from memories.selectors.reader import Reader
 from readiness.locomo import CATEGORIES, read
 
 LIMIT = 20
@@ -83,12 +84,12 @@ def main() -> None:
                 vector = embedder.embed([question.text])[0]
                 began = time.perf_counter()
                 hits = memory_search(
-                    agent=agent, query=question.text, query_vector=vector, limit=LIMIT
+                    Reader.of_agent(agent), query=question.text, query_vector=vector, limit=LIMIT
                 )
                 search_ms.append((time.perf_counter() - began) * 1000)
                 began = time.perf_counter()
                 saga = saga_recall(
-                    agent=agent, query=question.text, limit=LIMIT, query_vector=vector
+                    Reader.of_agent(agent), query=question.text, limit=LIMIT, query_vector=vector
                 )
                 saga_ms.append((time.perf_counter() - began) * 1000)
                 threads_found.append(len(saga.threads))

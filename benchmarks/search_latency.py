@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django
 
+from memories.selectors.reader import Reader
+
 DIMENSIONS = 384
 CHUNK_ROWS = 50_000
 CENTROIDS = 1_000
@@ -232,7 +234,9 @@ def explain(query: Query) -> None:
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(capture):
-        memory_search(agent=query.agent, query=query.text, query_vector=query.vector, limit=10)
+        memory_search(
+            Reader.of_agent(query.agent), query=query.text, query_vector=query.vector, limit=10
+        )
     with transaction.atomic(), connection.cursor() as cursor:
         for sql, params in statements:
             if "set_config" in sql:  # the search's own settings, for the plan below
@@ -265,7 +269,7 @@ def breakdown(queries: list[Query]) -> None:
     for query in queries:
         statements.clear()
         with connection.execute_wrapper(capture):
-            memory_search(agent=query.agent, query=query.text, query_vector=query.vector)
+            memory_search(Reader.of_agent(query.agent), query=query.text, query_vector=query.vector)
         search_sql = next(s for s in statements if "by_vector AS" in s[0])
         with connection.cursor() as cursor:
             cursor.execute("EXPLAIN (ANALYZE) " + search_sql[0], search_sql[1])
@@ -313,7 +317,9 @@ def measure(queries: list[Query], warmup: list[Query], exact_queries: int) -> di
     def run(q: Query, vector: bool, exact: bool = False) -> tuple[float, set[int]]:
         started = time.perf_counter()
         given = q.vector if vector else None
-        hits = memory_search(agent=q.agent, query=q.text, query_vector=given, exact=exact, limit=10)
+        hits = memory_search(
+            Reader.of_agent(q.agent), query=q.text, query_vector=given, exact=exact, limit=10
+        )
         return (time.perf_counter() - started) * 1000, {hit.memory.pk for hit in hits}
 
     for q in warmup:

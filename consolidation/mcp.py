@@ -14,6 +14,7 @@ from consolidation.services import consolidation_start
 from consolidation.tasks import RUN
 from memories.mcp import Tool, tool_result
 from memories.models import Agent
+from memories.selectors.reader import Reader
 from memories.serializers import parse
 from memories.shapes import json_schema
 
@@ -36,7 +37,7 @@ def consolidate(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 
 def saga(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    recalled = saga_recall(agent=agent, **parse(SagaInput, arguments))
+    recalled = saga_recall(Reader.of_agent(agent), **parse(SagaInput, arguments))
     return tool_result(saga_text(recalled), saga_to_dict(recalled))
 
 

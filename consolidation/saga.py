@@ -24,9 +24,9 @@ from django.utils import timezone
 from consolidation.threads import own_words
 from memories.embeddings import get_embedder
 from memories.errors import Forbidden, NotFound
-from memories.models import Agent, Memory, Thread, ThreadMember
+from memories.models import Memory, Thread, ThreadMember
 from memories.operations import memory_search
-from memories.selectors import visible_scope_ids
+from memories.selectors.reader import Reader
 from memories.temporal.validity import valid_at_q
 
 #: How mature saga recall is, read by the readiness registry.
@@ -52,22 +52,19 @@ class Saga:
 
 
 def saga_recall(
+    reader: Reader,
     *,
-    agent: Agent,
     query: str | None = None,
     thread_id: str | None = None,
     limit: int = 20,
     query_vector: np.ndarray | None = None,
 ) -> Saga:
-    """The saga of ``query`` or of the thread ``thread_id`` as ``agent`` sees it (module
+    """The saga of ``query`` or of the thread ``thread_id`` as ``reader`` sees it (module
     docstring); another workspace's or scope's thread is NotFound, as a missing one."""
     require_saga()
-    scopes = visible_scope_ids(agent)
     hits: list[Memory] = []
     if thread_id is not None:
-        thread = Thread.objects.filter(
-            thread_id=thread_id, workspace_id=agent.workspace_id, scope_id__in=scopes
-        ).first()
+        thread = reader.sees(Thread.objects.filter(thread_id=thread_id)).first()
         if thread is None:
             raise NotFound(f"no thread {thread_id!r}")
         threads = [thread]
@@ -78,7 +75,10 @@ def saga_recall(
         if query_vector is None:  # embedded once, for the search and for ranking members
             query_vector = get_embedder().embed([query])[0]
         found = memory_search(
-            agent=agent, query=query, limit=settings.MM_SAGA_HITS, query_vector=query_vector
+            reader,
+            query=query,
+            limit=settings.MM_SAGA_HITS,
+            query_vector=query_vector,
         )
         hits = [hit.memory for hit in found]
         order = {memory.pk: rank for rank, memory in enumerate(hits)}
@@ -91,11 +91,12 @@ def saga_recall(
         threads = [by_pk[pk] for pk in chosen]
         anchor = query_vector
     members = list(
-        Memory.objects.filter(
-            valid_at_q(timezone.now()),
-            thread_member__thread__in=threads,
-            status=Memory.Status.ACTIVE,
-            scope_id__in=scopes,
+        reader.sees(
+            Memory.objects.filter(
+                valid_at_q(timezone.now()),
+                thread_member__thread__in=threads,
+                status=Memory.Status.ACTIVE,
+            )
         ).select_related("thread_member")
     )
     thread_of = {m.pk: m.thread_member.thread_id for m in members}

@@ -19,6 +19,7 @@ from consolidation.serializers import ConsolidateInput, SagaInput
 from consolidation.services import consolidation_start, run_get
 from consolidation.tasks import RUN
 from memories.errors import NotFound
+from memories.selectors.reader import Reader
 from memories.serializers import parse
 
 
@@ -64,7 +65,7 @@ class SagaApi(APIView):
     )
     def post(self, request: Request) -> Response:
         values = parse(SagaInput, request.data)
-        saga = saga_recall(agent=request.user, **values)
+        saga = saga_recall(Reader.of_agent(request.user), **values)
         return Response(saga_to_dict(saga))
 
 

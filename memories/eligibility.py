@@ -27,7 +27,8 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.compile import BudgetLine, CompileOptions, budget_line, compile_options, keys_of
-from memories.models import Agent, Memory, Workspace
+from memories.models import Memory
+from memories.selectors.reader import Reader
 from memories.temporal.validity import is_valid_at
 
 logger = logging.getLogger(__name__)
@@ -70,16 +71,15 @@ _lock = threading.Lock()
 _KEPT_MAX = 10_000
 
 
-def eligibility_boundary(
-    agent: Agent | None, now: datetime, workspace: Workspace | None = None
-) -> EligibilityBoundary:
-    """Where the budget cuts ``agent``'s compiled file, or without an agent the whole
-    ``workspace``'s (a team member's view; see the module docstring)."""
+def eligibility_boundary(reader: Reader, now: datetime) -> EligibilityBoundary:
+    """Where the budget cuts the compiled file of what ``reader`` sees: an agent's, or the
+    whole workspace's (a team member's view; see the module docstring)."""
     options = compile_options()
-    workspace = agent.workspace if agent is not None else workspace
-    assert workspace is not None
+    agent = reader.agent
     key = (
-        ("agent", agent.pk, options) if agent is not None else ("workspace", workspace.pk, options)
+        ("agent", agent.pk, options)
+        if agent is not None
+        else ("workspace", reader.workspace_id, options)
     )
     with _lock:
         kept = _kept.get(key)
@@ -90,11 +90,11 @@ def eligibility_boundary(
         if refresh:
             _refreshing.add(key)
     if kept is None:
-        return _compute(workspace, agent, now, options, key)
+        return _compute(reader, now, options, key)
     if refresh:
         threading.Thread(
             target=_refresh,
-            args=(workspace, agent, options, key),
+            args=(reader, options, key),
             name="eligible-refresh",
             daemon=True,
         ).start()
@@ -102,11 +102,9 @@ def eligibility_boundary(
 
 
 def _compute(
-    workspace: Workspace, agent: Agent | None, now: datetime, options: CompileOptions, key: tuple
+    reader: Reader, now: datetime, options: CompileOptions, key: tuple
 ) -> EligibilityBoundary:
-    boundary = EligibilityBoundary(
-        line=budget_line(workspace, agent, now, options), options=options
-    )
+    boundary = EligibilityBoundary(line=budget_line(reader, now, options), options=options)
     ttl = float(settings.MM_COMPILE_ELIGIBLE_TTL)
     if ttl > 0:
         with _lock:
@@ -117,11 +115,9 @@ def _compute(
     return boundary
 
 
-def _refresh(
-    workspace: Workspace, agent: Agent | None, options: CompileOptions, key: tuple
-) -> None:
+def _refresh(reader: Reader, options: CompileOptions, key: tuple) -> None:
     try:
-        _compute(workspace, agent, timezone.now(), options, key)
+        _compute(reader, timezone.now(), options, key)
     except Exception:  # the kept line stays; the next search past the TTL tries again
         logger.exception("could not compute the Eligible line %s", key[:2])
     finally:

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from memories.commands import Remember, Search
-from memories.models import Agent, Workspace
+from memories.models import Agent
 from memories.search import SearchHit, search
+from memories.selectors.reader import Reader
 from memories.serializers import RememberInput, SearchInput, parse, parse_bulk, parse_items
 from memories.services.bulk import BulkResult, remember_many
 from memories.services.remember import RememberResult, remember
@@ -50,9 +51,8 @@ def memory_remember_bulk(
 
 
 def memory_search(
+    reader: Reader,
     *,
-    agent: Agent | None = None,
-    workspace: Workspace | None = None,
     arguments: Any = None,
     from_text: bool = False,
     now: datetime | None = None,
@@ -61,14 +61,12 @@ def memory_search(
     every_candidate: bool = False,
     **given: Any,
 ) -> list[SearchHit]:
-    """Search (``memories.search``) with the arguments ``SearchInput`` declares (``query``,
-    ``limit``, the filters), given as ``arguments`` (a request's raw values, as they came) or as
-    keyword arguments (code); ``from_text`` when the values came as text (a command line, a
-    page's query string), otherwise each must have its JSON type. ``now``, ``query_vector``,
-    ``exact`` and ``every_candidate`` are for code only (see
+    """Search what ``reader`` sees (``memories.search``) with the arguments ``SearchInput``
+    declares (``query``, ``limit``, the filters), given as ``arguments`` (a request's raw
+    values, as they came) or as keyword arguments (code); ``from_text`` when the values came as
+    text (a command line, a page's query string), otherwise each must have its JSON type.
+    ``now``, ``query_vector``, ``exact`` and ``every_candidate`` are for code only (see
     ``memories.search.ranking.search``)."""
-    if agent is None and workspace is None:
-        raise ValueError("memory_search needs an agent or a workspace")
     if arguments is None:
         arguments = given
     elif given:
@@ -76,8 +74,7 @@ def memory_search(
     command = Search.from_values(parse(SearchInput, arguments, from_text=from_text))
     return search(
         command,
-        agent=agent,
-        workspace=workspace,
+        reader,
         now=now,
         query_vector=query_vector,
         exact=exact,

@@ -100,13 +100,12 @@ def provenance_to_dict(event: ProvenanceEvent) -> dict[str, Any]:
 def memory_detail(memory: Memory, reader: Reader) -> dict[str, Any]:
     """A memory with its entities, its links and its history, as ``reader`` may see them."""
     events = memory_history(memory)
-    scope_ids = reader.scope_ids
     entities = memory_entities(memory)
-    seen = as_known(entities, scope_ids)
+    seen = as_known(reader, entities)
     return {
         **memory_to_dict(memory),
         "entities": [entity_to_dict(e, seen=seen) for e in entities],
-        "links": [link_to_dict(link) for link in memory_links(memory, scope_ids)],
+        "links": [link_to_dict(link) for link in memory_links(reader, memory)],
         "provenance": [provenance_to_dict(e) for e in events],
     }
 

@@ -30,6 +30,7 @@ from django.db import connection
 from memories.asymmetry.score import FEATURES, features, shrunk, workspace_prior
 from memories.models import Agent, Memory
 from memories.operations import memory_remember_bulk
+from memories.selectors.reader import Reader
 from memories.selectors.sources import ENTITY, WRITER, Records, source_records
 from memories.services import memory_feedback
 from memories.services.asymmetry import Claim, asymmetry_refresh, claims_of
@@ -207,7 +208,7 @@ def measure(
     _analyze()
     asymmetry_refresh(workspace_id=agent.workspace_id, progress=step("refresh"))
     if fit is not None:
-        records = source_records(agent.workspace_id)
+        records = source_records(Reader.of_engine(agent.workspace))
         claims = claims_of(agent.workspace_id, [m.pk for m in stored])
         by_pk = {m.pk: s.verdict for m, s in zip(stored, train, strict=True)}
         fit(records, claims, [by_pk[c.pk] for c in claims])

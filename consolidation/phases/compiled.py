@@ -8,6 +8,7 @@ from memories.compile import compiled_memory_file
 from memories.models import (
     Agent,
 )
+from memories.selectors.reader import Reader
 
 
 def run(context: PhaseContext) -> dict[str, int]:
@@ -17,7 +18,7 @@ def run(context: PhaseContext) -> dict[str, int]:
     agents = list(Agent.objects.filter(workspace_id=context.workspace_id).order_by("id"))
     tokens = 0
     for number, agent in enumerate(agents, 1):
-        compiled = compiled_memory_file(workspace=context.run.workspace, agent=agent)
+        compiled = compiled_memory_file(Reader.of_agent(agent))
         tokens += compiled.tokens
         if not context.run.dry_run:
             snapshot_keep(agent=agent, compiled=compiled, run=context.run)

@@ -7,13 +7,10 @@ from django.db import transaction
 
 from consolidation import facts
 from consolidation.phases.context import EPISODIC, PhaseContext, newest_id, written_since
-from memories.embeddings import current_model_name, get_embedder
 from memories.models import (
-    Link,
     Memory,
 )
-from memories.services.provenance import Action, record
-from memories.services.remember import content_hash
+from memories.services.derived import derived_fact_store
 
 
 def run(context: PhaseContext) -> dict[str, int]:
@@ -57,48 +54,16 @@ EXTRACTION_SOURCE = "extraction"
 
 
 def _store_fact(context: PhaseContext, fact: facts.Fact, sources: list[Memory]) -> bool:
-    """The fact as a memory with its ``derived_from`` links; False when its scope already has
-    it (a chunk done again after a stop)."""
-    scope_id = sources[0].scope_id
-    digest = content_hash(scope_id=scope_id, source=EXTRACTION_SOURCE, text=fact.text)
-    if Memory.objects.filter(scope_id=scope_id, content_hash=digest).exists():
-        return False
-    vector = get_embedder().embed([fact.text])[0]
-    memory = Memory.objects.create(
-        workspace_id=context.workspace_id,
-        scope_id=scope_id,
+    """The fact as a memory with its ``derived_from`` links (``derived_fact_store``); False
+    when its scope already has it (a chunk done again after a stop)."""
+    stored = derived_fact_store(
         text=fact.text,
-        category=Memory.Category.FACT,
-        memory_type=Memory.MemoryType.SEMANTIC,
+        sources=sources,
         source=EXTRACTION_SOURCE,
-        created_at=max(m.created_at for m in sources),
-        embedding=vector,
-        embedding_model=current_model_name(),
-        content_hash=digest,
-        metadata={
-            "extracted_from": [m.mem_id for m in sources],
-            "model": settings.MM_EXTRACTION_MODEL,
-        },
-        **{f"{d}_score": v for d, v in fact.scores.items()},
-        **{f"{d}_origin": Memory.ScoreOrigin.EXTRACTION for d in fact.scores},
-    )
-    Link.objects.bulk_create(
-        [
-            Link(
-                workspace_id=context.workspace_id,
-                source=memory,
-                target_memory=source,
-                kind="derived_from",
-                origin=Link.Origin.CONSOLIDATION,
-                evidence={"model": settings.MM_EXTRACTION_MODEL},
-            )
-            for source in sources
-        ]
-    )
-    record(
-        memory,
-        Action.REMEMBER,
-        new={"text": fact.text, "extracted_from": [m.mem_id for m in sources]},
+        model=settings.MM_EXTRACTION_MODEL,
+        scores=fact.scores,
+        origin=Memory.ScoreOrigin.EXTRACTION,
         reason=f"consolidation: extracted by {settings.MM_EXTRACTION_MODEL}",
+        metadata={"model": settings.MM_EXTRACTION_MODEL},
     )
-    return True
+    return stored is not None

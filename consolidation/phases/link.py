@@ -7,11 +7,11 @@ from django.db import transaction
 
 from consolidation.phases.context import BATCH, PhaseContext, newest_id, written_since
 from memories.models import (
-    Link,
     Memory,
 )
 from memories.selectors.neighbours import SHARE_AN_ENTITY_SQL, nearest_pairs
 from memories.services import link_backfill
+from memories.services.consolidated import links_relate
 from memories.services.relations.typing import retype_by_mentions
 
 
@@ -22,7 +22,8 @@ def run(context: PhaseContext) -> dict[str, int]:
     links from each memory written since the watermark to its nearest active memories of the
     same scope (at most ``MM_RELATES_NEIGHBOURS``) whose cosine similarity is at least
     ``MM_RELATES_MIN_SIMILARITY`` and that are in its session or share an entity with it; never
-    between two memories already linked either way, nor where a curator removed such a link."""
+    between two memories already linked either way, nor where a curator removed such a link
+    (stored by ``memories.services.consolidated.links_relate``)."""
     counts = {"extracted": 0, "entity_links": 0}
     if settings.MM_ENTITY_EXTRACTION:
         pending = Memory.objects.filter(
@@ -50,21 +51,7 @@ def run(context: PhaseContext) -> dict[str, int]:
         pairs = _related(context.workspace_id, batch)
         if not context.run.dry_run:
             with transaction.atomic():
-                Link.objects.bulk_create(
-                    [
-                        Link(
-                            workspace_id=context.workspace_id,
-                            source_id=newer,
-                            target_memory_id=older,
-                            kind="relates_to",
-                            weight=min(max(similarity, 0.0), 1.0),
-                            origin=Link.Origin.CONSOLIDATION,
-                            evidence={"similarity": round(similarity, 6), "why": why},
-                        )
-                        for (newer, older), (similarity, why) in pairs.items()
-                    ],
-                    ignore_conflicts=True,
-                )
+                links_relate(workspace_id=context.workspace_id, pairs=pairs)
                 context.advance("link", batch[-1])
         made += len(pairs)
         context.step("link", min(start + BATCH, len(ids)), len(ids))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from django.db import transaction
 from django.db.models import Q
 
 from consolidation.phases.context import BATCH, PhaseContext
@@ -13,13 +12,14 @@ from memories.models import (
     Memory,
 )
 from memories.scorer import auto_scores, bundled_scorer, skipped_categories, skipped_dimensions
-from memories.services.provenance import Action, record
+from memories.services.consolidated import memories_rescore
 
 
 def run(context: PhaseContext) -> dict[str, int]:
     """The bundled scorer's dimensions filled where they are empty (a memory written while the
     scorer was skipped, or before it existed), for memories embedded by the model the scorer
-    was fitted on; a score the writer gave is never touched (origin ``scorer``)."""
+    was fitted on; a score the writer gave is never touched (origin ``scorer``; stored by
+    ``memories.services.consolidated.memories_rescore``, a batch a transaction)."""
     dims = [d for d in STARE_DIMENSIONS if d not in skipped_dimensions()]
     model = bundled_scorer().embedding_model
     if not dims or current_model_name() != model:
@@ -53,26 +53,7 @@ def run(context: PhaseContext) -> dict[str, int]:
             given,
         )
         if not context.run.dry_run:
-            with transaction.atomic():
-                for memory, found in zip(memories, scores, strict=True):
-                    if not found:
-                        continue
-                    for dim, value in found.items():
-                        setattr(memory, f"{dim}_score", value)
-                        setattr(memory, f"{dim}_origin", Memory.ScoreOrigin.SCORER)
-                    memory.save(
-                        update_fields=[
-                            *(f"{d}_score" for d in found),
-                            *(f"{d}_origin" for d in found),
-                        ]
-                    )
-                    record(
-                        memory,
-                        Action.RESCORE,
-                        old=dict.fromkeys((f"{d}_score" for d in found), None),
-                        new={f"{d}_score": v for d, v in found.items()},
-                        reason="consolidation: the bundled scorer filled empty dimensions",
-                    )
+            memories_rescore(memories=memories, scores=scores)
         scored += sum(1 for found in scores if found)
         context.step("rescore", min(start + BATCH, len(ids)), len(ids))
     return {"memories": len(ids), "scored": scored}

@@ -20,8 +20,8 @@ from consolidation.phases.context import BATCH, EPISODIC, PhaseContext, newest_i
 from memories.models import (
     Memory,
     Thread,
-    ThreadMember,
 )
+from memories.services.consolidated import thread_status_set, thread_store
 
 
 def run(context: PhaseContext) -> dict[str, int]:
@@ -231,36 +231,21 @@ def _store_threads(
     vocabulary: open_threads.Vocabulary,
 ) -> set[int]:
     """Write the touched threads, their new members, then each one's sessions, cues, status
-    and title; returns their ids."""
+    and title (``memories.services.consolidated``); returns their ids."""
     stored = set()
     for state in touched:
-        values = {
-            "size": state.size,
-            "centroid": state.centroid.astype(np.float32),
-            "words": state.kept_words(),
-            "first_seen": state.first_seen,
-            "last_seen": state.last_seen,
-            "title": open_threads.title(state.words, vocabulary)[:200],
-        }
-        if state.pk is None:
-            thread = Thread.objects.create(
-                workspace_id=context.workspace_id, scope_id=scope_id, label=state.label, **values
-            )
-            state.pk = thread.pk
-        else:
-            Thread.objects.filter(workspace_id=context.workspace_id, pk=state.pk).update(
-                **values, updated_at=timezone.now()
-            )
-        ThreadMember.objects.bulk_create(
-            [
-                ThreadMember(
-                    workspace_id=context.workspace_id,
-                    thread_id=state.pk,
-                    memory_id=memory_id,
-                    evidence=evidence,
-                )
-                for memory_id, evidence in state.new_members
-            ]
+        state.pk = thread_store(
+            workspace_id=context.workspace_id,
+            scope_id=scope_id,
+            thread_pk=state.pk,
+            label=state.label,
+            size=state.size,
+            centroid=state.centroid.astype(np.float32),
+            words=state.kept_words(),
+            first_seen=state.first_seen,
+            last_seen=state.last_seen,
+            title=open_threads.title(state.words, vocabulary)[:200],
+            members=state.new_members,
         )
         state.new_members.clear()
         refresh_thread_status(context.workspace_id, state.pk)
@@ -269,7 +254,8 @@ def _store_threads(
 
 
 def refresh_thread_status(workspace_id: int, thread_pk: int) -> Thread:
-    """A thread's sessions, cues and status from its latest ``STATUS_MEMBERS`` active members."""
+    """A thread's sessions, cues and status from its latest ``STATUS_MEMBERS`` active members
+    (stored by ``memories.services.consolidated.thread_status_set``)."""
     now = timezone.now()
     in_thread = Memory.objects.filter(workspace_id=workspace_id, thread_member__thread_id=thread_pk)
     members = list(
@@ -289,11 +275,4 @@ def refresh_thread_status(workspace_id: int, thread_pk: int) -> Thread:
         ],
         now,
     )
-    sessions = in_thread.exclude(session="")
-    thread = Thread.objects.filter(workspace_id=workspace_id, pk=thread_pk)
-    thread.update(
-        cues=found,
-        status=Thread.Status.OPEN if found else Thread.Status.RESOLVED,
-        sessions=sessions.values("session").distinct().count(),
-    )
-    return thread.get()
+    return thread_status_set(workspace_id=workspace_id, thread_pk=thread_pk, cues=found)

@@ -14,6 +14,7 @@ from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Conflict, ValidationFailed
 from memories.models import Link, Memory, ProvenanceEvent
 from memories.operations import memory_remember, memory_remember_bulk, memory_search
+from memories.selectors.reader import Reader
 
 LINES = [
     "Zephyr renews its support contract every March.",
@@ -49,7 +50,7 @@ def test_a_file_seeded_twice_with_other_sources_is_merged_back_to_one_copy(alice
         assert link.target_memory.status == "active" and link.origin == "consolidation"
         assert ProvenanceEvent.objects.filter(memory=memory, action="merge").exists()
         assert ProvenanceEvent.objects.filter(memory=link.target_memory, action="merge").exists()
-    hits = memory_search(agent=alice.agent, query="Zephyr support contract")
+    hits = memory_search(Reader.of_agent(alice.agent), query="Zephyr support contract")
     assert [h.memory.status for h in hits].count("merged") == 0
 
 

@@ -8,6 +8,7 @@ from consolidation.services import consolidation_execute, consolidation_start
 from consolidation.snapshots import snapshot_keep
 from memories.compile import compiled_memory_file
 from memories.operations import memory_remember
+from memories.selectors.reader import Reader
 from memories.services import memory_erase
 
 
@@ -54,7 +55,7 @@ def test_a_file_compiled_before_an_erasure_is_not_kept_after_it(alice):
     note = memory_remember(agent=alice.agent, text="Soon  erased.").memory
     run = compile_phase(alice.agent.workspace)
     CompiledSnapshot.objects.all().delete()
-    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent)
+    compiled = compiled_memory_file(Reader.of_agent(alice.agent))
     assert compiled.memory_pks == [note.pk]
     memory_erase(agent=alice.agent, mem_id=note.mem_id, reason="asked")
     assert snapshot_keep(agent=alice.agent, compiled=compiled, run=run) is False

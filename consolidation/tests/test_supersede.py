@@ -10,6 +10,7 @@ from meaning_memory.testing import make_member
 from memories.errors import ValidationFailed
 from memories.models import Memory, ProvenanceEvent
 from memories.operations import memory_remember
+from memories.selectors.reader import Reader
 from memories.services import memory_feedback
 
 ZEPHYR = [{"name": "Zephyr", "type": "organization"}]
@@ -136,12 +137,16 @@ def test_a_correction_consolidation_applies_leaves_search_and_the_compiled_file(
     september.refresh_from_db()
     assert march.status == "superseded"
     assert september.valid_from == september.created_at == march.valid_until
-    hits = memory_search(agent=alice.agent, query="When does Atlas Foods renew its contract?")
+    hits = memory_search(
+        Reader.of_agent(alice.agent), query="When does Atlas Foods renew its contract?"
+    )
     assert [h.memory.pk for h in hits] == [september.pk]
     before = september.created_at - timedelta(microseconds=1)
-    then = memory_search(agent=alice.agent, query="Atlas Foods contract renewal", as_of=before)
+    then = memory_search(
+        Reader.of_agent(alice.agent), query="Atlas Foods contract renewal", as_of=before
+    )
     assert [h.memory.pk for h in then] == [march.pk]
-    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent)
+    compiled = compiled_memory_file(Reader.of_agent(alice.agent))
     assert "September" in compiled.markdown and "in March" not in compiled.markdown
     events = ProvenanceEvent.objects.filter(memory=march, action="supersede")
     assert [e.reason.split(":")[0] for e in events] == [f"superseded by {september.mem_id}"]
@@ -195,7 +200,7 @@ def test_corrections_in_ordinary_words_supersede_after_consolidation(alice, case
         assert old.pinned
     new = memory_remember(agent=alice.agent, text=after_text).memory
     # Before consolidation both are valid, and the stale one may rank first.
-    assert {h.memory.pk for h in memory_search(agent=alice.agent, query=question)} >= {
+    assert {h.memory.pk for h in memory_search(Reader.of_agent(alice.agent), query=question)} >= {
         old.pk,
         new.pk,
     }
@@ -205,13 +210,15 @@ def test_corrections_in_ordinary_words_supersede_after_consolidation(alice, case
     new.refresh_from_db()
     assert old.status == "superseded" and old.superseded_by_id == new.pk
     assert old.valid_until == new.valid_from
-    hits = memory_search(agent=alice.agent, query=question)
+    hits = memory_search(Reader.of_agent(alice.agent), query=question)
     assert [h.memory.pk for h in hits] == [new.pk]
     then = memory_search(
-        agent=alice.agent, query=question, as_of=new.valid_from - timedelta(microseconds=1)
+        Reader.of_agent(alice.agent),
+        query=question,
+        as_of=new.valid_from - timedelta(microseconds=1),
     )
     assert [h.memory.pk for h in then] == [old.pk]
-    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent).markdown
+    compiled = compiled_memory_file(Reader.of_agent(alice.agent)).markdown
     assert after_text in compiled and before_text not in compiled
     event = ProvenanceEvent.objects.get(memory=old, action="supersede")
     assert "consolidation rule" in event.reason and "same writer" in event.reason

@@ -18,6 +18,7 @@ from memories.compile import compiled_memory_file
 from memories.errors import ValidationFailed
 from memories.models import Entity, Link, Memory, ProvenanceEvent
 from memories.operations import memory_remember
+from memories.selectors.reader import Reader
 
 
 def write(agent, text, days_ago=0, **extra):
@@ -80,7 +81,7 @@ def test_a_hedge_a_plan_or_another_thing_never_hides_a_true_fact(alice, older, n
     assert counts["applied"] == 0
     old.refresh_from_db()
     assert (old.status, old.valid_until) == ("active", None)
-    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent).markdown
+    compiled = compiled_memory_file(Reader.of_agent(alice.agent)).markdown
     assert older in compiled and newer in compiled
 
 
@@ -115,7 +116,7 @@ def test_plain_corrections_are_caught_without_a_declared_entity(alice, older, ne
     if proposal.status == "applied":
         old.refresh_from_db()
         assert old.status == "superseded" and old.superseded_by_id == new.pk
-        compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent)
+        compiled = compiled_memory_file(Reader.of_agent(alice.agent))
         assert older not in compiled.markdown and newer in compiled.markdown
 
 
@@ -225,7 +226,7 @@ def test_a_curator_undoes_what_consolidation_applied(alice, bob):
     assert ProvenanceEvent.objects.filter(memory=new, action="restore").exists()
     proposal.refresh_from_db()
     assert proposal.status == "undone" and proposal.decided_by == curator
-    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent).markdown
+    compiled = compiled_memory_file(Reader.of_agent(alice.agent)).markdown
     assert old.text in compiled
     with pytest.raises(ValidationFailed, match="nothing to undo"):
         proposal_undo(proposal=proposal, user=curator, reason="again")

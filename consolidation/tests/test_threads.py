@@ -13,6 +13,7 @@ from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Forbidden
 from memories.models import Memory, Thread, ThreadMember
 from memories.operations import memory_remember
+from memories.selectors.reader import Reader
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 #: Two stories told over four sessions, between other talk.
@@ -197,10 +198,7 @@ def compile_for(agent, **options):
     from memories.compile import compile_options, compiled_memory_file
 
     return compiled_memory_file(
-        workspace=agent.workspace,
-        agent=agent,
-        as_of=START + timedelta(days=60),
-        options=compile_options(**options),
+        Reader.of_agent(agent), as_of=START + timedelta(days=60), options=compile_options(**options)
     )
 
 

@@ -35,6 +35,7 @@ from meaning_memory.testing import make_actor
 from memories.models import Membership, Memory
 from memories.models.keys import WorkspaceForeignKey, WorkspaceOneToOneField, WorkspaceRow
 from memories.operations import memory_remember
+from memories.selectors.reader import Reader
 from memories.services.feedback import memory_feedback_by_user
 from memories.services.relations.links import link_add, link_remove
 
@@ -320,7 +321,6 @@ def test_search_traversal_compile_and_list_read_one_workspace(workspace_data):
     from memories.operations import memory_search
     from memories.selectors.memories import memory_list
     from memories.selectors.traversal import path_between, traverse_from
-    from memories.selectors.visibility import visible_scope_ids
 
     alice, hub, support, entity = workspace_data
     agent = alice.agent
@@ -332,19 +332,12 @@ def test_search_traversal_compile_and_list_read_one_workspace(workspace_data):
     recorder = Recorder()
     with connection.execute_wrapper(recorder):
         for arguments in searches:
-            memory_search(agent=agent, arguments=arguments)
-        traverse_from(agent, start=support.mem_id, depth=3)
-        traverse_from(agent, start=entity.entity_id, depth=2)
-        path_between(agent, start=support.mem_id, end=entity.entity_id, depth=3)
-        compiled_memory_file(workspace=agent.workspace, agent=agent)
-        list(
-            memory_list(
-                workspace_id=agent.workspace_id,
-                scope_ids=visible_scope_ids(agent),
-                values={},
-                now=timezone.now(),
-            )[:20]
-        )
+            memory_search(Reader.of_agent(agent), arguments=arguments)
+        traverse_from(Reader.of_agent(agent), start=support.mem_id, depth=3)
+        traverse_from(Reader.of_agent(agent), start=entity.entity_id, depth=2)
+        path_between(Reader.of_agent(agent), start=support.mem_id, end=entity.entity_id, depth=3)
+        compiled_memory_file(Reader.of_agent(agent))
+        list(memory_list(Reader.of_agent(agent), {}, timezone.now())[:20])
     checked, violations = 0, {}
     for sql, params in recorder.statements:
         text = sql.lstrip().upper()

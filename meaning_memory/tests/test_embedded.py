@@ -143,7 +143,7 @@ with connection.cursor() as cursor:
     cursor.execute("SHOW server_version")
     version = cursor.fetchone()[0]
 alice = Agent.objects.get(name="alice")
-found = memory_search(agent=alice, query="Where do the invoices go?", limit=3)
+found = memory_search(Reader.of_agent(alice), query="Where do the invoices go?", limit=3)
 print(json.dumps({"rows": rows, "vector": vector, "available": available, "indexes": indexes,
                   "plan": plan, "nearest": nearest, "version": version,
                   "found": [hit.memory.text for hit in found]}))

@@ -22,6 +22,7 @@ from meaning_memory.mcp import engine_tools
 from meaning_memory.testing import make_actor
 from meaning_memory.tests.served import ROOT
 from memories.compile import compiled_memory_file
+from memories.selectors.reader import Reader
 
 #: The one list of agent operations: each OpenAPI operation, the Python clients' method, the
 #: MCP tool (None: not a tool), the command (None: not a command of its own) and the TypeScript
@@ -119,7 +120,7 @@ def test_the_newer_methods_work_against_a_live_engine(served, alice, settings):
         assert mm.consolidation_run(run.run_id).run_id == run.run_id
         with pytest.raises(NotFound):
             mm.compiled_kept()  # no run has kept one yet
-        compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent)
+        compiled = compiled_memory_file(Reader.of_agent(alice.agent))
         snapshot_keep(agent=alice.agent, compiled=compiled, run=ConsolidationRun.objects.get())
         kept = mm.compiled_kept()  # Markdown, as the run's compile phase kept it
         assert kept == compiled.markdown and "Zephyr Logistics renews in March." in kept

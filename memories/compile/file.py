@@ -22,9 +22,9 @@ from memories.compile.render import (
     section_heading,
 )
 from memories.compile.selection import Candidates, candidates_of
-from memories.models import STARE_DIMENSIONS, Agent, Memory, Thread, ThreadMember, Workspace
-from memories.reading import reader
-from memories.selectors import visible_scope_ids
+from memories.models import STARE_DIMENSIONS, Memory, Thread, ThreadMember
+from memories.reading import reader as database
+from memories.selectors.reader import Reader
 from memories.tokens import count_each, count_tokens
 
 #: How many cut memories a compile lists by name (all are counted).
@@ -80,18 +80,17 @@ CUT_PROTECTED_REASON = (
 
 
 def compiled_memory_file(
+    reader: Reader,
     *,
-    workspace: Workspace,
-    agent: Agent | None = None,
     as_of: datetime | None = None,
     options: CompileOptions | None = None,
 ) -> CompiledFile:
-    """The compiled memory file of ``agent`` (the scopes it sees) or, without an agent, of the
-    whole workspace. Same memories, options and ``as_of`` give the same bytes."""
+    """The compiled memory file of what ``reader`` sees: an agent's (the scopes it sees), or
+    the whole workspace's. Same memories, options and ``as_of`` give the same bytes."""
     options = options or compile_options()
     as_of = as_of or timezone.now()
+    workspace, agent, scope_ids = reader.workspace, reader.agent, reader.scope_list
     title = workspace.slug if agent is None else f"{workspace.slug} (agent {agent.name})"
-    scope_ids = None if agent is None else visible_scope_ids(agent)
     with _snapshot():
         candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
         threads, section = open_threads_section(workspace.pk, scope_ids, as_of, options)
@@ -160,11 +159,11 @@ def _snapshot() -> Iterator[None]:
     """One view of the data for a compile's several statements (candidates, texts, names), so
     a memory forgotten or superseded meanwhile is neither rendered nor half-listed. Inside a
     caller's transaction, that transaction's view."""
-    if reader.in_atomic_block:
+    if database.in_atomic_block:
         yield
         return
-    with transaction.atomic(using=reader.alias):
-        with reader.cursor() as cursor:
+    with transaction.atomic(using=database.alias):
+        with database.cursor() as cursor:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         yield
 
@@ -249,7 +248,7 @@ def _texts(candidates: Candidates) -> Iterator[tuple[int, list[tuple]]]:
     )
     for start in range(0, len(candidates), CHUNK):
         ids = candidates.ids[start : start + CHUNK].tolist()
-        with reader.cursor() as cursor:
+        with database.cursor() as cursor:
             cursor.execute(
                 f"SELECT {columns} FROM {Memory._meta.db_table}"
                 " WHERE id = ANY(%s) AND workspace_id = %s",
@@ -318,7 +317,7 @@ def _compiled(
     listed = np.flatnonzero(~kept)[:CUT_LIST_MAX].tolist()
     names: dict[int, tuple[str, str]] = {}
     if listed:
-        with reader.cursor() as cursor:
+        with database.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, mem_id, category FROM {Memory._meta.db_table}"
                 " WHERE id = ANY(%s) AND workspace_id = %s",
@@ -341,11 +340,9 @@ def _compiled(
     )
 
 
-def budget_line(
-    workspace: Workspace, agent: Agent | None, as_of: datetime, options: CompileOptions
-) -> BudgetLine:
-    """Where the budget cuts ``agent``'s compiled file (without an agent, the workspace's)."""
-    scope_ids = None if agent is None else visible_scope_ids(agent)
+def budget_line(reader: Reader, as_of: datetime, options: CompileOptions) -> BudgetLine:
+    """Where the budget cuts the compiled file of what ``reader`` sees."""
+    workspace, agent, scope_ids = reader.workspace, reader.agent, reader.scope_list
     title = workspace.slug if agent is None else f"{workspace.slug} (agent {agent.name})"
     with _snapshot():
         candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)

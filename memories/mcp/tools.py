@@ -188,7 +188,8 @@ def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 
 def search(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
-    hits = read_as(agent, lambda: memory_search(agent=agent, arguments=arguments))
+    reader = Reader.of_agent(agent)
+    hits = read_as(agent, lambda: memory_search(reader, arguments=arguments))
     return tool_result(results_table(hits), {"results": hits_to_list(hits)})
 
 
@@ -227,7 +228,7 @@ def _node_line(node: dict[str, Any]) -> str:
 
 def traverse(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     values = parse(TraverseInput, arguments)
-    start, reached = traverse_from(agent, start=values.pop("from"), **values)
+    start, reached = traverse_from(Reader.of_agent(agent), start=values.pop("from"), **values)
     data = traversal_to_dict(start, reached)
     lines = [f"from {_node_line(data['from'])}: {data['count']} reached"]
     for item in data["nodes"]:
@@ -242,7 +243,7 @@ def traverse(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 def explain_path(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     values = parse(ExplainPathInput, arguments)
     start, end, found = path_between(
-        agent, start=values.pop("from"), end=values.pop("to"), **values
+        Reader.of_agent(agent), start=values.pop("from"), end=values.pop("to"), **values
     )
     data = path_to_dict(start, end, found)
     if not data["found"]:
@@ -257,7 +258,7 @@ def explain_path(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 def divergences(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     values = parse(DivergenceListInput, arguments)
     rows, page = page_of(
-        divergences_visible(agent=agent, status=values.get("status") or None), values
+        divergences_visible(Reader.of_agent(agent), status=values.get("status") or None), values
     )
     found = [divergence_to_dict(d) for d in rows]
     lines = [
@@ -270,9 +271,10 @@ def divergences(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 def list_memories(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     values = parse(MemoryPageInput, arguments)
+    reader = Reader.of_agent(agent)
 
     def listed() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        rows, page = memory_list_page(agent=agent, values=values, now=timezone.now())
+        rows, page = memory_list_page(reader, values, timezone.now())
         return page, [memory_to_dict(m) for m in rows]
 
     page, found = read_as(agent, listed)
@@ -283,9 +285,8 @@ def list_memories(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
 
 def compile_file(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     values = parse(CompileInput, arguments)
-    compiled = read_as(
-        agent, lambda: compiled_memory_file(workspace=agent.workspace, agent=agent, **values)
-    )
+    reader = Reader.of_agent(agent)
+    compiled = read_as(agent, lambda: compiled_memory_file(reader, **values))
     return tool_result(compiled.markdown, compiled_to_dict(compiled))
 
 

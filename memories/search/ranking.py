@@ -16,9 +16,8 @@ from memories.commands import Search
 from memories.eligibility import eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
 from memories.metrics import SEARCH_SECONDS
-from memories.models import Agent, Workspace
 from memories.prepared import prepared_cursor
-from memories.reading import reader
+from memories.reading import reader as database
 from memories.search.filters import SearchFilters
 from memories.search.graph import expanded
 from memories.search.hydration import (
@@ -31,6 +30,7 @@ from memories.search.hydration import (
 from memories.search.learned import reranked
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
+from memories.selectors.reader import Reader
 from memories.selectors.relations import attach_references
 
 #: How mature what this module implements is, read by the readiness registry.
@@ -40,16 +40,15 @@ SECONDS_PER_DAY = 86_400.0
 
 def search(
     command: Search,
+    reader: Reader,
     *,
-    agent: Agent | None = None,
-    workspace: Workspace | None = None,
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
     exact: bool = False,
     every_candidate: bool = False,
 ) -> list[SearchHit]:
-    """Rank the memories ``agent`` may see for a search (see ``memories.search``); without an
-    agent, every memory of ``workspace`` (a team member's view: the dashboard).
+    """Rank the memories ``reader`` sees for a search (see ``memories.search``): an agent's
+    scopes, or every memory of the workspace (a team member's view: the dashboard).
 
     The command's values were checked by its input shape (``memories.operations`` checks code's
     keyword arguments the same way); what depends on stored state (a memory or an entity a
@@ -60,15 +59,12 @@ def search(
     candidate in the statement's order, before any re-ordering in Python (benchmarks fit the
     learned ranking on them).
     """
-    if agent is None and workspace is None:
-        raise ValueError("search needs an agent or a workspace")
     with SEARCH_SECONDS.time():  # a search that runs (not one refused by its arguments)
         now = now or timezone.now()
         if query_vector is None:
             query_vector = get_embedder().embed_query(command.query)
         return ranked(
-            agent=agent,
-            workspace=agent.workspace if agent is not None else workspace,
+            reader,
             query=command.query,
             vector=query_vector,
             filters=SearchFilters(command),
@@ -86,9 +82,8 @@ ASYMMETRY_FACTOR_SQL = "(0.5 + 0.5 * COALESCE(a_score, 0.5))"
 
 
 def ranked(
+    reader: Reader,
     *,
-    agent: Agent | None,
-    workspace: Workspace,
     query: str,
     vector: np.ndarray,
     filters: SearchFilters,
@@ -110,7 +105,8 @@ def ranked(
     ``memories.search.learned`` (then ``memories.search.graph``) re-orders them and keeps the
     first ``limit``.
     """
-    scope_ids, words = scopes_and_words(agent, query, workspace.pk)
+    workspace = reader.workspace
+    scope_ids, words = scopes_and_words(reader, query)
     ranked_words, matched_words = keyword_lexemes(words, workspace.pk)
     count = max(settings.MM_SEARCH_CANDIDATES, limit)
     shown_limit = limit
@@ -120,8 +116,7 @@ def ranked(
     vector_text = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
     relational = relational_filter(
         filters.search,
-        workspace_id=workspace.pk,
-        scope_ids=scope_ids if agent is not None else None,
+        reader,
         vector=None if exact else vector_text,  # exact: every mentioning memory ranked
         candidates=count,
     )
@@ -322,11 +317,11 @@ def ranked(
     # ``meaning_memory.db.search_options``): no transaction, no extra round trip, unless the
     # search wants more candidates than the index's search list holds.
     widen = count > settings.MM_HNSW_EF_SEARCH
-    with transaction.atomic(using=reader.alias) if widen else contextlib.nullcontext():
+    with transaction.atomic(using=database.alias) if widen else contextlib.nullcontext():
         if widen:
-            with reader.cursor() as cursor:
+            with database.cursor() as cursor:
                 cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(count)])
-        with prepared_cursor(reader) as cursor:
+        with prepared_cursor(database) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     # The learned ranking reads a few fields of every candidate; the rest is read for the hits
@@ -341,7 +336,7 @@ def ranked(
     if expand == "graph":
         hits = expanded(hits, limit=shown_limit, workspace_id=workspace.pk)
     attach_references([h.memory for h in hits])
-    boundary = eligibility_boundary(agent, now, workspace=workspace)
+    boundary = eligibility_boundary(reader, now)
     eligible = boundary.eligibility_of([h.memory for h in hits], now)
     relations = relational.explain([h.memory for h in hits], scope_ids)
     return [

@@ -40,6 +40,7 @@ from django.db.models.expressions import RawSQL
 from memories.commands import Search
 from memories.errors import MissingReference
 from memories.models import Entity, Link, Memory, MemoryDegree
+from memories.selectors.reader import Reader
 from memories.selectors.relations import (
     connection_counts,
     connections_sql,
@@ -179,35 +180,28 @@ class RelationalFilter:
 
 def relational_filter(
     search: Search,
+    reader: Reader,
     *,
-    workspace_id: int,
-    scope_ids: Sequence[int] | None,
     vector: str | None = None,
     candidates: int = 0,
 ) -> RelationalFilter:
-    """Resolve this module's filters of ``search`` (``NAMES``) for a reader of ``scope_ids``
-    (None: a team member, the whole workspace). ``vector`` (the query's, as pgvector text) and
-    ``candidates`` (how many vector candidates the search takes) size and order a popular
-    entity's shortlist."""
+    """Resolve this module's filters of ``search`` (``NAMES``) for ``reader``. ``vector`` (the
+    query's, as pgvector text) and ``candidates`` (how many vector candidates the search takes)
+    size and order a popular entity's shortlist."""
     related_to, link_types = search.related_to, search.link_types
     entity, min_r, attributed_to = search.entity, search.min_r, search.attributed_to
+    workspace_id, scope_ids = reader.workspace_id, reader.scope_list
     related: dict[int, list[tuple[str, str]]] = {}
     if related_to:
-        memory = Memory.objects.filter(workspace_id=workspace_id, mem_id=related_to)
-        if scope_ids is not None:
-            memory = memory.filter(scope_id__in=scope_ids)
+        memory = reader.sees(Memory.objects.filter(mem_id=related_to))
         found = memory.values_list("pk", flat=True).first()
         if found is None:
             raise MissingReference.single(
                 "related_to", f"no memory {related_to!r} is visible to this agent."
             )
         related = related_memory_links(found, scope_ids, link_types, workspace_id=workspace_id)
-    entities = entities_named("entity", entity, workspace_id, scope_ids) if entity else []
-    attributed = (
-        entities_named("attributed_to", attributed_to, workspace_id, scope_ids)
-        if attributed_to
-        else []
-    )
+    entities = entities_named("entity", entity, reader) if entity else []
+    attributed = entities_named("attributed_to", attributed_to, reader) if attributed_to else []
     entity_ids = sorted({pk for e in entities for pk in entity_members(e)})
     entity_memory_ids = shortlist = None
     if entity_ids:

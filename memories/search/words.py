@@ -1,19 +1,16 @@
-"""A query's words: the scopes the reader sees and the query's lexemes in one round trip,
+"""A query's words: the query's lexemes (with a team member's scopes, in one round trip),
 and the tsqueries keyword rank and keyword candidates use."""
 
 from __future__ import annotations
 
 from memories import rules
 from memories.errors import Errors
-from memories.models import TEXT_SEARCH_CONFIG, Agent
+from memories.models import TEXT_SEARCH_CONFIG
 from memories.prepared import prepared_cursor
-from memories.reading import reader
+from memories.reading import reader as database
 from memories.search.statistics import common_words
-from memories.selectors.visibility import (
-    SHARED_SCOPE_IDS_SQL,
-    WORKSPACE_SCOPE_IDS_SQL,
-    with_private_scope,
-)
+from memories.selectors.reader import Reader
+from memories.selectors.visibility import WORKSPACE_SCOPE_IDS_SQL
 
 
 def tsquery(words: list[str]) -> str | None:
@@ -24,24 +21,28 @@ def tsquery(words: list[str]) -> str | None:
     return " | ".join("'" + word.replace("\\", "\\\\").replace("'", "''") + "'" for word in words)
 
 
-def scopes_and_words(
-    agent: Agent | None, query: str, workspace_id: int
-) -> tuple[list[int], list[str]]:
-    """The scope ids the reader sees (the agent's, or the whole workspace's) and the query's
+def scopes_and_words(reader: Reader, query: str) -> tuple[list[int], list[str]]:
+    """The scope ids ``reader`` sees (an agent's, or the whole workspace's) and the query's
     words (stemmed, without stop words), in one round trip: every search needs both before
     its statement can be written."""
-    scopes_sql = SHARED_SCOPE_IDS_SQL if agent is not None else WORKSPACE_SCOPE_IDS_SQL
-    with prepared_cursor(reader) as cursor:
-        cursor.execute(
-            f"SELECT ARRAY({scopes_sql}), ARRAY(SELECT DISTINCT lexeme "
-            f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)) ORDER BY lexeme)",
-            [agent.pk if agent is not None else workspace_id, query],
-        )
+    with prepared_cursor(database) as cursor:
+        if reader.scope_ids is not None:
+            cursor.execute(
+                f"SELECT NULL, ARRAY(SELECT DISTINCT lexeme "
+                f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)) ORDER BY lexeme)",
+                [query],
+            )
+        else:
+            cursor.execute(
+                f"SELECT ARRAY({WORKSPACE_SCOPE_IDS_SQL}), ARRAY(SELECT DISTINCT lexeme "
+                f"FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', %s)) ORDER BY lexeme)",
+                [reader.workspace_id, query],
+            )
         scope_ids, words = cursor.fetchone()
     errors = Errors()
     errors.check("query", rules.query_words(len(words)))
     errors.raise_if_any()
-    return (with_private_scope(agent, scope_ids) if agent is not None else scope_ids), words
+    return (reader.scope_list if reader.scope_ids is not None else scope_ids), words
 
 
 def keyword_lexemes(words: list[str], workspace_id: int) -> tuple[list[str], list[str]]:
@@ -55,13 +56,13 @@ def keyword_lexemes(words: list[str], workspace_id: int) -> tuple[list[str], lis
     return words, matched
 
 
-def keyword_queries(query: str, agent: Agent) -> tuple[str | None, str | None]:
-    """The two tsqueries a search for ``query`` by ``agent`` uses: the one keyword rank is
+def keyword_queries(query: str, reader: Reader) -> tuple[str | None, str | None]:
+    """The two tsqueries a search for ``query`` by ``reader`` uses: the one keyword rank is
     computed with and the one keyword candidates must match (see ``keyword_lexemes``)."""
-    _, words = scopes_and_words(agent, query, agent.workspace_id)
-    with reader.cursor() as cursor:
+    _, words = scopes_and_words(reader, query)
+    with database.cursor() as cursor:
         cursor.execute(
             "SELECT %s::tsquery::text, %s::tsquery::text",
-            [tsquery(lexemes) for lexemes in keyword_lexemes(words, agent.workspace_id)],
+            [tsquery(lexemes) for lexemes in keyword_lexemes(words, reader.workspace_id)],
         )
         return cursor.fetchone()

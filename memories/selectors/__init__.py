@@ -10,7 +10,6 @@ from memories.selectors.memories import (
     memory_history,
     memory_texts,
     supersession_chain,
-    workspace_memory,
 )
 from memories.selectors.overview import Overview, week_start, workspace_overview
 from memories.selectors.permissions import (
@@ -27,6 +26,7 @@ from memories.selectors.permissions import (
     workspace_members,
     workspaces_with_role,
 )
+from memories.selectors.reader import Reader
 from memories.selectors.tenancy import (
     agent_by_name,
     shared_scopes_for,
@@ -41,6 +41,7 @@ from memories.selectors.visibility import (
 )
 
 __all__ = [
+    "Reader",
     "CHAIN_MAX",
     "SHARED_SCOPE_IDS_SQL",
     "WORKSPACE_SCOPE_IDS_SQL",
@@ -68,7 +69,6 @@ __all__ = [
     "workspace_agents",
     "workspace_by_slug",
     "workspace_members",
-    "workspace_memory",
     "workspace_overview",
     "workspaces_with_role",
 ]

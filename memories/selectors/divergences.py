@@ -8,38 +8,26 @@ from django.db.models import QuerySet
 
 from memories.errors import NotFound
 from memories.features import require_divergence
-from memories.models import Agent, Divergence, Workspace
-from memories.selectors.visibility import visible_scope_ids
+from memories.models import Divergence
+from memories.selectors.reader import Reader
 
 
-def divergences_visible(
-    *, agent: Agent | None = None, workspace: Workspace | None = None, status: str | None = None
-) -> QuerySet[Divergence]:
-    """Newest first, with both memories (and their scopes) loaded."""
-    if agent is None and workspace is None:
-        raise ValueError("divergences_visible needs an agent or a workspace")
-    if agent is not None:  # an agent's read: the feature is opt-in
+def divergences_visible(reader: Reader, status: str | None = None) -> QuerySet[Divergence]:
+    """Newest first, with both memories (and their scopes) loaded. An agent's read needs the
+    opt-in feature on."""
+    if reader.is_agent:
         require_divergence()
-    rows = Divergence.objects.select_related(
-        "first__scope", "second__scope", "link", "closed_by"
-    ).filter(workspace=agent.workspace_id if agent is not None else workspace.pk)
-    if agent is not None:
-        scope_ids = visible_scope_ids(agent)
-        rows = rows.filter(first__scope_id__in=scope_ids, second__scope_id__in=scope_ids)
+    rows = Divergence.objects.select_related("first__scope", "second__scope", "link", "closed_by")
+    rows = reader.sees(reader.sees(rows, "first__"), "second__")
     if status:
         rows = rows.filter(status=status)
     return rows.order_by("-created_at", "-id")
 
 
-def divergence_get(
-    *, divergence_id: str, agent: Agent | None = None, workspace: Workspace | None = None
-) -> Divergence:
+def divergence_get(reader: Reader, divergence_id: str) -> Divergence:
     """One divergence by its public id; one the reader may not see is NotFound, like a missing
     one."""
-    found = divergences_visible(agent=agent, workspace=workspace).filter(
-        divergence_id=divergence_id
-    )
-    divergence = found.first()
+    divergence = divergences_visible(reader).filter(divergence_id=divergence_id).first()
     if divergence is None:
         raise NotFound(f"no divergence {divergence_id!r}")
     return divergence

@@ -15,6 +15,7 @@ from django.db.models import F
 from django.db.models.functions import Coalesce
 
 from memories.models import Entity, Link, Memory
+from memories.selectors.reader import Reader
 
 
 class Known(NamedTuple):
@@ -33,10 +34,11 @@ _LINK_ORIGIN = {
 }
 
 
-def as_known(entities: Sequence[Entity], scope_ids: Sequence[int] | None) -> dict[int, Known]:
-    """Each entity as the reader knows it (``scope_ids`` None: a team member, who sees the
-    whole workspace and so the row's own time and origin). An entity merged into another
-    counts with it. Two statements, whatever the number of entities."""
+def as_known(reader: Reader, entities: Sequence[Entity]) -> dict[int, Known]:
+    """Each entity as ``reader`` knows it (a team member or the engine sees the whole
+    workspace and so the row's own time and origin). An entity merged into another counts with
+    it. Two statements, whatever the number of entities."""
+    scope_ids = reader.scope_ids
     if scope_ids is None:
         return {entity.pk: Known(entity.created_at, entity.origin) for entity in entities}
     pks = [entity.pk for entity in entities]

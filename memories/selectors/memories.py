@@ -1,10 +1,9 @@
-"""Memories by id: an agent's (what it may see) and a team member's (the whole workspace), with
-their history and supersession chain."""
+"""Memories by id as a reader sees them (an agent its scopes, a team member the whole
+workspace), with their history and supersession chain, and browsed by the list's filters."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -14,16 +13,14 @@ from memories.commands import COLUMN_FILTERS
 from memories.errors import NotFound
 from memories.models import (
     STARE_DIMENSIONS,
-    Agent,
     Link,
     Memory,
     ProvenanceEvent,
-    Workspace,
 )
-from memories.reading import reader
+from memories.reading import reader as database
 from memories.selectors.paging import page_with_more
+from memories.selectors.reader import Reader
 from memories.selectors.relations import attach_references, entities_named, entity_members
-from memories.selectors.visibility import visible_scope_ids
 from memories.temporal.validity import ended_by_q, valid_at_q
 
 MEM_ID = re.compile(r"[0-9a-f]{16}")
@@ -37,34 +34,17 @@ def is_mem_id(value: object) -> bool:
     return isinstance(value, str) and MEM_ID.fullmatch(value) is not None
 
 
-def memory_get(*, agent: Agent, mem_id: str, for_update: bool = False) -> Memory:
-    """One memory the agent may see. Anything else — another workspace's, another agent's
+def memory_get(reader: Reader, mem_id: str, *, for_update: bool = False) -> Memory:
+    """One memory ``reader`` may see. Anything else — another workspace's, another agent's
     private one, or an id that does not exist — is the same NotFound."""
     if not is_mem_id(mem_id):
         raise NotFound(f"no memory {mem_id!r}")
-    queryset = Memory.objects.filter(
-        workspace_id=agent.workspace_id, scope_id__in=visible_scope_ids(agent), mem_id=mem_id
-    )
+    queryset = reader.sees(Memory.objects.filter(mem_id=mem_id))
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
     memory = queryset.select_related("scope", "superseded_by").first()
     if memory is None:
         raise NotFound(f"no memory {mem_id!r}")
-    return memory
-
-
-def workspace_memory(*, workspace: Workspace, mem_id: str) -> Memory:
-    """One memory of the workspace, whatever its scope (a team member's view); NotFound for
-    another workspace's, as for one that does not exist."""
-    memory = None
-    if is_mem_id(mem_id):
-        memory = (
-            Memory.objects.select_related("scope", "superseded_by", "follows")
-            .filter(workspace=workspace, mem_id=mem_id)
-            .first()
-        )
-    if memory is None:
-        raise NotFound("No such memory.")
     return memory
 
 
@@ -98,7 +78,7 @@ _CHAIN_SQL = f"""
 def supersession_chain(memory: Memory) -> tuple[list[Memory], list[Memory]]:
     """The memories that replaced this one (newest last) and those it replaced (oldest last),
     at most ``CHAIN_MAX`` each way, in one query for the chain and one for its memories."""
-    with reader.cursor() as cursor:
+    with database.cursor() as cursor:
         cursor.execute(
             _CHAIN_SQL, {"workspace": memory.workspace_id, "id": memory.pk, "max": CHAIN_MAX}
         )
@@ -114,10 +94,10 @@ def supersession_chain(memory: Memory) -> tuple[list[Memory], list[Memory]]:
     return newer, older
 
 
-def memory_texts(*, workspace: Workspace, mem_ids: list[str]) -> dict[str, str]:
-    """The text of each of ``mem_ids`` in the workspace, by mem_id."""
+def memory_texts(reader: Reader, mem_ids: list[str]) -> dict[str, str]:
+    """The text of each of ``mem_ids`` ``reader`` sees, by mem_id."""
     return dict(
-        Memory.objects.filter(workspace=workspace, mem_id__in=mem_ids).values_list("mem_id", "text")
+        reader.sees(Memory.objects.filter(mem_id__in=mem_ids)).values_list("mem_id", "text")
     )
 
 
@@ -129,23 +109,16 @@ LIST_ORDERINGS = {
 }
 
 
-def memory_list(
-    *,
-    workspace_id: int,
-    scope_ids: Sequence[int] | None,
-    values: dict[str, Any],
-    now: datetime,
-) -> QuerySet[Memory]:
-    """The memories a reader of ``scope_ids`` (None: the whole workspace) sees, browsed
-    without a query: the search's filters that need none, read by name from ``values`` (the
-    validated ``MemoryListInput``), ordered by ``ordering``. Forgotten and merged memories are
-    never listed; without ``as_of`` or ``currently_valid``, what is valid now."""
+def memory_list(reader: Reader, values: dict[str, Any], now: datetime) -> QuerySet[Memory]:
+    """The memories ``reader`` sees, browsed without a query: the search's filters that need none,
+    read by name from ``values`` (the validated ``MemoryListInput``), ordered by ``ordering``.
+    Forgotten and merged memories are never listed; without ``as_of`` or ``currently_valid``,
+    what is valid now.
+    """
     values = dict(values)
-    queryset = Memory.objects.filter(
-        workspace_id=workspace_id, status__in=[Memory.Status.ACTIVE, Memory.Status.SUPERSEDED]
+    queryset = reader.sees(
+        Memory.objects.filter(status__in=[Memory.Status.ACTIVE, Memory.Status.SUPERSEDED])
     )
-    if scope_ids is not None:
-        queryset = queryset.filter(scope_id__in=scope_ids)
     as_of = values.pop("as_of", None)
     currently_valid = values.pop("currently_valid", None)
     if as_of is None and currently_valid is None:
@@ -165,13 +138,13 @@ def memory_list(
         reference = values.pop(name, None)
         if not reference:
             continue
-        entities = entities_named(name, reference, workspace_id, scope_ids)
+        entities = entities_named(name, reference, reader)
         members = [pk for entity in entities for pk in entity_members(entity)]
         if lookup == "attributed":
             queryset = queryset.filter(attributed_to__in=members)
         else:
             mentions = Link.objects.filter(
-                workspace_id=workspace_id,
+                workspace_id=reader.workspace_id,
                 source=OuterRef("pk"),
                 target_entity__in=members,
                 removed_at__isnull=True,
@@ -188,14 +161,12 @@ def memory_list(
 
 
 def memory_list_page(
-    *, agent: Any, values: dict[str, Any], now: datetime
+    reader: Reader, values: dict[str, Any], now: datetime
 ) -> tuple[list[Memory], dict[str, Any]]:
-    """One page (``values``' ``page`` and ``page_size``) of ``memory_list`` as ``agent`` sees
+    """One page (``values``' ``page`` and ``page_size``) of ``memory_list`` as ``reader`` sees
     it, with what its rows name attached, and where it stands (``page_with_more``): the MCP
     tool's and the command's (the REST API pages by cursor)."""
-    memories = memory_list(
-        workspace_id=agent.workspace_id, scope_ids=visible_scope_ids(agent), values=values, now=now
-    )
+    memories = memory_list(reader, values, now)
     rows, page = page_with_more(memories, values)
     attach_references(rows)
     return rows, page

@@ -1,14 +1,19 @@
 """Who reads, as one value: the workspace, the scopes the reader sees (all of them for a team
-member), and who it is. Made only by ``Reader.of_agent`` and ``Reader.of_member`` (which checks
-the member's role), so an adapter never works out what a reader sees: it asks for its reader
-and hands it on (the contract in ``pyproject.toml`` and ``test_layers.py`` keep visibility and
-roles out of the adapters and the presenters).
+member), and who it is. Made only by ``Reader.of_agent``, ``Reader.of_member`` (which checks
+the member's role) and ``Reader.of_engine`` (the engine's own work and an operator's command at
+the machine), so an adapter never works out what a reader sees: it asks for its reader and
+hands it on (the contract in ``pyproject.toml`` and ``test_layers.py`` keep visibility and
+roles out of the adapters and the presenters). Every selector that reads takes one, as do the
+read operations (search, list, compile, traverse); a service that acts for an agent reads
+through ``Reader.of_agent`` of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db.models import QuerySet
 
 from memories.errors import NotFound
 from memories.models import Agent, Membership, Workspace
@@ -31,7 +36,9 @@ class Reader:
 
     def __post_init__(self) -> None:
         if self._made is not _MADE_HERE:
-            raise TypeError("a Reader is made by Reader.of_agent or Reader.of_member only")
+            raise TypeError(
+                "a Reader is made by Reader.of_agent, Reader.of_member or Reader.of_engine only"
+            )
 
     @classmethod
     def of_agent(cls, agent: Agent) -> Reader:
@@ -61,6 +68,12 @@ class Reader:
             _made=_MADE_HERE,
         )
 
+    @classmethod
+    def of_engine(cls, workspace: Workspace) -> Reader:
+        """The engine itself (consolidation, the readiness checks) or an operator's command at
+        the machine: the whole workspace, no one's role."""
+        return cls(workspace=workspace, scope_ids=None, _made=_MADE_HERE)
+
     @property
     def workspace_id(self) -> int:
         return self.workspace.pk
@@ -72,6 +85,23 @@ class Reader:
     @property
     def role(self) -> str | None:
         return self.membership.role if self.membership is not None else None
+
+    @property
+    def scope_list(self) -> list[int] | None:
+        """``scope_ids`` as a list, as a statement's array parameter takes it."""
+        return None if self.scope_ids is None else list(self.scope_ids)
+
+    @property
+    def is_agent(self) -> bool:
+        return self.agent is not None
+
+    def sees(self, queryset: QuerySet, prefix: str = "") -> QuerySet:
+        """``queryset`` (of a workspace's rows) narrowed to this reader's workspace and scopes;
+        ``prefix`` leads from the row to its memory (``"first__"``), empty for memories."""
+        queryset = queryset.filter(workspace_id=self.workspace_id)
+        if self.scope_ids is not None:
+            queryset = queryset.filter(**{f"{prefix}scope_id__in": self.scope_ids})
+        return queryset
 
     def may(self, action: str) -> bool:
         """Whether this member's role allows ``action`` (a key of ``ROLE_FOR``); an agent acts

@@ -8,7 +8,6 @@ scopes it reads (None: a team member, the whole workspace).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +16,8 @@ from django.conf import settings
 from memories.asymmetry.score import shrunk, workspace_prior
 from memories.errors import NotFound
 from memories.models import Entity, Link, Memory, ProvenanceEvent
-from memories.reading import reader
+from memories.reading import reader as database
+from memories.selectors.reader import Reader
 from memories.selectors.relations import entity_members
 
 WRITER, ENTITY, TOPIC = "writer", "entity", "topic"
@@ -96,14 +96,15 @@ class Records:
 
 
 def _rows(sql: str, params: dict[str, Any]) -> list[tuple]:
-    with reader.cursor() as cursor:
+    with database.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
-def source_records(workspace_id: int, scope_ids: Sequence[int] | None = None) -> Records:
+def source_records(reader: Reader) -> Records:
     """Every writer's, attributed entity's and topic's record in the workspace (a source's
-    records on its topics with it), from the memories the reader sees."""
+    records on its topics with it), from the memories ``reader`` sees."""
+    workspace_id, scope_ids = reader.workspace_id, reader.scope_ids
     params = {
         "workspace": workspace_id,
         "scopes": None if scope_ids is None else [int(s) for s in scope_ids],
@@ -165,21 +166,13 @@ def source_records(workspace_id: int, scope_ids: Sequence[int] | None = None) ->
     return Records(prior, strength, right, wrong, sources, by_topic)
 
 
-def source_events(
-    workspace_id: int,
-    scope_ids: Sequence[int] | None,
-    *,
-    kind: str,
-    key: str,
-    limit: int = 50,
-) -> list[dict[str, Any]]:
-    """The events behind one source's record, newest first: its memories' feedback and
-    divergences resolved, and their supersessions by another source."""
-    memories = Memory.objects.filter(workspace_id=workspace_id).exclude(
-        status__in=[Memory.Status.FORGOTTEN, Memory.Status.MERGED]
+def source_events(reader: Reader, *, kind: str, key: str, limit: int = 50) -> list[dict[str, Any]]:
+    """The events behind one source's record, newest first, from the memories ``reader`` sees:
+    their feedback and divergences resolved, and their supersessions by another source."""
+    workspace_id = reader.workspace_id
+    memories = reader.sees(
+        Memory.objects.exclude(status__in=[Memory.Status.FORGOTTEN, Memory.Status.MERGED])
     )
-    if scope_ids is not None:
-        memories = memories.filter(scope_id__in=scope_ids)
     if kind == WRITER:
         memories = memories.filter(source=key)
     else:

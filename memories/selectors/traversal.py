@@ -29,10 +29,10 @@ from django.db import DatabaseError, transaction
 
 from memories.errors import NotFound, ValidationFailed
 from memories.features import require_traversal
-from memories.models import Agent, Entity, Link, Memory
-from memories.reading import reader
+from memories.models import Entity, Link, Memory
+from memories.reading import reader as database
+from memories.selectors.reader import Reader
 from memories.selectors.relations import link_made_by, visible_entities
-from memories.selectors.visibility import visible_scope_ids
 
 #: How mature what this module implements is, read by the readiness registry.
 READINESS = {"R/traversal": "beta"}
@@ -132,19 +132,15 @@ class Reached:
     steps: list[Step]
 
 
-def resolve_node(
-    workspace_id: int, public_id: str, scope_ids: Sequence[int] | None, field: str
-) -> Memory | Entity:
+def resolve_node(reader: Reader, public_id: str, field: str) -> Memory | Entity:
     """A memory (by mem_id) or an entity (by id) the reader may see; anything else is the same
     NotFound, naming ``field``."""
-    memories = Memory.objects.filter(workspace_id=workspace_id, mem_id=public_id).exclude(
-        status=Memory.Status.FORGOTTEN
+    memories = reader.sees(
+        Memory.objects.filter(mem_id=public_id).exclude(status=Memory.Status.FORGOTTEN)
     )
-    if scope_ids is not None:
-        memories = memories.filter(scope_id__in=scope_ids)
     found: Memory | Entity | None = memories.first()
     if found is None:
-        entity = visible_entities(workspace_id, scope_ids).filter(entity_id=public_id).first()
+        entity = visible_entities(reader).filter(entity_id=public_id).first()
         if entity is not None:
             found = entity.merged_into or entity
     if found is None:
@@ -197,15 +193,15 @@ def _walk(
         )
         params["end_kind"], params["end"] = _key(end)
     try:
-        with transaction.atomic(using=reader.alias):
-            with reader.cursor() as cursor:
+        with transaction.atomic(using=database.alias):
+            with database.cursor() as cursor:
                 cursor.execute(
                     "SELECT set_config('statement_timeout', %s, true)",
                     [str(settings.MM_TRAVERSAL_TIMEOUT_MS)],
                 )
             # A cursor on the server, read in batches: the recursion runs only as far as the
             # rows read, so a walk stops once it has ``nodes`` distinct nodes.
-            with reader.chunked_cursor() as cursor:
+            with database.chunked_cursor() as cursor:
                 cursor.execute(sql, params)
                 rows, seen = [], {(kind, pk)}
                 while batch := cursor.fetchmany(FETCH_ROWS):
@@ -274,20 +270,20 @@ def _hydrate(rows: list[tuple], start: Memory | Entity, limit: int) -> list[Reac
 
 
 def traverse(
+    reader: Reader,
     start: Memory | Entity,
     *,
-    workspace_id: int,
-    scope_ids: Sequence[int] | None,
     depth: int = 2,
     link_types: Sequence[str] | None = None,
     direction: str = "both",
     limit: int = 50,
 ) -> list[Reached]:
-    """The nodes within ``depth`` links of ``start``, nearest first, each by a shortest path."""
+    """The nodes ``reader`` sees within ``depth`` links of ``start``, nearest first, each by a
+    shortest path."""
     rows = _walk(
         start,
-        workspace_id=workspace_id,
-        scope_ids=scope_ids,
+        workspace_id=reader.workspace_id,
+        scope_ids=reader.scope_list,
         depth=depth,
         link_types=link_types,
         direction=direction,
@@ -297,19 +293,19 @@ def traverse(
 
 
 def shortest_path(
+    reader: Reader,
     start: Memory | Entity,
     end: Memory | Entity,
     *,
-    workspace_id: int,
-    scope_ids: Sequence[int] | None,
     depth: int = 3,
     link_types: Sequence[str] | None = None,
 ) -> Reached | None:
-    """A shortest path from ``start`` to ``end`` (links followed either way), or None."""
+    """A shortest path ``reader`` sees from ``start`` to ``end`` (links followed either way),
+    or None."""
     rows = _walk(
         start,
-        workspace_id=workspace_id,
-        scope_ids=scope_ids,
+        workspace_id=reader.workspace_id,
+        scope_ids=reader.scope_list,
         depth=depth,
         link_types=link_types,
         direction="both",
@@ -328,7 +324,7 @@ def step_time(step: Step) -> datetime | None:
 
 
 def traverse_from(
-    agent: Agent,
+    reader: Reader,
     *,
     start: str,
     depth: int = 2,
@@ -336,14 +332,12 @@ def traverse_from(
     direction: str = "both",
     limit: int = 50,
 ) -> tuple[Memory | Entity, list[Reached]]:
-    """What an agent reaches from a memory or an entity (``start``: its public id)."""
+    """What ``reader`` reaches from a memory or an entity (``start``: its public id)."""
     require_traversal()
-    scope_ids = visible_scope_ids(agent)
-    node = resolve_node(agent.workspace_id, start, scope_ids, "from")
+    node = resolve_node(reader, start, "from")
     reached = traverse(
+        reader,
         node,
-        workspace_id=agent.workspace_id,
-        scope_ids=scope_ids,
         depth=depth,
         link_types=link_types,
         direction=direction,
@@ -353,26 +347,24 @@ def traverse_from(
 
 
 def path_between(
-    agent: Agent,
+    reader: Reader,
     *,
     start: str,
     end: str,
     depth: int = 3,
     link_types: Sequence[str] | None = None,
 ) -> tuple[Memory | Entity, Memory | Entity, Reached | None]:
-    """A shortest path an agent may see between two nodes (their public ids), or None. From a
-    node to itself (or an entity to one merged into it) the path is found and empty."""
+    """A shortest path ``reader`` may see between two nodes (their public ids), or None. From
+    a node to itself (or an entity to one merged into it) the path is found and empty."""
     require_traversal()
-    scope_ids = visible_scope_ids(agent)
-    first = resolve_node(agent.workspace_id, start, scope_ids, "from")
-    last = resolve_node(agent.workspace_id, end, scope_ids, "to")
+    first = resolve_node(reader, start, "from")
+    last = resolve_node(reader, end, "to")
     if _key(first) == _key(last):
         return first, last, Reached(last, 0, [first], [])
     found = shortest_path(
+        reader,
         first,
         last,
-        workspace_id=agent.workspace_id,
-        scope_ids=scope_ids,
         depth=depth,
         link_types=link_types,
     )

@@ -39,6 +39,7 @@ from memories.services.feedback import (
 )
 from memories.services.members import membership_remove, membership_set
 from memories.services.merge import MergeResult, memory_merge, memory_restore
+from memories.services.placing import Placed, content_hash, lock_workspace, place
 from memories.services.provenance import iso, provenance_event, record, record_many
 from memories.services.relations import (
     DeclareResult,
@@ -49,14 +50,8 @@ from memories.services.relations import (
     link_backfill,
     link_remove,
 )
-from memories.services.remember import (
-    Placed,
-    RememberResult,
-    content_hash,
-    lock_workspace,
-    place,
-    remember,
-)
+from memories.services.remember import RememberResult, remember
+from memories.services.storing import store
 from memories.services.supersede import supersede, supersession_undo
 from memories.services.tenancy import (
     TOKEN_PREFIX,
@@ -74,6 +69,7 @@ from memories.services.tenancy import (
 __all__ = [
     "place",
     "remember",
+    "store",
     "remember_many",
     "ERASE_BY",
     "Erasure",

@@ -22,7 +22,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.asymmetry.score import a_score, features, model
-from memories.models import Link, Memory, ProvenanceEvent, SourceRecord
+from memories.models import Link, Memory, ProvenanceEvent, SourceRecord, Workspace
+from memories.selectors.reader import Reader
 from memories.selectors.sources import ENTITY, TOPIC, WRITER, Record, Records, source_records
 from memories.services.provenance import Action, provenance_event, record_many
 
@@ -245,7 +246,7 @@ def asymmetry_refresh(
     """Count every source's record again, keep it (``SourceRecord``), and recompute the A
     score of every memory whose score is the engine's (``dry_run``: count what would change,
     write nothing)."""
-    records = source_records(workspace_id)
+    records = source_records(Reader.of_engine(Workspace.objects.get(pk=workspace_id)))
     if not dry_run:
         with transaction.atomic():
             SourceRecord.objects.filter(workspace_id=workspace_id).delete()

@@ -46,6 +46,7 @@ from memories.errors import Errors, NotFound, ValidationFailed
 from memories.models import Agent, Entity, Link, Memory, ProvenanceEvent, SourceRecord, Workspace
 from memories.selectors.memories import memory_get
 from memories.selectors.permissions import require_role
+from memories.selectors.reader import Reader
 from memories.services.provenance import Action, provenance_event, record_many
 from memories.signals import erasing
 
@@ -81,7 +82,7 @@ def memory_erase(*, agent: Agent, mem_id: str, reason: str) -> Erasure:
     """Erase one memory the agent may see (NotFound otherwise, as for one that does not
     exist), whatever its status."""
     reason = _reason(reason)
-    memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
+    memory = memory_get(Reader.of_agent(agent), mem_id, for_update=True)
     return _erase(
         Memory.objects.filter(pk=memory.pk), memory.workspace_id, "memory", reason, agent=agent
     )

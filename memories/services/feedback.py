@@ -10,6 +10,7 @@ from memories.errors import ConflictingInput, Errors, NotFound, ValidationFailed
 from memories.models import Agent, Memory
 from memories.selectors.memories import memory_get
 from memories.selectors.permissions import require_role, user_may
+from memories.selectors.reader import Reader
 from memories.services.provenance import Action, record
 
 #: The feedback actions, and exactly what each does (also in docs/api.md):
@@ -96,7 +97,7 @@ def memory_feedback(*, agent: Agent, mem_id: str, action: str, reason: str) -> M
     if action == Action.FORGET:
         return memory_forget(agent=agent, mem_id=mem_id, reason=reason)
     _feedback_errors(action, reason)
-    memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
+    memory = memory_get(Reader.of_agent(agent), mem_id, for_update=True)
     return _apply_feedback(memory, action, reason, agent=agent)
 
 
@@ -105,7 +106,7 @@ def memory_forget(*, agent: Agent, mem_id: str, reason: str) -> Memory:
     """Soft delete: the memory stays in the database, with its history, but is never returned
     by search or compiled again."""
     reason = _require_reason(reason)
-    memory = memory_get(agent=agent, mem_id=mem_id, for_update=True)
+    memory = memory_get(Reader.of_agent(agent), mem_id, for_update=True)
     return _apply_forget(memory, reason, agent=agent)
 
 

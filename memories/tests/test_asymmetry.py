@@ -8,6 +8,7 @@ import pytest
 from memories.asymmetry.cues import clarity, read_cues
 from memories.models import Entity, Memory, ProvenanceEvent, SourceRecord
 from memories.operations import memory_remember, memory_remember_bulk, memory_search
+from memories.selectors.reader import Reader
 from memories.selectors.sources import WRITER, source_records
 from memories.services import memory_feedback, memory_forget
 from memories.services.asymmetry import asymmetry_refresh
@@ -168,7 +169,7 @@ def test_search_filters_by_perspective_attribution_and_source_kind(alice, bob):
     query = "When does Zephyr renew?"
 
     def found(who=agent, **filters):
-        return {h.memory.text for h in memory_search(agent=who, query=query, **filters)}
+        return {h.memory.text for h in memory_search(Reader.of_agent(who), **filters, query=query)}
 
     assert found(perspective="external") == {"Zephyr renews in March, for the customer."}
     assert found(source_kind="inferred") == {"I think Zephyr renews in March."}
@@ -176,7 +177,7 @@ def test_search_filters_by_perspective_attribution_and_source_kind(alice, bob):
     assert by_name == {stated.text}
     entity_id = Entity.objects.get(pk=stated.attributed_to_id).entity_id
     assert found(attributed_to=entity_id) == by_name
-    hits = memory_search(agent=agent, query=query, attributed_to=entity_id)
+    hits = memory_search(Reader.of_agent(agent), query=query, attributed_to=entity_id)
     assert hits[0].relations["attributed_to"][0]["name"] == "Maria Lopez"
     # Bob sees the shared memory, so he knows of Maria; an unknown name is refused by name.
     assert found(who=bob.agent, attributed_to="Maria Lopez") == by_name
@@ -216,13 +217,13 @@ def test_a_source_s_record_follows_feedback_given_after_the_fact(alice):
     agent = alice.agent
     good = _written(agent, "ledger", 4)
     bad = _written(agent, "rumours", 4)
-    records = source_records(agent.workspace_id)
+    records = source_records(Reader.of_engine(agent.workspace))
     assert records.sources[(WRITER, "ledger")].estimate == pytest.approx(0.5)
     for memory in good:
         memory_feedback(agent=agent, mem_id=memory.mem_id, action="important", reason="checked")
     for memory in bad:
         memory_feedback(agent=agent, mem_id=memory.mem_id, action="demote", reason="was wrong")
-    records = source_records(agent.workspace_id)
+    records = source_records(Reader.of_engine(agent.workspace))
     ledger, rumours = records.sources[(WRITER, "ledger")], records.sources[(WRITER, "rumours")]
     assert (ledger.right, ledger.wrong, rumours.right, rumours.wrong) == (4, 0, 0, 4)
     assert records.prior == pytest.approx(0.5)
@@ -232,7 +233,7 @@ def test_a_source_s_record_follows_feedback_given_after_the_fact(alice):
     # Later feedback moves it back; a forgotten memory stops counting.
     memory_feedback(agent=agent, mem_id=good[0].mem_id, action="demote", reason="recounted")
     memory_forget(agent=agent, mem_id=good[1].mem_id, reason="a duplicate")
-    ledger = source_records(agent.workspace_id).sources[(WRITER, "ledger")]
+    ledger = source_records(Reader.of_engine(agent.workspace)).sources[(WRITER, "ledger")]
     assert (ledger.memories, ledger.right, ledger.wrong) == (3, 2, 0)
 
 
@@ -258,14 +259,14 @@ def test_superseded_by_another_source_counts_against_the_older_memory(alice):
         scope="team:accounts",
         supersedes=same.mem_id,
     )
-    crm = source_records(agent.workspace_id).sources[(WRITER, "crm")]
+    crm = source_records(Reader.of_engine(agent.workspace)).sources[(WRITER, "crm")]
     assert (crm.memories, crm.right, crm.wrong) == (3, 0, 1)
 
 
 def test_a_reader_s_records_count_only_the_memories_it_sees(alice, bob):
     _written(alice.agent, "diary", 2, scope="private")
     _written(alice.agent, "ledger", 2)
-    assert (WRITER, "diary") in source_records(alice.agent.workspace_id).sources
+    assert (WRITER, "diary") in source_records(Reader.of_engine(alice.agent.workspace)).sources
     mine = alice.client.get("/api/v1/sources").json()
     assert {r["key"] for r in mine["results"]} == {"diary", "ledger"}
     theirs = bob.client.get("/api/v1/sources").json()
@@ -374,12 +375,12 @@ def test_with_asymmetry_ranking_on_the_a_score_scales_the_score(alice, settings)
     Memory.objects.filter(pk=doubtful.pk).update(a_score=0.1)
     Memory.objects.filter(pk=trusted.pk).update(a_score=0.9)
     query = "When does Zephyr renew its contract?"
-    off = memory_search(agent=agent, query=query)
+    off = memory_search(Reader.of_agent(agent), query=query)
     assert off[0].memory.pk == doubtful.pk  # A does not rank while the switch is off
     assert "asymmetry_factor" not in off[0].explanation()
     assert off[0].explanation()["a_score"] == 0.1
     settings.MM_ASYMMETRY_RANKING = True
-    on = memory_search(agent=agent, query=query)
+    on = memory_search(Reader.of_agent(agent), query=query)
     assert on[0].memory.pk == trusted.pk
     for hit in on:
         why = hit.explanation()

@@ -3,6 +3,7 @@ from django.db import connection
 
 from memories.models import Memory, ProvenanceEvent
 from memories.operations import memory_remember, memory_remember_bulk, memory_search
+from memories.selectors.reader import Reader
 from memories.services import content_hash
 
 URL = "/api/v1/memories/bulk"
@@ -187,7 +188,7 @@ def test_filters_work_on_scorer_scores_and_exclude_unscored(alice):
     memory_remember_bulk(agent=alice.agent, items=[{"text": text} for text in TEXTS])
     memory_remember(agent=alice.agent, text="Caroline went to a support group, unscored.")
 
-    hits = memory_search(agent=alice.agent, query="support group", min_s_score=0.0)
+    hits = memory_search(Reader.of_agent(alice.agent), query="support group", min_s_score=0.0)
 
     assert hits and all(hit.memory.s_origin == "scorer" for hit in hits)
     assert "unscored" not in " ".join(hit.memory.text for hit in hits)

@@ -15,6 +15,7 @@ from memories.compile import (
 from memories.errors import ValidationFailed
 from memories.models import Memory
 from memories.operations import memory_remember, memory_search
+from memories.selectors.reader import Reader
 from memories.services import memory_feedback, memory_forget
 from memories.temporal import decay
 from memories.tokens import count_tokens
@@ -31,9 +32,7 @@ FILLER = (
 
 
 def compile_for(actor, **options):
-    return compiled_memory_file(
-        workspace=actor.agent.workspace, agent=actor.agent, options=compile_options(**options)
-    )
+    return compiled_memory_file(Reader.of_agent(actor.agent), options=compile_options(**options))
 
 
 def lines_of(compiled):
@@ -182,9 +181,7 @@ def test_as_of_compiles_the_file_of_that_moment(alice):
     )
     memory_remember(agent=alice.agent, text="The new office is on Oak Street.")
 
-    then = compiled_memory_file(
-        workspace=alice.agent.workspace, agent=alice.agent, as_of=now - timedelta(days=20)
-    )
+    then = compiled_memory_file(Reader.of_agent(alice.agent), as_of=now - timedelta(days=20))
 
     assert lines_of(then) == ["- ————— The old office is on Elm Street."]
 
@@ -199,7 +196,7 @@ def test_only_the_agents_scopes_and_the_whole_workspace_for_an_operator(alice, b
         "- ————— A team note.",
         "- ————— Alice's private note.",
     ]
-    whole = compiled_memory_file(workspace=alice.agent.workspace)
+    whole = compiled_memory_file(Reader.of_engine(alice.agent.workspace))
     assert len(lines_of(whole)) == 3
     assert whole.markdown.startswith("# Memory: acme\n")
 
@@ -272,8 +269,7 @@ def test_two_compiles_are_byte_identical(alice, bob):
 
     def compiled():
         return compiled_memory_file(
-            workspace=alice.agent.workspace,
-            agent=alice.agent,
+            Reader.of_agent(alice.agent),
             as_of=as_of,
             options=compile_options(budget=300, show_ids=True),
         ).markdown.encode()
@@ -370,9 +366,7 @@ def test_the_documented_example_is_what_the_compiler_writes(db):
         created_at=as_of - timedelta(days=1),
     )
 
-    compiled = compiled_memory_file(
-        workspace=assistant.agent.workspace, agent=assistant.agent, as_of=as_of
-    )
+    compiled = compiled_memory_file(Reader.of_agent(assistant.agent), as_of=as_of)
 
     assert compiled.markdown == "# Memory: acme (agent assistant)\n" + example
 
@@ -391,7 +385,9 @@ def test_a_memory_too_long_for_any_file_of_the_budget_does_not_block_the_rest(al
     assert compiled.cut_protected == 1
     eligible = {
         hit.memory.mem_id: hit.eligible
-        for hit in memory_search(agent=alice.agent, query="master services agreement warehouse")
+        for hit in memory_search(
+            Reader.of_agent(alice.agent), query="master services agreement warehouse"
+        )
     }
     assert eligible[huge.mem_id] == "cut"
 
@@ -422,8 +418,8 @@ def test_equal_memories_are_ordered_by_their_row(alice):
     ]
 
     as_of = timezone.now()  # both compiles at one instant: the header shows it to the second
-    compiled = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent, as_of=as_of)
-    again = compiled_memory_file(workspace=alice.agent.workspace, agent=alice.agent, as_of=as_of)
+    compiled = compiled_memory_file(Reader.of_agent(alice.agent), as_of=as_of)
+    again = compiled_memory_file(Reader.of_agent(alice.agent), as_of=as_of)
 
     assert [e.mem_id for e in compiled.included] == [m.mem_id for m in memories]
     assert compiled.markdown == again.markdown
@@ -431,8 +427,6 @@ def test_equal_memories_are_ordered_by_their_row(alice):
 
 def test_header_dates_are_iso_8601_for_any_year(alice):
     compiled = compiled_memory_file(
-        workspace=alice.agent.workspace,
-        agent=alice.agent,
-        as_of=datetime(1, 1, 1, tzinfo=UTC),
+        Reader.of_agent(alice.agent), as_of=datetime(1, 1, 1, tzinfo=UTC)
     )
     assert "As of 0001-01-01T00:00:00Z: 0 memories in, 0 cut" in compiled.markdown

@@ -6,12 +6,13 @@ import pytest
 from django.utils import timezone
 
 from memories.operations import memory_remember, memory_search
+from memories.selectors.reader import Reader
 from memories.services import memory_feedback
 from memories.tests.test_compile import FILLER, compile_for, remember_fillers
 
 
 def eligible_by_mem_id(actor, query, **filters):
-    hits = memory_search(agent=actor.agent, query=query, limit=20, **filters)
+    hits = memory_search(Reader.of_agent(actor.agent), **filters, query=query, limit=20)
     return {hit.memory.mem_id: hit.eligible for hit in hits}
 
 

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memories.operations import memory_remember, memory_search
+from memories.selectors.reader import Reader
 from memories.services import memory_forget
 
 START = timezone.now() - timedelta(days=3)
@@ -58,7 +59,9 @@ def test_a_reply_is_found_by_the_words_it_replies_to(alice):
     question = say(alice, "Have you ever been to Lisbon?", 1)
     reply = say(alice, "Yes, twice: the tram rides were wonderful.", 2)
     say(alice, "We should book the dentist.", 3, session="s2")
-    hits = {hit.memory.pk: hit for hit in memory_search(agent=alice.agent, query="Lisbon")}
+    hits = {
+        hit.memory.pk: hit for hit in memory_search(Reader.of_agent(alice.agent), query="Lisbon")
+    }
     assert reply.pk in hits  # "Lisbon" is only in its episode
     assert hits[question.pk].keyword_rank > hits[reply.pk].keyword_rank > 0
     assert list(hits)[0] == question.pk  # a memory's own words weigh more
@@ -72,7 +75,9 @@ def test_a_memory_next_to_a_relevant_one_in_its_session_gets_a_share_of_its_rele
     breakfast = say(alice, "The hotel breakfast was cold.", 3)
     for minute, text in enumerate(["Pay the electricity bill.", "Water the plants."], 10):
         say(alice, text, minute, session="chores")
-    hits = {h.memory.pk: h for h in memory_search(agent=alice.agent, query="favourite city")}
+    hits = {
+        h.memory.pk: h for h in memory_search(Reader.of_agent(alice.agent), query="favourite city")
+    }
     best_neighbour = max(hits[question.pk].fused, hits[breakfast.pk].fused)
     assert hits[answer.pk].neighbour == pytest.approx(
         settings.MM_SEARCH_NEIGHBOUR_WEIGHT * best_neighbour

@@ -8,7 +8,8 @@ from django.test.utils import CaptureQueriesContext
 from memories.indexing import existing_workspace_indexes, workspace_indexes_sync
 from memories.models import Memory
 from memories.operations import memory_remember, memory_search
-from memories.services.remember import by_idempotency_key
+from memories.selectors.reader import Reader
+from memories.services.placing import by_idempotency_key
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ def test_a_large_workspace_in_a_shared_table_gets_its_own_index(shared_table, al
         cursor.execute("RESET enable_seqscan")
         cursor.execute("RESET enable_sort")
     assert f"memory_hnsw_ws_{alice.agent.workspace_id}" in plan
-    hits = memory_search(agent=alice.agent, query="renewal note")
+    hits = memory_search(Reader.of_agent(alice.agent), query="renewal note")
     assert hits and all(h.memory.workspace_id == alice.agent.workspace_id for h in hits)
 
     for i in range(20):  # A now holds more than half of the table: the global index serves it

@@ -11,6 +11,7 @@ from django.utils import timezone
 from meaning_memory.testing import by_mem_id, mem_ids, searched
 from memories.operations import memory_remember, memory_search
 from memories.search.learned import FEATURES, MODEL_PATH, model_from, shipped_model
+from memories.selectors.reader import Reader
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +80,7 @@ def test_a_session_named_like_no_session_is_still_its_own(alice):
 
     lone = remember(alice, "Maria: Zephyr renewal, on its own.")
     remember(alice, f"Maria: Zephyr renewal, in a session named #{lone.pk}.", session=f"#{lone.pk}")
-    hits = memory_search(agent=alice.agent, query="Zephyr renewal", every_candidate=True)
+    hits = memory_search(Reader.of_agent(alice.agent), query="Zephyr renewal", every_candidate=True)
     column = FEATURES.index("session_candidates_log")
     assert len(hits) == 2 and (features(hits, "Zephyr renewal")[:, column] == 0).all()
 
@@ -92,7 +93,9 @@ def test_it_re_orders_what_the_search_read_and_filters_and_the_limit_hold(alice)
     assert len(search(alice, query="renewal", limit=3)) == 3
     decisions = search(alice, query="renewal", category="decision")
     assert order(decisions) == [decision.mem_id]
-    every = memory_search(agent=alice.agent, query="renewal", limit=3, every_candidate=True)
+    every = memory_search(
+        Reader.of_agent(alice.agent), query="renewal", limit=3, every_candidate=True
+    )
     assert len(every) == 8 and len({hit.memory.pk for hit in every}) == 8
     assert all(not hit.learned for hit in every)  # before any re-ordering
 
@@ -114,9 +117,10 @@ def test_reading_few_fields_of_the_candidates_changes_no_hit_and_shows_every_fie
         )
     memory_remember(agent=alice.agent, text="Zephyr renewal, corrected.", supersedes=other.mem_id)
     query, moment = "When is the Zephyr renewal due?", timezone.now()  # one age for both
-    memory_search(agent=alice.agent, query=query, limit=5)  # statistics read once
+    reader = Reader.of_agent(alice.agent)  # made once per request, before the search
+    memory_search(reader, query=query, limit=5)  # statistics read once
     with django_assert_num_queries(2):
-        hits = memory_search(agent=alice.agent, query=query, limit=5, now=moment)
+        hits = memory_search(reader, query=query, limit=5, now=moment)
         for hit in hits:  # every shown field there, with its scope and replacement: no query
             assert hit.row is None
             assert hit.memory.get_deferred_fields() == {
@@ -127,7 +131,9 @@ def test_reading_few_fields_of_the_candidates_changes_no_hit_and_shows_every_fie
             assert hit.memory.scope.name == "private:alice"
             if hit.memory.superseded_by_id:
                 assert hit.memory.superseded_by.mem_id
-    every = memory_search(agent=alice.agent, query=query, limit=5, every_candidate=True, now=moment)
+    every = memory_search(
+        Reader.of_agent(alice.agent), query=query, limit=5, every_candidate=True, now=moment
+    )
     whole = reranked(every, query=query, limit=5)
     assert [(h.memory.pk, h.relevance, h.score, h.gated, h.learned) for h in hits] == [
         (h.memory.pk, h.relevance, h.score, h.gated, h.learned) for h in whole

@@ -8,6 +8,7 @@ import pytest
 from meaning_memory.testing import make_member, searched
 from memories.models import Entity, Link, Memory, ProvenanceEvent
 from memories.operations import memory_remember, memory_remember_bulk
+from memories.selectors.reader import Reader
 from memories.services import entity_declare, entity_merge, entity_unmerge
 
 
@@ -694,12 +695,10 @@ def test_a_popular_entitys_vector_candidates_are_shortlisted_by_their_codes(
     far = remember(alice, "Zephyr Logistics quokka.", entities=zephyr, scope="team:accounts")
     Memory.objects.filter(pk=far.pk).update(embedding=(-query).tolist())
 
-    scopes = [alice.agent.private_scope_id, *alice.agent.scopes.values_list("pk", flat=True)]
     vector = "[" + ",".join(f"{x:.7g}" for x in query.tolist()) + "]"
     resolved = relational.relational_filter(
         Search(query="Zephyr", entity="Zephyr Logistics"),
-        workspace_id=alice.agent.workspace_id,
-        scope_ids=scopes,
+        Reader.of_agent(alice.agent),
         vector=vector,
         candidates=2,
     )
@@ -708,12 +707,12 @@ def test_a_popular_entitys_vector_candidates_are_shortlisted_by_their_codes(
 
     def found(text, **options):
         hits = memory_search(
-            agent=alice.agent,
+            Reader.of_agent(alice.agent),
+            **options,
             query=text,
             query_vector=query,
             limit=3,
             entity="Zephyr Logistics",
-            **options,
         )
         return [hit.memory.mem_id for hit in hits]
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 from memories.errors import ValidationFailed
 from memories.models import Memory
 from memories.operations import memory_remember, memory_search
+from memories.selectors.reader import Reader
 
 RENEWAL = (
     "Zephyr Logistics renews its support contract every March; the renewal decides "
@@ -147,7 +148,7 @@ def test_every_hit_explains_its_place_by_the_formula(alice, settings):
     for text in unrelated_texts(20):
         memory_remember(agent=alice.agent, text=text, significance=0.95)
     w, ratio = settings.MM_SEARCH_KEYWORD_WEIGHT, settings.MM_SEARCH_GATE_RATIO
-    hits = memory_search(agent=alice.agent, query=QUERY, limit=30)
+    hits = memory_search(Reader.of_agent(alice.agent), query=QUERY, limit=30)
     assert len(hits) == 23
 
     def z(values):
@@ -191,7 +192,9 @@ def test_half_life_changes_the_ranking_exactly_as_the_formula_says(alice, settin
 
     def ranked(half_life):
         settings.MM_S1_HALF_LIFE_DAYS = half_life
-        hits = memory_search(agent=alice.agent, query="Where is the Orion checklist?", now=now)
+        hits = memory_search(
+            Reader.of_agent(alice.agent), query="Where is the Orion checklist?", now=now
+        )
         for hit in hits:
             age = (now - hit.memory.created_at).total_seconds() / 86400
             assert hit.age_factor == pytest.approx(0.5 ** (age / half_life))
@@ -289,9 +292,11 @@ def test_a_search_is_two_queries_once_statistics_are_read(alice, django_assert_n
         memory_remember(agent=alice.agent, text=text)
     # The first search reads the statistics and the Eligible column's boundary (kept for
     # MM_COMPILE_ELIGIBLE_TTL seconds).
-    memory_search(agent=alice.agent, query="aquarium", limit=20)
+    # The reader (its scopes) is made once per request, before the search.
+    reader = Reader.of_agent(alice.agent)
+    memory_search(reader, query="aquarium", limit=20)
     with django_assert_num_queries(2) as captured:
-        hits = memory_search(agent=alice.agent, query="Maya cleaned the aquarium", limit=20)
+        hits = memory_search(reader, query="Maya cleaned the aquarium", limit=20)
     assert len(hits) == 20
     assert all(hit.memory.scope.name == "private:alice" for hit in hits)  # no query either
     assert not any("set_config" in query["sql"] for query in captured.captured_queries)
@@ -325,10 +330,10 @@ def test_a_search_statement_is_planned_once_per_connection_and_workspace(alice, 
     memory_remember(agent=alice.agent, text="Maya cleaned the aquarium", metadata={"tank": 3})
     memory_remember(agent=charlie.agent, text="Maya cleaned the aquarium")
     for query in ("aquarium", "Maya", "who cleaned the aquarium?"):
-        [hit] = memory_search(agent=alice.agent, query=query)
+        [hit] = memory_search(Reader.of_agent(alice.agent), query=query)
         assert hit.memory.metadata == {"tank": 3}  # converted from the database as the ORM does
         assert hit.memory.scope == alice.agent.private_scope
-    [hit] = memory_search(agent=charlie.agent, query="aquarium")
+    [hit] = memory_search(Reader.of_agent(charlie.agent), query="aquarium")
     assert hit.memory.workspace_id == charlie.agent.workspace_id
     assert prepared_searches(alice.agent.workspace_id) == [(3, 0)]  # one plan, used three times
     assert prepared_searches(charlie.agent.workspace_id) == [(1, 0)]
@@ -336,9 +341,9 @@ def test_a_search_statement_is_planned_once_per_connection_and_workspace(alice, 
 
 def test_a_connection_keeps_at_most_the_configured_number_of_statements(alice, charlie, settings):
     settings.MM_SEARCH_PREPARED_MAX = 2  # the scopes query and one search statement
-    memory_search(agent=alice.agent, query="aquarium")
+    memory_search(Reader.of_agent(alice.agent), query="aquarium")
     assert prepared_searches(alice.agent.workspace_id) == [(1, 0)]
-    memory_search(agent=charlie.agent, query="aquarium")
+    memory_search(Reader.of_agent(charlie.agent), query="aquarium")
     assert prepared_searches(alice.agent.workspace_id) == []  # dropped from the server too
     assert prepared_searches(charlie.agent.workspace_id) == [(1, 0)]
 
@@ -347,11 +352,11 @@ def test_search_without_prepared_statements_finds_the_same(alice, settings):
     """``MM_SEARCH_PREPARED=false``: the same statements, planned on every execution."""
     for text in unrelated_texts(30):
         memory_remember(agent=alice.agent, text=text)
-    query = {"agent": alice.agent, "query": "Maya cleaned the aquarium", "limit": 20}
-    query["now"] = timezone.now()
-    prepared = memory_search(**query)
+    reader = Reader.of_agent(alice.agent)
+    query = {"query": "Maya cleaned the aquarium", "limit": 20, "now": timezone.now()}
+    prepared = memory_search(reader, **query)
     settings.MM_SEARCH_PREPARED = False
-    planned = memory_search(**query)
+    planned = memory_search(reader, **query)
     assert prepared_searches(alice.agent.workspace_id) == [(1, 0)]  # not run prepared again
     assert [(h.memory.pk, h.score) for h in planned] == [(h.memory.pk, h.score) for h in prepared]
 
@@ -364,7 +369,7 @@ def test_a_connection_keeps_no_text_of_the_statements_it_did_not_prepare(alice):
     from django.db import connection
 
     memory_remember(agent=alice.agent, text="Maya cleaned the aquarium")
-    memory_search(agent=alice.agent, query="aquarium")  # prepares on this connection
+    memory_search(Reader.of_agent(alice.agent), query="aquarium")  # prepares on this connection
     assert prepared_searches(alice.agent.workspace_id) == [(1, 0)]
     gc.collect()
     tracemalloc.start()
@@ -379,17 +384,21 @@ def test_a_connection_keeps_no_text_of_the_statements_it_did_not_prepare(alice):
     finally:
         tracemalloc.stop()
     assert kept < 2_000_000, f"{kept:,} bytes kept after 20 MB of statements"
-    [hit] = memory_search(agent=alice.agent, query="aquarium")  # still prepared, and used
+    [hit] = memory_search(
+        Reader.of_agent(alice.agent), query="aquarium"
+    )  # still prepared, and used
     assert prepared_searches(alice.agent.workspace_id) == [(2, 0)]
 
 
 def test_more_candidates_than_ef_search_widens_it_for_that_query(transactional_db, alice, settings):
     for text in unrelated_texts(30):
         memory_remember(agent=alice.agent, text=text)
-    expected = [h.memory.pk for h in memory_search(agent=alice.agent, query="aquarium", limit=25)]
+    expected = [
+        h.memory.pk for h in memory_search(Reader.of_agent(alice.agent), query="aquarium", limit=25)
+    ]
     connection_ef_search = str(settings.MM_HNSW_EF_SEARCH)
     settings.MM_HNSW_EF_SEARCH = 10  # below the 50 candidates: set_config for this query only
-    hits = memory_search(agent=alice.agent, query="aquarium", limit=25)
+    hits = memory_search(Reader.of_agent(alice.agent), query="aquarium", limit=25)
     assert [h.memory.pk for h in hits] == expected
     from django.db import connection
 
@@ -411,9 +420,9 @@ def test_vectors_of_another_model_are_not_compared(alice):
         agent=alice.agent, text="Quarterly revenue grew by eight percent."
     ).memory
     Memory.objects.filter(pk=memory.pk).update(embedding_model="some-older-model")
-    hits = memory_search(agent=alice.agent, query="How much money came in?")
+    hits = memory_search(Reader.of_agent(alice.agent), query="How much money came in?")
     assert hits == []  # no keyword in common, and its vector is not comparable
-    hits = memory_search(agent=alice.agent, query="quarterly revenue")
+    hits = memory_search(Reader.of_agent(alice.agent), query="quarterly revenue")
     assert [h.memory.pk for h in hits] == [memory.pk]
     assert hits[0].similarity == 0.0 and hits[0].keyword_rank > 0
     assert hits[0].relevance == 1.0  # the only candidate
@@ -430,22 +439,28 @@ def test_words_most_memories_contain_do_not_select_keyword_candidates(alice, cha
         memory_remember(agent=charlie.agent, text=f"Status report {i}: all fine.")
     rare = memory_remember(agent=alice.agent, text="The Zephyr status is green.").memory
     settings.MM_SEARCH_KEYWORD_SCAN_MAX = 50  # a word in more rows than this is common
-    assert keyword_queries("What is the Zephyr status?", alice.agent)[1] == "'status' | 'zephyr'"
+    assert (
+        keyword_queries("What is the Zephyr status?", Reader.of_agent(alice.agent))[1]
+        == "'status' | 'zephyr'"
+    )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")
     # A process reads the statistics once per few minutes, not per search: still the old ones.
-    assert keyword_queries("What is the Zephyr status?", alice.agent)[1] == "'status' | 'zephyr'"
+    assert (
+        keyword_queries("What is the Zephyr status?", Reader.of_agent(alice.agent))[1]
+        == "'status' | 'zephyr'"
+    )
     forget_statistics()
-    ranked, matched = keyword_queries("What is the Zephyr status?", alice.agent)
+    ranked, matched = keyword_queries("What is the Zephyr status?", Reader.of_agent(alice.agent))
     assert set(ranked.replace("'", "").split(" | ")) == {"zephyr", "status"}
     assert matched == "'zephyr'"  # "status" is in nearly every memory
     # Every word common: the least common one alone ("meet" is in 120 memories, "status" in 121)
-    assert keyword_queries("status meeting", alice.agent)[1] == "'meet'"
+    assert keyword_queries("status meeting", Reader.of_agent(alice.agent))[1] == "'meet'"
     # In a workspace with 30 memories, no word can be in more than 50 of them.
-    assert keyword_queries("status", charlie.agent)[1] == "'status'"
+    assert keyword_queries("status", Reader.of_agent(charlie.agent))[1] == "'status'"
     settings.MM_SEARCH_KEYWORD_SCAN_MAX = 1000  # more than the table holds: no word is common
-    assert keyword_queries("What is the Zephyr status?", alice.agent)[1] == ranked
-    hits = memory_search(agent=alice.agent, query="What is the Zephyr status?", limit=3)
+    assert keyword_queries("What is the Zephyr status?", Reader.of_agent(alice.agent))[1] == ranked
+    hits = memory_search(Reader.of_agent(alice.agent), query="What is the Zephyr status?", limit=3)
     assert hits[0].memory == rare
     assert hits[0].keyword_rank > 0  # ranked with every word of the query
 
@@ -465,9 +480,11 @@ def test_a_word_is_common_in_each_of_several_equal_workspaces(alice, charlie, se
         cursor.execute("ANALYZE memories_memory")
     forget_statistics()
     for agent, name in ((alice.agent, "orion"), (charlie.agent, "vega")):  # in 5 of 60
-        assert keyword_queries(f"{name} status", agent)[1] == f"'{name}'"  # "status": in 60
+        assert (
+            keyword_queries(f"{name} status", Reader.of_agent(agent))[1] == f"'{name}'"
+        )  # "status": in 60
     settings.MM_SEARCH_KEYWORD_SCAN_MAX = 70  # more than either workspace holds
-    assert keyword_queries("orion status", alice.agent)[1] == "'orion' | 'status'"
+    assert keyword_queries("orion status", Reader.of_agent(alice.agent))[1] == "'orion' | 'status'"
 
 
 def test_words_with_quotes_and_backslashes_are_matched_literally(db):
@@ -485,7 +502,7 @@ def test_words_with_quotes_and_backslashes_are_matched_literally(db):
 
 def test_punctuation_in_a_query_is_not_syntax(alice):
     memory_remember(agent=alice.agent, text="O'Brien's backup path is C:\\temp\\backups.")
-    hits = memory_search(agent=alice.agent, query="O'Brien's \\ 'backup' & | ! :* path?")
+    hits = memory_search(Reader.of_agent(alice.agent), query="O'Brien's \\ 'backup' & | ! :* path?")
     assert hits and "O'Brien" in hits[0].memory.text
 
 
@@ -498,13 +515,13 @@ def test_a_team_member_searches_every_scope_of_the_workspace(alice, bob, charlie
     ).memory
     memory_remember(agent=charlie.agent, text="Globex: Zephyr renews in March.")
 
-    hits = memory_search(workspace=alice.agent.workspace, query="Zephyr renew March")
+    hits = memory_search(Reader.of_engine(alice.agent.workspace), query="Zephyr renew March")
 
     assert {hit.memory.mem_id for hit in hits} == {private.mem_id, shared.mem_id}
     assert all(hit.eligible == "yes" for hit in hits)
-    assert {hit.memory.mem_id for hit in memory_search(agent=alice.agent, query="Zephyr")} == {
-        shared.mem_id
-    }
+    assert {
+        hit.memory.mem_id for hit in memory_search(Reader.of_agent(alice.agent), query="Zephyr")
+    } == {shared.mem_id}
 
 
 def test_a_far_future_as_of_is_not_an_error(alice):
@@ -519,13 +536,15 @@ def test_a_far_future_as_of_is_not_an_error(alice):
 def test_the_search_checks_its_arguments_whoever_calls(alice):
     """Code that calls the search directly gets the input shape's rules, as the adapters do."""
     with pytest.raises(ValidationFailed) as raised:
-        memory_search(agent=alice.agent, query=" ", limit=0, min_s_score=1.5, category="Fact")
+        memory_search(
+            Reader.of_agent(alice.agent), query=" ", limit=0, min_s_score=1.5, category="Fact"
+        )
     assert set(raised.value.errors) == {"query", "limit", "min_s_score", "category"}
     with pytest.raises(ValidationFailed) as unknown:
-        memory_search(agent=alice.agent, arguments={"query": "x", "exact": True})
+        memory_search(Reader.of_agent(alice.agent), arguments={"query": "x", "exact": True})
     assert unknown.value.errors == {"exact": ["is not a known field."]}
     with pytest.raises(ValidationFailed) as not_an_object:
-        memory_search(agent=alice.agent, arguments=["x"])
+        memory_search(Reader.of_agent(alice.agent), arguments=["x"])
     assert not_an_object.value.errors == {"body": ["must be a JSON object."]}
 
 

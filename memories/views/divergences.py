@@ -13,14 +13,14 @@ from memories.errors import MemoryEngineError, ValidationFailed
 from memories.forms import (
     DivergenceCloseForm,
 )
-from memories.models import Membership
 from memories.selectors.divergences import divergence_get, divergences_visible
+from memories.selectors.reader import Reader
 from memories.services.divergence import divergence_close
 from memories.views.common import (
     form_errors,
     page_context,
     page_error,
-    page_membership,
+    page_reader,
     paged,
 )
 
@@ -30,11 +30,12 @@ from memories.views.common import (
 def divergences(request: HttpRequest, slug: str) -> HttpResponse:
     """Memories by different writers that disagree, as divergence detection found them (open
     first by default; ``status`` filters); curators resolve or dismiss each with a reason."""
-    membership = page_membership(request, slug)
+    reader = page_reader(request, slug)
+    membership = reader.membership
     form = DivergenceCloseForm(request.POST or None)
     if request.method == "POST":
         # A divergence of another workspace, or none, is a 404 like a missing one.
-        divergence = _divergence(membership, request.POST.get("divergence", ""))
+        divergence = _divergence(reader, request.POST.get("divergence", ""))
         if form.is_valid():
             try:
                 divergence_close(
@@ -53,9 +54,7 @@ def divergences(request: HttpRequest, slug: str) -> HttpResponse:
     status = request.GET.get("status", "open")
     if status not in ("open", "resolved", "dismissed", "all"):
         raise Http404("No such state.")
-    rows = divergences_visible(
-        workspace=membership.workspace, status=None if status == "all" else status
-    )
+    rows = divergences_visible(reader, status=None if status == "all" else status)
     return render(
         request,
         "memories/divergences.html",
@@ -65,8 +64,8 @@ def divergences(request: HttpRequest, slug: str) -> HttpResponse:
     )  # fmt: skip
 
 
-def _divergence(membership: Membership, divergence_id: str):
+def _divergence(reader: Reader, divergence_id: str):
     try:
-        return divergence_get(divergence_id=divergence_id, workspace=membership.workspace)
+        return divergence_get(reader, divergence_id)
     except MemoryEngineError as exc:
         raise page_error(exc) from exc

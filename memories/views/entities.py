@@ -42,9 +42,7 @@ from memories.views.common import (
 
 def _entity(reader: Reader, entity_id: str):
     try:
-        return entity_get(
-            workspace_id=reader.workspace_id, entity_id=entity_id, scope_ids=reader.scope_ids
-        )
+        return entity_get(reader, entity_id)
     except MemoryEngineError as exc:
         raise page_error(exc) from exc
 
@@ -82,8 +80,7 @@ def entities(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationFailed as exc:
             form_errors(filters, exc)
     listed = entity_list(
-        workspace_id=reader.workspace_id,
-        scope_ids=reader.scope_ids,
+        reader,
         query=values.get("query", ""),
         kind=values.get("type", ""),
     )
@@ -113,7 +110,7 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
         if done:
             messages.success(request, done)
             return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
-    memories = entity_memories(entity, reader.scope_ids)
+    memories = entity_memories(reader, entity)
     months = by_month(memories.values_list("created_at", flat=True))
     events = entity.events.select_related("user", "agent").order_by("created_at", "id")
     return render(
@@ -180,18 +177,10 @@ def _merge_target(reader: Reader, given: str, entity):
     """The entity named by ``given``: its id, or a name or alias only one entity has."""
     given = given.strip()
     try:
-        return entity_get(
-            workspace_id=reader.workspace_id, entity_id=given, scope_ids=reader.scope_ids
-        )
+        return entity_get(reader, given)
     except MemoryEngineError:
         pass
-    found = [
-        e
-        for e in entity_by_name(
-            workspace_id=reader.workspace_id, name=given, scope_ids=reader.scope_ids
-        )
-        if e.pk != entity.pk
-    ]
+    found = [e for e in entity_by_name(reader, given) if e.pk != entity.pk]
     if len(found) != 1:
         detail = "no entity has" if not found else f"{len(found)} entities have"
         raise ValidationFailed.single(

@@ -27,15 +27,16 @@ from memories.forms import (
     SearchForm,
     SourceFilterForm,
 )
-from memories.models import DEFAULT_SIGNIFICANCE, Membership, Memory
+from memories.models import DEFAULT_SIGNIFICANCE, Memory
 from memories.operations import memory_search
 from memories.presenters import SOURCE_TOPICS_LISTED, error_status
 from memories.selectors import (
+    Reader,
     memberships_of,
+    memory_get,
     memory_history,
     memory_texts,
     supersession_chain,
-    workspace_memory,
     workspace_overview,
 )
 from memories.selectors.memories import memory_list
@@ -94,13 +95,14 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def search(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = page_membership(request, slug)
+    reader = page_reader(request, slug)
+    membership = reader.membership
     form = SearchForm(request.GET or None)
     hits, errors = [], {}
     if request.GET.get("query"):
         data = {k: v for k, v in request.GET.items() if v != "" and k in SearchInput().fields}
         try:
-            hits = memory_search(workspace=membership.workspace, arguments=data, from_text=True)
+            hits = memory_search(reader, arguments=data, from_text=True)
         except ValidationFailed as exc:
             errors = exc.errors
             form_errors(form, exc)
@@ -126,12 +128,7 @@ def memories_page(request: HttpRequest, slug: str) -> HttpResponse:
     data = {k: v for k, v in request.GET.items() if v != "" and k in fields and k != "page"}
     try:
         values = parse(MemoryPageInput, data, from_text=True)
-        memories = memory_list(
-            workspace_id=reader.workspace_id,
-            scope_ids=reader.scope_ids,
-            values=values,
-            now=timezone.now(),
-        )
+        memories = memory_list(reader, values, timezone.now())
     except ValidationFailed as exc:
         form_errors(form, exc)
         memories = Memory.objects.none()
@@ -147,19 +144,20 @@ def memories_page(request: HttpRequest, slug: str) -> HttpResponse:
     )  # fmt: skip
 
 
-def _memory(membership: Membership, mem_id: str) -> Memory:
+def _memory(reader: Reader, mem_id: str) -> Memory:
     try:
-        return workspace_memory(workspace=membership.workspace, mem_id=mem_id)
+        return memory_get(reader, mem_id)
     except MemoryEngineError as exc:
         raise page_error(exc) from exc
 
 
 @login_required
 def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
-    membership = page_membership(request, slug)
-    memory = _memory(membership, mem_id)
+    reader = page_reader(request, slug)
+    membership = reader.membership
+    memory = _memory(reader, mem_id)
     newer, older = supersession_chain(memory)
-    links = memory_links(memory, None)
+    links = memory_links(reader, memory)
     scores = [
         {"dim": d.upper(), "score": memory.stare_scores[d], "origin": memory.stare_origins[d]}
         for d in "stare"
@@ -188,7 +186,7 @@ def sources(request: HttpRequest, slug: str) -> HttpResponse:
     kind, query = "", ""
     if form.is_bound and form.is_valid():
         kind, query = form.cleaned_data["kind"], form.cleaned_data["query"]
-    records = source_records(reader.workspace_id, reader.scope_ids)
+    records = source_records(reader)
     rows = source_list(records, kind=kind, query=query)
     return render(
         request,
@@ -206,13 +204,13 @@ def source_page(request: HttpRequest, slug: str, kind: str, key: str) -> HttpRes
     membership = reader.membership
     if kind not in ("writer", "entity"):
         raise Http404("No such kind of source.")
-    records = source_records(reader.workspace_id, reader.scope_ids)
+    records = source_records(reader)
     try:
         record = source_detail(records, kind=kind, key=key)
     except NotFound as exc:
         raise Http404(str(exc)) from exc
     topics = sorted(record.on_topics.values(), key=lambda r: (-r.judged, r.name.lower()))
-    events = source_events(reader.workspace_id, reader.scope_ids, kind=kind, key=key)
+    events = source_events(reader, kind=kind, key=key)
     return render(
         request,
         "memories/source.html",
@@ -240,8 +238,8 @@ def _window(memory: Memory) -> dict[str, float]:
 @login_required
 @require_POST
 def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
-    membership = page_membership(request, slug)
-    memory = _memory(membership, mem_id)
+    reader = page_reader(request, slug)
+    memory = _memory(reader, mem_id)
     form = FeedbackForm(request.POST)
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(
@@ -268,21 +266,20 @@ def feedback(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
 
 @login_required
 def compiled(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = page_membership(request, slug)
+    reader = page_reader(request, slug)
+    membership = reader.membership
     form = CompileForm(request.GET or None)
     options = compile_options()
     if form.is_bound and form.is_valid():
         options = compile_options(
             **{k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
         )
-    result = compiled_memory_file(workspace=membership.workspace, options=options)
+    result = compiled_memory_file(reader, options=options)
     if request.GET.get("download") and not form.errors:
         response = HttpResponse(result.markdown, content_type="text/markdown; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="MEMORY-{slug}.md"'
         return response
-    texts = memory_texts(
-        workspace=membership.workspace, mem_ids=[entry.mem_id for entry in result.cut]
-    )
+    texts = memory_texts(reader, [entry.mem_id for entry in result.cut])
     return render(
         request,
         "memories/compiled.html",

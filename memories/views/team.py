@@ -121,8 +121,8 @@ def erase(request: HttpRequest, slug: str) -> HttpResponse:
     """Erase memories for good, as a workspace admin: a source's, an agent's, a session's or
     one memory. "Preview" lists what would go; "Erase" (with the box ticked) erases them and
     leaves a tombstone each. Other members: 403; another workspace: 404."""
-    membership = page_reader(request, slug, "erase").membership  # the page, its preview too
-    workspace = membership.workspace
+    reader = page_reader(request, slug, "erase")  # the page, its preview too
+    membership, workspace = reader.membership, reader.workspace
     form = EraseForm(request.POST if request.method == "POST" else request.GET or None)
     preview = None
     if form.is_bound and form.is_valid():
@@ -158,7 +158,7 @@ def erase(request: HttpRequest, slug: str) -> HttpResponse:
             raise page_error(exc) from exc
         else:
             shown = found.mem_ids[:ERASE_PREVIEW]
-            texts = memory_texts(workspace=workspace, mem_ids=shown)
+            texts = memory_texts(reader, shown)
             preview = {"count": found.count, "memories": [(m, texts[m]) for m in shown]}
     return render(
         request,

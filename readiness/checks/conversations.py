@@ -15,6 +15,7 @@ from memories.models import Memory
 from memories.operations import memory_remember_bulk, memory_search
 from memories.scorer import bundled_scorer, calibration
 from memories.search.learned import shipped_model
+from memories.selectors.reader import Reader
 from memories.selectors.relations import hub_entities, joined_within_two_links
 from readiness.checks.gated import read_data
 from readiness.checks.sandbox import Result, _agent, _sandboxed
@@ -91,11 +92,11 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                     sagas.append(_saga_gain(agent, question, vector, dia))
                 for expand, found in ((None, recalls), ("graph", graph_recalls)):
                     hits = memory_search(
-                        agent=agent,
+                        Reader.of_agent(agent),
+                        **({"expand": expand} if expand else {}),
                         query=question.text,
                         query_vector=vector,
                         limit=10,
-                        **({"expand": expand} if expand else {}),
                     )
                     got = {dia[h.memory.pk] for h in hits}
                     recall = len(got & question.evidence) / len(question.evidence)
@@ -319,8 +320,12 @@ def _saga_gain(agent, question, vector, dia) -> tuple[float, float]:
     from consolidation.saga import saga_recall
 
     with override_settings(MM_SAGA=True):
-        saga = saga_recall(agent=agent, query=question.text, limit=20, query_vector=vector)
-    plain = memory_search(agent=agent, query=question.text, query_vector=vector, limit=20)
+        saga = saga_recall(
+            Reader.of_agent(agent), query=question.text, limit=20, query_vector=vector
+        )
+    plain = memory_search(
+        Reader.of_agent(agent), query=question.text, query_vector=vector, limit=20
+    )
     found = [{dia[m.pk] for m in saga.memories}, {dia[h.memory.pk] for h in plain}]
     return tuple(len(f & question.evidence) / len(question.evidence) for f in found)
 
@@ -351,7 +356,7 @@ def _learned_gain(agent, conversation, dia: dict[int, str]) -> list[tuple[int, f
         for learned in (True, False):
             with override_settings(MM_SEARCH_LEARNED=learned):
                 hits = memory_search(
-                    agent=agent, query=question.text, query_vector=vector, limit=10
+                    Reader.of_agent(agent), query=question.text, query_vector=vector, limit=10
                 )
             got = {dia[h.memory.pk] for h in hits}
             recalls.append(len(got & question.evidence) / len(question.evidence))

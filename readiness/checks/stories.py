@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memories.operations import memory_remember
+from memories.selectors.reader import Reader
 from memories.services import agent_create
 from readiness.checks.sandbox import Result
 
@@ -114,7 +115,7 @@ def threads_as_documented() -> Result:
     ]
     with override_settings(MM_OPEN_THREADS=True):
         seen = {
-            agent.name: set(compiled_memory_file(workspace=agent.workspace, agent=agent).threads)
+            agent.name: set(compiled_memory_file(Reader.of_agent(agent)).threads)
             for agent in (alice, bob)
         }
     trials += [
@@ -136,7 +137,7 @@ def saga_as_documented() -> Result:
     trials = []
     with override_settings(MM_SAGA=True, MM_SAGA_HITS=1):
         for name, query in (("roof", "the leak in the attic"), ("pottery", "my pottery bowl")):
-            saga = saga_recall(agent=alice, query=query)
+            saga = saga_recall(Reader.of_agent(alice), query=query)
             got = [m.pk for m in saga.memories]
             story = [m.pk for m in written[name]]
             trials.append([pk for pk in got if pk in story] == story)
@@ -147,6 +148,6 @@ def saga_as_documented() -> Result:
                 bool(saga.summary)
                 and all(sentence in texts[memory.pk] for memory, sentence in saga.summary)
             )
-        hidden = saga_recall(agent=alice, query="tulip bulbs by the fence")
+        hidden = saga_recall(Reader.of_agent(alice), query="tulip bulbs by the fence")
         trials.append(not {m.pk for m in hidden.memories} & {m.pk for m in written["garden"]})
     return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from memories.models import Divergence, Link, Memory
 from memories.operations import memory_remember, memory_search
-from memories.selectors import visible_scope_ids
 from memories.selectors.divergences import divergences_visible
+from memories.selectors.reader import Reader
 from memories.selectors.sources import source_records
 from memories.selectors.traversal import shortest_path, traverse
 from memories.services import agent_create, entity_declare, memory_feedback, memory_forget
@@ -42,7 +42,9 @@ def significance_orders() -> Result:
         a = memory_remember(agent=agent, text=text, significance=first).memory
         b = memory_remember(agent=agent, text=text + " ", significance=second).memory
         high, low = (b, a) if second > first else (a, b)
-        order = [h.memory.pk for h in memory_search(agent=agent, query=question, limit=5)]
+        order = [
+            h.memory.pk for h in memory_search(Reader.of_agent(agent), query=question, limit=5)
+        ]
         wins += high.pk in order and (
             low.pk not in order or order.index(high.pk) < order.index(low.pk)
         )
@@ -64,9 +66,11 @@ def as_of_finds_the_valid_memory() -> Result:
         ).memory
         then = {
             h.memory.pk
-            for h in memory_search(agent=agent, query=question, as_of=now - timedelta(days=20))
+            for h in memory_search(
+                Reader.of_agent(agent), query=question, as_of=now - timedelta(days=20)
+            )
         }
-        today = {h.memory.pk for h in memory_search(agent=agent, query=question)}
+        today = {h.memory.pk for h in memory_search(Reader.of_agent(agent), query=question)}
         right += old.pk in then and new.pk not in then and new.pk in today and old.pk not in today
     return right / len(TOPICS), {"trials": len(TOPICS)}  # fmt: skip
 
@@ -83,7 +87,7 @@ def reply_found_by_its_episode() -> Result:
         memory_remember(agent=agent, text=question, session=f"s{n}")
         answer = memory_remember(agent=agent, text=reply, session=f"s{n}").memory
         words = question.rstrip("?").split()[-2:]  # its last two words, e.g. "this year"
-        hits = memory_search(agent=agent, query=" ".join(words), limit=2)
+        hits = memory_search(Reader.of_agent(agent), query=" ".join(words), limit=2)
         found += answer.pk in {h.memory.pk for h in hits}
     return found / len(pairs), {"trials": len(pairs)}
 
@@ -120,7 +124,7 @@ def links_filter_as_documented() -> Result:
     )
 
     def found(**filters) -> set[str]:
-        hits = memory_search(agent=agent, query="cold storage", limit=20, **filters)
+        hits = memory_search(Reader.of_agent(agent), **filters, query="cold storage", limit=20)
         return {h.memory.mem_id for h in hits}
 
     frostline = {
@@ -167,10 +171,10 @@ def traversal_as_documented() -> Result:
             kind=kind,
             origin=Link.Origin.WRITER,
         )
-    scopes = visible_scope_ids(agent)
+    reader = Reader.of_agent(agent)
 
     def reached(start, **options) -> dict[str, tuple[int, list[tuple[str, str]]]]:
-        found = traverse(start, workspace_id=agent.workspace_id, scope_ids=scopes, **options)
+        found = traverse(reader, start, **options)
         return {
             r.node.mem_id: (r.depth, [(step.kind, step.direction) for step in r.steps])
             for r in found
@@ -178,9 +182,7 @@ def traversal_as_documented() -> Result:
         }
 
     def path(start, end, **options) -> list[tuple[str, str]] | None:
-        found = shortest_path(
-            start, end, workspace_id=agent.workspace_id, scope_ids=scopes, **options
-        )
+        found = shortest_path(reader, start, end, **options)
         return None if found is None else [(step.kind, step.direction) for step in found.steps]
 
     trials = [
@@ -267,7 +269,8 @@ def divergence_as_documented() -> Result:
         shown_to = [
             agent.name
             for agent in (first, second, third)
-            if secret is not None and divergences_visible(agent=agent).filter(pk=secret.pk).exists()
+            if secret is not None
+            and divergences_visible(Reader.of_agent(agent)).filter(pk=secret.pk).exists()
         ]
     trials.append(secret is not None and shown_to == [])
     return sum(trials) / len(trials), {"trials": len(trials), "passed": sum(trials)}
@@ -300,13 +303,13 @@ def asymmetry_as_documented() -> Result:
     doubtful = write("Zephyr renews in April!", source="rumours")
 
     def found(**filters) -> set[str]:
-        hits = memory_search(agent=agent, query="Zephyr renewal", limit=20, **filters)
+        hits = memory_search(Reader.of_agent(agent), **filters, query="Zephyr renewal", limit=20)
         return {h.memory.mem_id for h in hits}
 
-    mine = source_records(agent.workspace_id, visible_scope_ids(agent))
+    mine = source_records(Reader.of_agent(agent))
     ledger, rumours = mine.sources[("writer", "ledger")], mine.sources[("writer", "rumours")]
     memory_forget(agent=agent, mem_id=right[0].mem_id, reason="a duplicate")
-    after = source_records(agent.workspace_id, visible_scope_ids(agent))
+    after = source_records(Reader.of_agent(agent))
     trials = [
         cued.source_kind == "stated" and cued.attributed_to.name == "Maria Lopez",
         cued.attribution.get("attributed_to", {}).get("origin") == "cue",

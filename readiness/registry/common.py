@@ -43,9 +43,14 @@ SEARCH_MODULES = (
     "memories/temporal/validity.py",
     "memories/commands.py",
     "memories/operations.py",
+    "memories/selectors/reader.py",
 )
 #: The writes that store what search and compile read.
 WRITE_MODULES = (
+    "memories/services/placing.py",
+    "memories/services/storing.py",
+    "memories/services/derived.py",
+    "memories/services/consolidated.py",
     "memories/services/remember.py",
     "memories/services/bulk.py",
     "memories/services/episodes.py",

@@ -115,13 +115,10 @@ class MemoryCreateApi(APIView):
         agent = request.user
         paginator = MemoryCursor()
 
+        reader = Reader.of_agent(agent)
+
         def listed() -> list[dict]:
-            memories = memory_list(
-                workspace_id=agent.workspace_id,
-                scope_ids=Reader.of_agent(agent).scope_ids,
-                values=values,
-                now=timezone.now(),
-            )
+            memories = memory_list(reader, values, timezone.now())
             page = paginator.paginate_queryset(memories, request, view=self)
             attach_references(page)
             return [memory_to_dict(m) for m in page]
@@ -182,7 +179,7 @@ class MemoryDetailApi(APIView):
         responses={200: MemoryDetailAnswer}, summary="A memory with its scores and provenance"
     )
     def get(self, request: Request, mem_id: str) -> Response:
-        memory = memory_get(agent=request.user, mem_id=mem_id)
+        memory = memory_get(Reader.of_agent(request.user), mem_id)
         return Response(memory_detail(memory, Reader.of_agent(request.user)))
 
 

@@ -22,6 +22,7 @@ from memories.presenters import (
     traversal_to_dict,
 )
 from memories.reading import read_as
+from memories.selectors.reader import Reader
 from memories.selectors.traversal import path_between, traverse_from
 from memories.serializers import (
     CompileInput,
@@ -63,10 +64,8 @@ class CompiledFileApi(APIView):
             )
         agent = request.user
         arguments = parse(CompileInput, params, from_text=True)
-        compiled = read_as(
-            agent,
-            lambda: compiled_memory_file(workspace=agent.workspace, agent=agent, **arguments),
-        )
+        reader = Reader.of_agent(agent)
+        compiled = read_as(agent, lambda: compiled_memory_file(reader, **arguments))
         if representation == "json":
             return Response(compiled_to_dict(compiled))
         return HttpResponse(compiled.markdown, content_type="text/markdown; charset=utf-8")
@@ -79,9 +78,8 @@ class SearchApi(APIView):
         summary="Search: ranked memories with explanations and a markdown table",
     )
     def post(self, request: Request) -> Response:
-        hits = read_as(
-            request.user, lambda: memory_search(agent=request.user, arguments=request.data)
-        )
+        reader = Reader.of_agent(request.user)
+        hits = read_as(request.user, lambda: memory_search(reader, arguments=request.data))
         return Response(
             {
                 "results": hits_to_list(hits),
@@ -102,7 +100,9 @@ class TraverseApi(APIView):
     )
     def post(self, request: Request) -> Response:
         values = parse(TraverseInput, request.data)
-        start, reached = traverse_from(request.user, start=values.pop("from"), **values)
+        start, reached = traverse_from(
+            Reader.of_agent(request.user), start=values.pop("from"), **values
+        )
         return Response(traversal_to_dict(start, reached))
 
 
@@ -117,6 +117,6 @@ class ExplainPathApi(APIView):
     def post(self, request: Request) -> Response:
         values = parse(ExplainPathInput, request.data)
         start, end, found = path_between(
-            request.user, start=values.pop("from"), end=values.pop("to"), **values
+            Reader.of_agent(request.user), start=values.pop("from"), end=values.pop("to"), **values
         )
         return Response(path_to_dict(start, end, found))

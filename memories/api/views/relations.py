@@ -61,7 +61,8 @@ class DivergencesApi(APIView):
     def get(self, request: Request) -> Response:
         values = parse(DivergenceListInput, query_values(request.query_params), from_text=True)
         rows, page = page_of(
-            divergences_visible(agent=request.user, status=values.get("status") or None), values
+            divergences_visible(Reader.of_agent(request.user), status=values.get("status") or None),
+            values,
         )
         return Response({**page, "results": [divergence_to_dict(d) for d in rows]})
 
@@ -74,7 +75,7 @@ class DivergenceDetailApi(APIView):
     )
     def get(self, request: Request, divergence_id: str) -> Response:
         return Response(
-            divergence_to_dict(divergence_get(divergence_id=divergence_id, agent=request.user))
+            divergence_to_dict(divergence_get(Reader.of_agent(request.user), divergence_id))
         )
 
 
@@ -92,8 +93,7 @@ class SourcesApi(APIView):
     )
     def get(self, request: Request) -> Response:
         values = parse(SourceListInput, query_values(request.query_params), from_text=True)
-        reader = Reader.of_agent(request.user)
-        records = source_records(reader.workspace_id, reader.scope_ids)
+        records = source_records(Reader.of_agent(request.user))
         found, page = page_of(
             source_list(records, kind=values.get("kind", ""), query=values.get("query", "")),
             values,
@@ -120,9 +120,9 @@ class SourceDetailApi(APIView):
         if kind not in SOURCE_KINDS_LISTED:
             raise NotFound(f"no source kind {kind!r} (writer or entity).")
         reader = Reader.of_agent(request.user)
-        records = source_records(reader.workspace_id, reader.scope_ids)
+        records = source_records(reader)
         record = source_detail(records, kind=kind, key=key)
-        events = source_events(reader.workspace_id, reader.scope_ids, kind=kind, key=key)
+        events = source_events(reader, kind=kind, key=key)
         return Response(source_detail_to_dict(record, events))
 
 
@@ -138,14 +138,13 @@ class EntitiesApi(APIView):
         reader = Reader.of_agent(request.user)
         entities, page = page_of(
             entity_list(
-                workspace_id=reader.workspace_id,
-                scope_ids=reader.scope_ids,
+                reader,
                 query=values.get("query", ""),
                 kind=values.get("type", ""),
             ),
             values,
         )
-        seen = as_known(entities, reader.scope_ids)
+        seen = as_known(reader, entities)
         return Response(
             {**page, "results": [entity_to_dict(e, e.mentions, seen) for e in entities]}
         )
@@ -168,7 +167,7 @@ class EntitiesApi(APIView):
             workspace_id=agent.workspace_id, agent=agent, **parse(EntityDeclareInput, request.data)
         )
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        seen = as_known([result.entity], Reader.of_agent(agent).scope_ids)
+        seen = as_known(Reader.of_agent(agent), [result.entity])
         return Response(entity_to_dict(result.entity, seen=seen), status=code)
 
 
@@ -181,14 +180,11 @@ class EntityDetailApi(APIView):
     def get(self, request: Request, entity_id: str) -> Response:
         values = parse(PageInput, query_values(request.query_params), from_text=True)
         reader = Reader.of_agent(request.user)
-        scope_ids = reader.scope_ids
-        entity = entity_get(
-            workspace_id=reader.workspace_id, entity_id=entity_id, scope_ids=scope_ids
-        )
-        memories, page = page_of(entity_memories(entity, scope_ids), values)
+        entity = entity_get(reader, entity_id)
+        memories, page = page_of(entity_memories(reader, entity), values)
         return Response(
             {
-                "entity": entity_to_dict(entity, seen=as_known([entity], scope_ids)),
+                "entity": entity_to_dict(entity, seen=as_known(reader, [entity])),
                 **page,
                 "memories": [memory_to_dict(m) for m in memories],
             }

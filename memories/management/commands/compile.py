@@ -10,6 +10,7 @@ from memories.errors import MemoryEngineError, NotFound
 from memories.management.acting import command_error, resolve_agent
 from memories.presenters import compiled_to_dict
 from memories.selectors import workspace_by_slug
+from memories.selectors.reader import Reader
 from memories.serializers import CompileInput, parse
 from memories.shapes import add_options, command_input
 
@@ -34,8 +35,7 @@ class Command(BaseCommand):
             arguments = parse(CompileInput, command_input(CompileInput, options), from_text=True)
         except MemoryEngineError as exc:
             raise command_error(exc) from exc
-        workspace, agent = self._whose(options)
-        compiled = compiled_memory_file(workspace=workspace, agent=agent, **arguments)
+        compiled = compiled_memory_file(self._whose(options), **arguments)
         text = (
             json.dumps(compiled_to_dict(compiled), indent=2, ensure_ascii=False) + "\n"
             if options["json"]
@@ -50,14 +50,14 @@ class Command(BaseCommand):
         else:
             self.stdout.write(text, ending="")
 
-    def _whose(self, options):
+    def _whose(self, options) -> Reader:
+        """An agent's reader, or the operator's of the whole workspace."""
         if options.get("token") or options.get("agent"):
-            agent = resolve_agent(options)
-            return agent.workspace, agent
+            return Reader.of_agent(resolve_agent(options))
         if not options.get("workspace"):
             raise CommandError("say whose file: --workspace (with --agent), or --token")
         try:
-            return workspace_by_slug(options["workspace"]), None
+            return Reader.of_engine(workspace_by_slug(options["workspace"]))
         except NotFound as exc:
             raise CommandError(f"--workspace: {exc.message}") from exc
 

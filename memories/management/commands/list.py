@@ -10,6 +10,7 @@ from memories.management.acting import (
 )
 from memories.presenters import memory_to_dict
 from memories.selectors.memories import memory_list_page
+from memories.selectors.reader import Reader
 from memories.serializers import MemoryPageInput
 from memories.shapes import add_options
 
@@ -29,7 +30,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         agent = resolve_agent(options)
         values = parsed_options(MemoryPageInput, options)
-        rows, page = memory_list_page(agent=agent, values=values, now=timezone.now())
+        rows, page = memory_list_page(Reader.of_agent(agent), values, timezone.now())
         found = [memory_to_dict(memory) for memory in rows]
         if options["json"]:
             self.stdout.write(json.dumps({**page, "results": found}, indent=2))

@@ -6,6 +6,7 @@ from memories.errors import MemoryEngineError
 from memories.management.acting import add_agent_arguments, command_error, resolve_agent
 from memories.operations import memory_search
 from memories.presenters import hits_to_list, results_table
+from memories.selectors.reader import Reader
 from memories.serializers import SearchInput
 from memories.shapes import add_options, command_input
 
@@ -22,7 +23,9 @@ class Command(BaseCommand):
         agent = resolve_agent(options)
         try:
             hits = memory_search(
-                agent=agent, arguments=command_input(SearchInput, options), from_text=True
+                Reader.of_agent(agent),
+                arguments=command_input(SearchInput, options),
+                from_text=True,
             )
         except MemoryEngineError as exc:
             raise command_error(exc) from exc

@@ -4,8 +4,8 @@ connections search filters read.
 
 A reader never learns of a memory it cannot see: a link whose other end is such a memory is
 left out, and so is an entity that only such memories mention (unless the team declared it).
-``scope_ids`` is what the reader sees (``visible_scope_ids``); None is a team member's view of
-the whole workspace.
+Each reads for a ``Reader`` (``memories.selectors.reader``); a write resolving names for its
+writer applies the same rule to the writer's scopes (``entities_known``).
 
 One module a job: ``links`` (a memory's links both ways and its entities), ``entities`` (the
 entities a reader may know of, listed and found, and an entity's memories) and ``connections``
@@ -24,6 +24,7 @@ from memories.selectors.relations.connections import (
 )
 from memories.selectors.relations.entities import (
     attach_references,
+    entities_known,
     entities_named,
     entity_by_name,
     entity_get,
@@ -49,6 +50,7 @@ __all__ = [
     "attach_references",
     "connection_counts",
     "connections_sql",
+    "entities_known",
     "entities_named",
     "entity_by_name",
     "entity_counts",

@@ -12,7 +12,7 @@ from django.db.models.functions import Coalesce
 from memories.errors import MissingReference, NotFound
 from memories.models import Entity, Link, Memory
 from memories.relational.gazetteer import normalize
-from memories.selectors.relations.links import _visible
+from memories.selectors.reader import Reader
 
 
 def _attributed_by_visible(workspace_id: int, scope_ids: Sequence[int]) -> Q:
@@ -47,9 +47,10 @@ def _mentioned_by_visible(workspace_id: int, scope_ids: Sequence[int] | None) ->
     )
 
 
-def visible_entities(workspace_id: int, scope_ids: Sequence[int] | None) -> QuerySet[Entity]:
-    """The workspace's entities a reader may know of: declared ones, and those a memory it
-    sees mentions."""
+def entities_known(workspace_id: int, scope_ids: Sequence[int] | None) -> QuerySet[Entity]:
+    """The workspace's entities a reader of ``scope_ids`` (None: every scope) may know of:
+    declared ones, and those a memory it sees mentions or is attributed to. The rule itself:
+    ``visible_entities`` applies it for a reader, a write applies it for its writer's scopes."""
     queryset = Entity.objects.filter(workspace_id=workspace_id)
     if scope_ids is None:
         return queryset
@@ -60,17 +61,22 @@ def visible_entities(workspace_id: int, scope_ids: Sequence[int] | None) -> Quer
     )
 
 
+def visible_entities(reader: Reader) -> QuerySet[Entity]:
+    """The entities ``reader`` may know of (``entities_known``)."""
+    return entities_known(reader.workspace_id, reader.scope_ids)
+
+
 def entity_list(
+    reader: Reader,
     *,
-    workspace_id: int,
-    scope_ids: Sequence[int] | None,
     query: str = "",
     kind: str = "",
     include_merged: bool = False,
 ) -> QuerySet[Entity]:
     """Entities by name (``query``: part of a name or alias), of one type, most mentioned
     first; merged ones left out unless asked."""
-    queryset = visible_entities(workspace_id, scope_ids)
+    workspace_id, scope_ids = reader.workspace_id, reader.scope_ids
+    queryset = visible_entities(reader)
     if not include_merged:
         queryset = queryset.filter(merged_into__isnull=True)
     if kind:
@@ -101,38 +107,32 @@ def entity_list(
     ).order_by("-mentions", "name", "pk")
 
 
-def entity_get(*, workspace_id: int, entity_id: str, scope_ids: Sequence[int] | None) -> Entity:
+def entity_get(reader: Reader, entity_id: str) -> Entity:
     """One entity the reader may know of; anything else is the same NotFound."""
     entity = None
     if isinstance(entity_id, str) and len(entity_id) == 16:
-        entity = visible_entities(workspace_id, scope_ids).filter(entity_id=entity_id).first()
+        entity = visible_entities(reader).filter(entity_id=entity_id).first()
     if entity is None:
         raise NotFound(f"no entity {entity_id!r}")
     with_targets([entity])
     return entity
 
 
-def entity_by_name(
-    *, workspace_id: int, name: str, scope_ids: Sequence[int] | None
-) -> list[Entity]:
+def entity_by_name(reader: Reader, name: str) -> list[Entity]:
     """The entities named ``name`` (by any name or alias), merged ones as their target."""
     key = normalize(name)
     if not key:
         return []
-    found = visible_entities(workspace_id, scope_ids).filter(keys__contains=[key])
+    found = visible_entities(reader).filter(keys__contains=[key])
     targets = {e.merged_into_id or e.pk for e in found}
-    return list(Entity.objects.filter(workspace_id=workspace_id, pk__in=targets))
+    return list(Entity.objects.filter(workspace_id=reader.workspace_id, pk__in=targets))
 
 
-def entities_named(
-    name: str, reference: str, workspace_id: int, scope_ids: Sequence[int] | None
-) -> list[Entity]:
+def entities_named(name: str, reference: str, reader: Reader) -> list[Entity]:
     """The entities a filter (``name``) names by id, or by name or alias, merged ones as their
     target; ValidationFailed naming the filter when the reader knows of none."""
-    found = with_targets(visible_entities(workspace_id, scope_ids).filter(entity_id=reference))
-    entities = [e.merged_into or e for e in found] or entity_by_name(
-        workspace_id=workspace_id, name=reference, scope_ids=scope_ids
-    )
+    found = with_targets(visible_entities(reader).filter(entity_id=reference))
+    entities = [e.merged_into or e for e in found] or entity_by_name(reader, reference)
     if not entities:
         raise MissingReference.single(
             name, f"no entity {reference!r} (by id, name or alias) is known here."
@@ -186,7 +186,7 @@ def entity_members(entity: Entity) -> list[int]:
     return [entity.pk, *merged.values_list("pk", flat=True)]
 
 
-def entity_memories(entity: Entity, scope_ids: Sequence[int] | None) -> QuerySet[Memory]:
+def entity_memories(reader: Reader, entity: Entity) -> QuerySet[Memory]:
     """The memories that mention the entity (or one merged into it), newest first."""
     mentions = Link.objects.filter(
         workspace_id=entity.workspace_id,
@@ -194,5 +194,5 @@ def entity_memories(entity: Entity, scope_ids: Sequence[int] | None) -> QuerySet
         target_entity_id__in=entity_members(entity),
         removed_at__isnull=True,
     )
-    queryset = Memory.objects.filter(workspace_id=entity.workspace_id).filter(Exists(mentions))
-    return _visible(queryset, scope_ids, "").select_related("scope").order_by("-created_at", "-id")
+    queryset = reader.sees(Memory.objects.filter(Exists(mentions)))
+    return queryset.select_related("scope").order_by("-created_at", "-id")

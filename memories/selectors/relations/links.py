@@ -3,15 +3,15 @@ and its entities, as a reader may see them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
 from memories.models import Entity, Link, Memory
+from memories.selectors.reader import Reader
 
 
 @dataclass(frozen=True)
@@ -30,12 +30,6 @@ class LinkView:
     created_at: datetime | None
 
 
-def _visible(queryset: QuerySet, scope_ids: Sequence[int] | None, prefix: str) -> QuerySet:
-    return (
-        queryset if scope_ids is None else queryset.filter(**{f"{prefix}scope_id__in": scope_ids})
-    )
-
-
 def link_made_by(link: Link) -> str:
     """Who or what made a link: ``agent:<name>``, ``user:<name>``, the model, or its origin."""
     if link.agent_id:
@@ -51,9 +45,11 @@ def link_made_by(link: Link) -> str:
 OTHER_MEMORY_FIELDS = ("mem_id", "text", "scope_id")
 
 
-def memory_links(memory: Memory, scope_ids: Sequence[int] | None) -> list[LinkView]:
-    """The memory's active links, out then in, then the engine's own: what it supersedes and
-    what superseded it, what it follows in its session and what follows it. Two queries."""
+def memory_links(reader: Reader, memory: Memory) -> list[LinkView]:
+    """The memory's active links as ``reader`` sees them, out then in, then the engine's own:
+    what it supersedes and what superseded it, what it follows in its session and what follows
+    it. Two queries."""
+    scope_ids = reader.scope_ids
     outgoing = Q(source=memory)
     incoming = Q(target_memory=memory)
     if scope_ids is not None:
@@ -97,7 +93,7 @@ def memory_links(memory: Memory, scope_ids: Sequence[int] | None) -> list[LinkVi
     engine = Q(superseded_by=memory) | Q(follows=memory)
     engine |= Q(pk__in=[pk for pk in (memory.superseded_by_id, memory.follows_id) if pk])
     others = list(
-        _visible(Memory.objects.filter(engine), scope_ids, "")
+        reader.sees(Memory.objects.filter(engine))
         .only(*OTHER_MEMORY_FIELDS, "superseded_by_id", "follows_id")
         .order_by("pk")
     )

@@ -16,8 +16,8 @@ from memories.models import Agent, Entity
 from memories.reading import note_writes
 from memories.relational.gazetteer import normalize, tokens
 from memories.selectors.permissions import require_role
+from memories.selectors.reader import Reader
 from memories.selectors.relations import visible_entities
-from memories.selectors.visibility import visible_scope_ids
 from memories.services.relations import namesakes
 from memories.services.relations.resolution import _fitted
 
@@ -194,8 +194,7 @@ def _known_to(agent: Agent | None, entity: Entity) -> bool:
     declaration's answer (201 new, 200 known) says only what the caller could have seen."""
     if agent is None:
         return True
-    scope_ids = visible_scope_ids(agent)
-    return visible_entities(entity.workspace_id, scope_ids).filter(pk=entity.pk).exists()
+    return visible_entities(Reader.of_agent(agent)).filter(pk=entity.pk).exists()
 
 
 #: First key of the advisory lock that serialises the gazetteer's changes in a workspace.

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from memories.commands import EntityRef, LinkTo
 from memories.errors import Errors
 from memories.models import Agent, Memory
-from memories.selectors.visibility import visible_scope_ids
+from memories.selectors.reader import Reader
 
 __all__ = ["EntityRef", "LinkRef", "resolve_links"]
 
@@ -28,10 +28,8 @@ def resolve_links(agent: Agent, links: Sequence[LinkTo], errors: Errors) -> list
         return []
     visible = {
         m.mem_id: m
-        for m in Memory.objects.filter(
-            workspace_id=agent.workspace_id,
-            scope_id__in=visible_scope_ids(agent),
-            mem_id__in={link.to for link in links},
+        for m in Reader.of_agent(agent).sees(
+            Memory.objects.filter(mem_id__in={link.to for link in links})
         )
     }
     found = []

@@ -15,8 +15,8 @@ from memories import rules
 from memories.errors import Errors, NotFound, ValidationFailed
 from memories.models import Agent, Link
 from memories.selectors.memories import memory_get
+from memories.selectors.reader import Reader
 from memories.selectors.relations import entity_get
-from memories.selectors.visibility import visible_scope_ids
 from memories.services.provenance import Action, record
 
 
@@ -53,13 +53,10 @@ def link_add(
         errors.add("to", "a memory cannot be linked to itself.")
     errors.check("note", rules.storable_text(note))
     errors.raise_if_any()
-    source = memory_get(agent=agent, mem_id=mem_id)
-    target_memory = memory_get(agent=agent, mem_id=to) if to is not None else None
-    target_entity = None
-    if entity is not None:
-        target_entity = entity_get(
-            workspace_id=agent.workspace_id, entity_id=entity, scope_ids=visible_scope_ids(agent)
-        )
+    reader = Reader.of_agent(agent)
+    source = memory_get(reader, mem_id)
+    target_memory = memory_get(reader, to) if to is not None else None
+    target_entity = entity_get(reader, entity) if entity is not None else None
     with transaction.atomic():
         existing = Link.objects.filter(
             workspace_id=agent.workspace_id,
@@ -92,8 +89,9 @@ def link_remove(*, agent: Agent, mem_id: str, link_id: str, reason: str) -> Link
     reason = (reason or "").strip()
     if message := rules.reason_given(reason, "say why the link goes."):
         raise ValidationFailed.single("reason", message)
-    source = memory_get(agent=agent, mem_id=mem_id)
-    scope_ids = visible_scope_ids(agent)
+    reader = Reader.of_agent(agent)
+    source = memory_get(reader, mem_id)
+    scope_ids = reader.scope_ids
     with transaction.atomic():
         link = (
             Link.objects.select_for_update(of=("self",))

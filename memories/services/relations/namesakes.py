@@ -29,7 +29,7 @@ from django.db import connection
 from memories.kinds import ENTITY_TYPE_KINDS
 from memories.models import TYPE_RANK, Entity, Link
 from memories.relational.extraction import LABEL_TYPES
-from memories.selectors.relations import visible_entities
+from memories.selectors.relations import entities_known
 
 #: The least sure source whose type is an entity's identity rather than a guess.
 SURE_RANK = TYPE_RANK[Entity.TypedBy.WRITER]
@@ -221,9 +221,7 @@ def _fit(workspace_id, rows, guessed, found, resolved, scopes) -> None:
     """``fit_mentions`` for the rows of one set of readable scopes."""
     candidates = {n.pk for group in found.values() for n in group}
     known = resolved | set(
-        visible_entities(workspace_id, scopes)
-        .filter(pk__in=candidates)
-        .values_list("pk", flat=True)
+        entities_known(workspace_id, scopes).filter(pk__in=candidates).values_list("pk", flat=True)
     )
     sources = {id(row.source) for row in guessed}
     by_memory: dict[int, set[int]] = {}

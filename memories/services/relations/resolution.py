@@ -18,8 +18,8 @@ from django.db import connection
 from memories import rules
 from memories.models import TYPE_RANK, Agent, Entity, Link, Memory
 from memories.relational.gazetteer import best_match, normalize, tokens
-from memories.selectors.relations import visible_entities
-from memories.selectors.visibility import visible_scope_ids
+from memories.selectors.reader import Reader
+from memories.selectors.relations import entities_known
 from memories.services.relations import namesakes
 
 #: Most entities a fuzzy match compares a name with.
@@ -95,9 +95,9 @@ class EntityResolver:
         # "resolved") never says that a name was written where it cannot read. A name whose
         # only entity it may not know of is a new entity to it (a guess takes that shared row,
         # a sure type the row of that name and type: see ``_create`` and docs/SECURITY.md).
-        self.scopes = visible_scope_ids(agent) if agent is not None else None
+        self.scopes = Reader.of_agent(agent).scope_list if agent is not None else None
         self.entities = (
-            visible_entities(workspace_id, self.scopes)
+            entities_known(workspace_id, self.scopes)
             if self.scopes is not None
             else Entity.objects.filter(workspace_id=workspace_id)
         )

@@ -27,8 +27,8 @@ from memories.models import (
     new_mem_id,
 )
 from memories.relational.gazetteer import normalize, tokens
+from memories.services.placing import content_hash
 from memories.services.relations.namesakes import Namesake, pick
-from memories.services.remember import content_hash
 from memories.services.tenancy import agent_create
 from memories.services.transfer.checking import Plan
 
