@@ -106,19 +106,19 @@ def instrumented(regions: Regions) -> ExitStack:
     import memories.embeddings
     import memories.search.learned
     import memories.search.ranking as ranking
-    import memories.services.remember  # noqa: F401 (the module, not the function of that name)
+    import memories.services.storing  # noqa: F401 (the module, not the function of that name)
 
-    remember = sys.modules["memories.services.remember"]
+    storing = sys.modules["memories.services.storing"]
     stack = ExitStack()
     targets = [
         (parsers.JSONParser, "parse", "parsing"),
         (renderers.JSONRenderer, "render", "serialisation: JSON"),
         (memories.embeddings.LocalEmbedder, "embed", "embedding"),
         (memories.embeddings.LocalEmbedder, "embed_query", "embedding"),  # a search's query
-        (remember, "recognise", "entities: recogniser"),
-        (remember, "store_relations", "entities: links"),
-        (remember, "asymmetry_fill", "asymmetry score"),
-        (remember, "record_event", "provenance event"),
+        (storing, "recognise", "entities: recogniser"),
+        (storing, "store_relations", "entities: links"),
+        (storing, "asymmetry_fill", "asymmetry score"),
+        (storing, "record_many", "provenance event"),
         (memories.search.learned, "features", "learned ranking: features"),
         (ranking, "reranked", "learned ranking: re-ordering"),
         (ranking, "hit_from_row", "search: rows into hits"),

@@ -45,8 +45,6 @@ from typing import Any
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django, write_json
 
-from memories.selectors.reader import Reader
-
 #: The sizing table's node and its figure for the bytes of a memory that searches keep in RAM
 #: ("Bytes per memory and the sizing table", BENCHMARKS.md); each an option.
 NODE_VCPUS, NODE_RAM_GIB, HOT_SHARE, HOT_BYTES = 16, 128, 0.5, 2_225
@@ -155,6 +153,7 @@ def searches(args: argparse.Namespace, agents: list[Any], ports: list) -> dict[s
     from search_latency import Corpus, Query, measure, prewarm
 
     from memories.operations import memory_search
+    from memories.selectors.reader import Reader
 
     corpus, rng = Corpus(args.seed), np.random.default_rng([args.seed, 2])
 

@@ -31,8 +31,6 @@ import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django
 from search_latency import Corpus, copy_types, mem_id
 
-from memories.selectors.reader import Reader
-
 TWO_YEARS_S = 2 * 365 * 86_400
 CATEGORIES = ("fact", "decision", "preference", "commitment", "event", "procedure", "observation")
 COLUMNS = [
@@ -153,6 +151,7 @@ def measure(agent: Any, budget: int, decay: str, runs: int) -> dict[str, Any]:
 
     from memories import compile as compiler
     from memories.compile.selection import candidates_of
+    from memories.selectors.reader import Reader
 
     options = compiler.compile_options(budget=budget, decay=decay)
     workspace = agent.workspace

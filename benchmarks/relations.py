@@ -58,8 +58,6 @@ from search_latency import (
 )
 from search_latency import load as load_memories
 
-from memories.selectors.reader import Reader
-
 CHUNK = 200_000
 #: Times the entities list's first page is read (the median is printed).
 LIST_RUNS = 3
@@ -177,6 +175,7 @@ def search_case(args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
     from django.db import connection
 
     from memories.operations import memory_search
+    from memories.selectors.reader import Reader
 
     rng = np.random.default_rng([args.seed, args.size])
     agents = loaded_agents(args.size, 1) if args.reuse else []
@@ -400,6 +399,7 @@ def traversal_case(
     from django.conf import settings
 
     from memories.errors import ValidationFailed
+    from memories.selectors.reader import Reader
     from memories.selectors.traversal import path_between, traverse_from
 
     settings.MM_TRAVERSAL = True
@@ -407,10 +407,12 @@ def traversal_case(
     counts: dict[str, list[int]] = {}
     cut: dict[str, int] = {}
 
+    reader = Reader.of_agent(agent)
+
     def timed(name: str, call: Any, **arguments: Any) -> Any:
         started = time.perf_counter()
         try:
-            result = call(agent, **arguments)
+            result = call(reader, **arguments)
         except ValidationFailed:  # past MM_TRAVERSAL_TIMEOUT_MS: counted, timed as it ran
             cut[name] = cut.get(name, 0) + 1
             result = None
@@ -419,7 +421,7 @@ def traversal_case(
 
     starts = [linked[int(rng.integers(len(linked)))] for _ in range(args.traversal_queries)]
     for start in starts[: max(len(starts) // 10, 1)]:  # warm-up
-        traverse_from(Reader.of_agent(agent), start=start, depth=2)
+        traverse_from(reader, start=start, depth=2)
     for start in starts:
         far = []
         for depth in (1, 2, 3):

@@ -37,7 +37,6 @@ from common import (
 )
 from threads import load, run_threads
 
-from memories.selectors.reader import Reader
 from readiness.locomo import CATEGORIES, read
 
 LIMIT = 20
@@ -64,6 +63,7 @@ def main() -> None:
     from consolidation.saga import saga_recall
     from memories.embeddings import get_embedder
     from memories.operations import memory_search
+    from memories.selectors.reader import Reader
 
     started = time.perf_counter()
     agents = load(conversations)

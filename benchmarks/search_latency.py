@@ -34,8 +34,6 @@ from typing import Any
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django
 
-from memories.selectors.reader import Reader
-
 DIMENSIONS = 384
 CHUNK_ROWS = 50_000
 CENTROIDS = 1_000
@@ -226,6 +224,7 @@ def explain(query: Query) -> None:
     from django.db import connection, transaction
 
     from memories.operations import memory_search
+    from memories.selectors.reader import Reader
 
     statements: list[tuple[str, Any]] = []
 
@@ -253,6 +252,7 @@ def breakdown(queries: list[Query]) -> None:
     from django.db import connection
 
     from memories.operations import memory_search
+    from memories.selectors.reader import Reader
 
     def actual_ms(plan: str, node: str) -> float:
         line = next((row for row in plan.splitlines() if node in row), "")
@@ -313,6 +313,7 @@ def prewarm() -> float:
 
 def measure(queries: list[Query], warmup: list[Query], exact_queries: int) -> dict[str, float]:
     from memories.operations import memory_search
+    from memories.selectors.reader import Reader
 
     def run(q: Query, vector: bool, exact: bool = False) -> tuple[float, set[int]]:
         started = time.perf_counter()

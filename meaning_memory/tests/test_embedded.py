@@ -119,6 +119,7 @@ import numpy
 from django.db import connection
 from memories.models import Agent, Memory
 from memories.operations import memory_search
+from memories.selectors.reader import Reader
 rows = {m.mem_id: (m.text, hashlib.sha256(numpy.asarray(m.embedding, dtype="<f4").tobytes()
         ).hexdigest()) for m in Memory.objects.all()}
 with connection.cursor() as cursor:

@@ -73,6 +73,7 @@ def test_the_links_check_fails_when_a_filter_lets_through_what_it_should_not(db,
 
 def test_the_divergence_check_fails_when_a_reader_sees_what_it_should_not(db, monkeypatch):
     evaluation_data(*LOCOMO)
+    from memories.selectors.reader import Reader
     from readiness import checks
     from readiness.checks import synthetic
 
@@ -82,7 +83,7 @@ def test_the_divergence_check_fails_when_a_reader_sees_what_it_should_not(db, mo
     monkeypatch.setattr(
         synthetic,
         "divergences_visible",
-        lambda agent: original(workspace=agent.workspace),
+        lambda reader, status=None: original(Reader.of_engine(reader.workspace), status),
     )
     value, detail = checks._sandboxed(checks.divergence_as_documented)
     assert value < 1.0 and detail["passed"] == detail["trials"] - 1
@@ -621,8 +622,8 @@ def test_the_asymmetry_check_fails_when_feedback_does_not_move_the_records(db, m
     # Records that ignore the verdicts: every source judged as the prior.
     real = sources.source_records
 
-    def ignoring(workspace_id, scope_ids=None):
-        found = real(workspace_id, scope_ids)
+    def ignoring(reader):
+        found = real(reader)
         for source in found.sources.values():
             source.estimate = found.prior
         return found
