@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memories import rules
+from memories import metadata_filter, rules
 from memories.errors import Errors
 from memories.models import DEFAULT_SIGNIFICANCE, STARE_DIMENSIONS, Memory
 
@@ -212,9 +212,12 @@ class Search:
     category: str | None = None
     memory_type: str | None = None
     source: str | None = None
+    session: str | None = None
+    thread: str | None = None
     perspective: str | None = None
     source_kind: str | None = None
     attributed_to: str | None = None
+    metadata: metadata_filter.Filter | None = None
     min_s_score: float | None = None
     min_t_score: float | None = None
     min_a_score: float | None = None
@@ -238,4 +241,12 @@ class Search:
 
 
 #: The column filters of a search that match a memory's column of the same name exactly.
-COLUMN_FILTERS = ("category", "memory_type", "source", "perspective", "source_kind")
+COLUMN_FILTERS = (
+    "category",
+    "memory_type",
+    "source",
+    "session",
+    "thread",
+    "perspective",
+    "source_kind",
+)

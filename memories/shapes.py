@@ -18,7 +18,7 @@ from django import forms
 from django.core.management.base import CommandError
 from rest_framework import serializers
 
-from memories.serializers import Rule, TextList
+from memories.serializers import MetadataFilter, Rule, TextList
 
 Fields = Mapping[str, serializers.Field]
 
@@ -260,6 +260,8 @@ def _form_rule(rule: Rule):
 def _form_field(field: serializers.Field, typed: bool, common: dict[str, Any]) -> forms.Field:
     if isinstance(field, serializers.BooleanField):
         return forms.BooleanField(**common)
+    if isinstance(field, MetadataFilter):  # the JSON form, as text (parsed from text)
+        return forms.CharField(**common)
     if takes_json(field):
         raise TypeError(f"no form field for a {type(field).__name__}: teach memories.shapes one")
     if typed and isinstance(field, serializers.IntegerField | serializers.FloatField):

@@ -56,11 +56,21 @@ def _with_content_key(item: dict[str, Any]) -> dict[str, Any]:
     return {**item, "idempotency_key": "content-" + hashlib.sha256(canonical.encode()).hexdigest()}
 
 
+def _query_value(value: Any) -> Any:
+    """A filter as the query string takes it: true/false, and the metadata filter (an
+    object) as JSON text."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
 def _list_params(cursor: str | None, filters: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The list's URL and query: a ``next`` link as given, or the filters."""
     if cursor and cursor.startswith(("http://", "https://")):
         return cursor, {}
-    params = {k: str(v).lower() if isinstance(v, bool) else v for k, v in filters.items()}
+    params = {k: _query_value(v) for k, v in filters.items()}
     if cursor:
         params["cursor"] = cursor
     return "/api/v1/memories", _fields(**params)

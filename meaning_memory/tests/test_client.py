@@ -200,3 +200,20 @@ def test_the_documents_python_example_runs_as_written(served, actors, document, 
     printed = capsys.readouterr().out
     [stored] = Memory.objects.filter(workspace=actors["alice"].agent.workspace)
     assert stored.pinned and stored.text in printed and "## " in printed
+
+
+def test_the_metadata_filter_is_one_object_for_the_search_and_the_list(served, actors):
+    """The same filter object as the REST body: the client sends it as JSON text on the
+    list's query string."""
+    with MeaningMemory(served, actors["alice"].token) as mm:
+        orion = mm.remember("Orion renews in March.", metadata={"customer": "orion", "seats": 120})
+        mm.remember("Kestrel renews in May.", metadata={"customer": "kestrel", "seats": 12})
+        only = {"customer": "orion", "seats": {"gte": 50}, "or": [{"tier": {"exists": False}}]}
+        assert [hit.mem_id for hit in mm.search("renews", metadata=only)] == [orion.mem_id]
+        assert [m.mem_id for m in mm.list(metadata=only).results] == [orion.mem_id]
+        assert [m.mem_id for m in mm.list_all(metadata={"seats": {"lt": 20}})] != [orion.mem_id]
+        with pytest.raises(InvalidInput) as bad:
+            mm.list(metadata={"seats": {"gte": True}})
+        assert "seats.gte: must be a number or text" in bad.value.errors["metadata"][0]
+    with MeaningMemory(served, actors["charlie"].token) as other:
+        assert other.list(metadata={"customer": "orion"}).results == []

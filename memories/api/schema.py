@@ -17,6 +17,7 @@ from drf_spectacular.extensions import (
 )
 from drf_spectacular.plumbing import ResolvedComponent
 
+from memories import metadata_filter
 from memories.shapes import bounds, length_bounds, text_pattern
 
 
@@ -168,6 +169,75 @@ class MetadataShape(OpenApiSerializerFieldExtension):
         )
         auto_schema.registry.register_on_missing(component)
         return {"type": "object", "additionalProperties": component.ref}
+
+
+_FILTER_SCALAR = {
+    "nullable": True,
+    "anyOf": [{"type": "string", "pattern": STORABLE}, {"type": "number"}, {"type": "boolean"}],
+}
+
+
+def _filter_conditions(most: int) -> dict:
+    """A key's condition in a metadata filter: a value (equal) or up to ``most`` operators."""
+    operators = {
+        "eq": _FILTER_SCALAR,
+        "ne": _FILTER_SCALAR,
+        "in": {"type": "array", "items": _FILTER_SCALAR, "minItems": 1, "maxItems": 100},
+        "exists": {"type": "boolean"},
+        **{
+            name: {"anyOf": [{"type": "number"}, {"type": "string", "pattern": STORABLE}]}
+            for name in ("gt", "gte", "lt", "lte")
+        },
+    }
+    return {
+        "anyOf": [
+            _FILTER_SCALAR,
+            {
+                "type": "object",
+                "properties": operators,
+                "additionalProperties": False,
+                "minProperties": 1,
+                "maxProperties": most,
+            },
+        ]
+    }
+
+
+def _filter_keys(most: int, conditions: int) -> dict:
+    names = {"pattern": STORABLE, "maxLength": metadata_filter.MAX_KEY_CHARS}
+    if most <= 4:  # inside or / and / not: plain keys only (the operators' names are taken)
+        names["not"] = {"enum": list(metadata_filter.COMBINATORS)}
+    return {
+        "type": "object",
+        "propertyNames": names,
+        "additionalProperties": _filter_conditions(conditions),
+        "minProperties": 1,
+        "maxProperties": most,
+    }
+
+
+#: A filter inside ``or``, ``and`` or ``not``: keys and their conditions (the engine takes
+#: deeper nesting too, up to ``metadata_filter.MAX_DEPTH``; a recursive shape would not make a
+#: TypeScript type).
+_INNER_FILTER = _filter_keys(4, 2)
+#: A metadata filter (``memories.metadata_filter``), as its schema can say it.
+METADATA_FILTER = {
+    **_filter_keys(16, 8),
+    "properties": {
+        "or": {"type": "array", "items": _INNER_FILTER, "minItems": 1, "maxItems": 4},
+        "and": {"type": "array", "items": _INNER_FILTER, "minItems": 1, "maxItems": 4},
+        "not": _INNER_FILTER,
+    },
+}
+
+
+class MetadataFilterShape(OpenApiSerializerFieldExtension):
+    """A filter on memories' metadata (docs/metadata.md)."""
+
+    target_class = "memories.serializers.MetadataFilter"
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {**METADATA_FILTER, "nullable": True}
 
 
 #: The body of every error but a validation's: ``{"detail": "…"}`` (``presenters.error_response``).

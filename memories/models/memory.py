@@ -213,6 +213,8 @@ class Memory(WorkspaceRow):
                 name="memory_compile",
                 condition=Q(status="active"),
             ),
+            # Metadata filters (``memories.metadata_filter``): containment and path predicates.
+            GinIndex(fields=["metadata"], name="memory_metadata", opclasses=["jsonb_path_ops"]),
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],

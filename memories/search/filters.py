@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from memories import metadata_filter
 from memories.commands import COLUMN_FILTERS, Search
 from memories.models import STARE_DIMENSIONS, Memory
 from memories.search.relational import NAMES as RELATIONAL_NAMES
@@ -48,6 +49,14 @@ class SearchFilters:
             if value := getattr(search, column):
                 clauses.append(f"{column} = %({column})s")
                 params[column] = value
+        if search.metadata is not None:
+
+            def bind(value: object) -> str:
+                name = f"metadata_{len(params)}"
+                params[name] = value
+                return f"%({name})s"
+
+            clauses.append(metadata_filter.sql(search.metadata, "metadata", bind))
         for dim in STARE_DIMENSIONS:
             minimum = getattr(search, f"min_{dim}_score")
             if minimum is not None:  # NULL (no score) never passes

@@ -7,8 +7,11 @@ import re
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db import connection
+from django.db.models import BooleanField, Exists, OuterRef, QuerySet
+from django.db.models.expressions import RawSQL
 
+from memories import metadata_filter
 from memories.commands import COLUMN_FILTERS
 from memories.errors import NotFound
 from memories.models import (
@@ -101,6 +104,19 @@ def memory_texts(reader: Reader, mem_ids: list[str]) -> dict[str, str]:
     )
 
 
+def metadata_filtered(queryset: QuerySet[Memory], found: metadata_filter.Filter) -> QuerySet:
+    """``queryset`` narrowed to the memories whose metadata matches ``found``."""
+    params: list[object] = []
+
+    def bind(value: object) -> str:
+        params.append(value)
+        return "%s"
+
+    table = connection.ops.quote_name(Memory._meta.db_table)
+    condition = metadata_filter.sql(found, f"{table}.metadata", bind)
+    return queryset.filter(RawSQL(condition, params, output_field=BooleanField()))
+
+
 #: How a list of memories may be ordered (``memory_list``), each ending on the primary key so
 #: that the order is total (a cursor needs one).
 LIST_ORDERINGS = {
@@ -130,6 +146,8 @@ def memory_list(reader: Reader, values: dict[str, Any], now: datetime) -> QueryS
     for column in COLUMN_FILTERS:
         if value := values.pop(column, None):
             queryset = queryset.filter(**{column: value})
+    if (found := values.pop("metadata", None)) is not None:
+        queryset = metadata_filtered(queryset, found)
     for dim in STARE_DIMENSIONS:
         minimum = values.pop(f"min_{dim}_score", None)
         if minimum is not None:

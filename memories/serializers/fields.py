@@ -5,6 +5,7 @@ ValidationFailed."""
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
-from memories import rules
+from memories import metadata_filter, rules
 from memories.errors import ValidationFailed
 from memories.kinds import (
     CUSTOM_TYPE_PREFIX,
@@ -156,6 +157,29 @@ class Flag(_Typed, serializers.BooleanField):
 class Metadata(serializers.DictField):
     """A memory's metadata: any JSON object the rule ``rules.metadata`` allows (its schema says
     what: ``memories.api.schema.MetadataShape``)."""
+
+
+class MetadataFilter(serializers.DictField):
+    """A filter on memories' metadata (``memories.metadata_filter``: equality, ``in``, ranges,
+    ``exists``, ``or`` and ``not``); from text (a command line, a query string), the same JSON
+    as one string. Its value is the parsed filter; each broken rule is named by its path."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and self.context.get("from_text", False):
+            try:
+                data = json.loads(data)
+            except ValueError as exc:
+                raise serializers.ValidationError(f"must be a JSON object: {exc}.") from exc
+        try:
+            return metadata_filter.parse(data, path="")
+        except metadata_filter.FilterError as exc:
+            raise serializers.ValidationError(
+                [
+                    f"{path.lstrip('.')}: {message}" if path else message
+                    for path, messages in exc.errors.items()
+                    for message in messages
+                ]
+            ) from exc
 
 
 class TextList(serializers.ListField):

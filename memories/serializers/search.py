@@ -24,6 +24,7 @@ from memories.serializers.fields import (
     SEARCH_QUERY,
     Flag,
     Integer,
+    MetadataFilter,
     Rule,
     StrictSerializer,
     Text,
@@ -78,6 +79,28 @@ class SearchInput(StrictSerializer):
         help_text="Only this memory type.",
     )
     source = Text(required=False, allow_null=True, allow_blank=True, help_text="Only this source.")
+    session = Text(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=200,
+        help_text="Only memories of this session (the conversation or run they belong to).",
+    )
+    thread = Text(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=200,
+        help_text="Only memories of this thread (the ongoing story a writer named).",
+    )
+    metadata = MetadataFilter(
+        required=False,
+        allow_null=True,
+        help_text='Only memories whose metadata matches: {"customer": "orion", "seats": '
+        '{"gte": 50}, "tier": {"in": ["gold", "silver"]}, "churn_risk": {"exists": true}} '
+        "(keys AND-ed; eq, ne, in, gt, gte, lt, lte, exists; or, and, not; see "
+        "docs/metadata.md).",
+    )
     perspective = Text(
         required=False,
         allow_null=True,

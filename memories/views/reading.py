@@ -3,6 +3,7 @@ feedback on it), sources and the compiled file."""
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import quote
 
@@ -171,8 +172,25 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
                  marks=stare_marks(memory.stare_scores, "marks"),
                  entities=memory_entities(memory), links=links,
                  neighbourhood=neighbourhood(memory, links), attributed=memory.claimant,
-                 default_significance=DEFAULT_SIGNIFICANCE, protected=PROTECTED_SIGNIFICANCE),
+                 default_significance=DEFAULT_SIGNIFICANCE, protected=PROTECTED_SIGNIFICANCE,
+                 metadata=_metadata_rows(memory)),
     )  # fmt: skip
+
+
+def _metadata_rows(memory: Memory) -> list[dict[str, str]]:
+    """Each metadata key with its value as JSON and, for a plain value, the Memories list
+    filtered to it (the same filter as the API's ``metadata``)."""
+    rows = []
+    for key, value in sorted(memory.metadata.items()):
+        plain = value is None or isinstance(value, str | int | float | bool)
+        rows.append(
+            {
+                "key": key,
+                "value": json.dumps(value, ensure_ascii=False),
+                "query": quote(json.dumps({key: value}, ensure_ascii=False)) if plain else "",
+            }
+        )
+    return rows
 
 
 @login_required

@@ -10,7 +10,7 @@ import createClient from "openapi-fetch";
 
 import { errorFor } from "./errors.js";
 import type { paths } from "./schema.js";
-import type { Answer, Body, Markdown, Query } from "./types.js";
+import type { Answer, Body, ListFilters, Markdown, Query } from "./types.js";
 
 export interface Options {
   /** Milliseconds to wait for each answer (default 60 000). */
@@ -172,10 +172,14 @@ export class MeaningMemory {
    * One page of memories without a query, newest first by default. `filters.cursor` is the
    * previous page's `next` link (or its cursor): the page after it, with its filters.
    */
-  list(filters: Query<"memories_list"> = {}): Promise<Answer<"memories_list">> {
+  list(filters: ListFilters = {}): Promise<Answer<"memories_list">> {
     const link = nextLink(filters.cursor);
+    // The metadata filter travels as JSON text in the query (the API's `metadata` parameter).
+    const { metadata, ...rest } = filters;
+    const query: Query<"memories_list"> =
+      metadata === undefined ? rest : { ...rest, metadata: JSON.stringify(metadata) };
     const options =
-      link === undefined ? { params: { query: filters } } : { querySerializer: () => link };
+      link === undefined ? { params: { query } } : { querySerializer: () => link };
     return this.call("always", (signal) =>
       this.http.GET("/api/v1/memories", { ...options, signal }),
     );
@@ -183,7 +187,7 @@ export class MeaningMemory {
 
   /** Every memory the filters keep, page after page. */
   async *listAll(
-    filters: Query<"memories_list"> = {},
+    filters: ListFilters = {},
   ): AsyncGenerator<Answer<"memories_list">["results"][number], void, undefined> {
     let page = await this.list(filters);
     for (;;) {

@@ -9,5 +9,15 @@ export {
   TooManyRequests,
   Unavailable,
 } from "./errors.js";
-export type { Answer, Body, ErrorBody, Markdown, Operation, Query, Schemas } from "./types.js";
+export type {
+  Answer,
+  Body,
+  ErrorBody,
+  ListFilters,
+  Markdown,
+  MetadataFilter,
+  Operation,
+  Query,
+  Schemas,
+} from "./types.js";
 export type { components, operations, paths } from "./schema.js";

@@ -1639,6 +1639,60 @@ export interface components {
             memory_type?: (components["schemas"]["MemoryTypeEnum"] | components["schemas"]["NullEnum"]) | null;
             /** @description Only this source. */
             source?: string | null;
+            /** @description Only memories of this session (the conversation or run they belong to). */
+            session?: string | null;
+            /** @description Only memories of this thread (the ongoing story a writer named). */
+            thread?: string | null;
+            /** @description Only memories whose metadata matches: {"customer": "orion", "seats": {"gte": 50}, "tier": {"in": ["gold", "silver"]}, "churn_risk": {"exists": true}} (keys AND-ed; eq, ne, in, gt, gte, lt, lte, exists; or, and, not; see docs/metadata.md). */
+            metadata?: ({
+                or?: {
+                    [key: string]: ((string | number | boolean) | null) | {
+                        eq?: (string | number | boolean) | null;
+                        ne?: (string | number | boolean) | null;
+                        in?: ((string | number | boolean) | null)[];
+                        exists?: boolean;
+                        gt?: number | string;
+                        gte?: number | string;
+                        lt?: number | string;
+                        lte?: number | string;
+                    };
+                }[];
+                and?: {
+                    [key: string]: ((string | number | boolean) | null) | {
+                        eq?: (string | number | boolean) | null;
+                        ne?: (string | number | boolean) | null;
+                        in?: ((string | number | boolean) | null)[];
+                        exists?: boolean;
+                        gt?: number | string;
+                        gte?: number | string;
+                        lt?: number | string;
+                        lte?: number | string;
+                    };
+                }[];
+                not?: {
+                    [key: string]: ((string | number | boolean) | null) | {
+                        eq?: (string | number | boolean) | null;
+                        ne?: (string | number | boolean) | null;
+                        in?: ((string | number | boolean) | null)[];
+                        exists?: boolean;
+                        gt?: number | string;
+                        gte?: number | string;
+                        lt?: number | string;
+                        lte?: number | string;
+                    };
+                };
+            } & {
+                [key: string]: ((string | number | boolean) | null) | {
+                    eq?: (string | number | boolean) | null;
+                    ne?: (string | number | boolean) | null;
+                    in?: ((string | number | boolean) | null)[];
+                    exists?: boolean;
+                    gt?: number | string;
+                    gte?: number | string;
+                    lt?: number | string;
+                    lte?: number | string;
+                };
+            }) | null;
             /** @description Only memories for this perspective (self, user, team, external, custom:<name>). */
             perspective?: string | null;
             /** @description Only claims made by this entity: its id, or a name or alias. */
@@ -2750,6 +2804,8 @@ export interface operations {
                  *     * `working` - Working
                  */
                 memory_type?: "semantic" | "episodic" | "procedural" | "working" | null;
+                /** @description Only memories whose metadata matches this filter, as JSON text (the search's metadata filter: {"customer": "orion", "seats": {"gte": 50}}; see docs/metadata.md). */
+                metadata?: string;
                 /** @description Only memories with an A score at least this. */
                 min_a_score?: number | null;
                 /** @description Only memories with an E score at least this. */
@@ -2769,6 +2825,8 @@ export interface operations {
                 ordering?: "newest" | "significance" | "";
                 /** @description Only memories for this perspective (self, user, team, external, custom:<name>). */
                 perspective?: string | null;
+                /** @description Only memories of this session (the conversation or run they belong to). */
+                session?: string | null;
                 /** @description Only this source. */
                 source?: string | null;
                 /**
@@ -2781,6 +2839,8 @@ export interface operations {
                  *     * `hearsay` - hearsay
                  */
                 source_kind?: "observed" | "stated" | "tool" | "inferred" | "hearsay" | null;
+                /** @description Only memories of this thread (the ongoing story a writer named). */
+                thread?: string | null;
             };
             header?: never;
             path?: never;

@@ -32,3 +32,9 @@ export type Query<O extends Operation> = NonNullable<operations[O]["parameters"]
 
 /** The body of an error answer: `{detail}`, or each field with the rules it broke. */
 export type ErrorBody = Schemas["ErrorDetail"] | Schemas["ValidationErrors"];
+
+/** A filter on memories' metadata (docs/metadata.md): the search's `metadata` field. */
+export type MetadataFilter = NonNullable<Body<"search_create">["metadata"]>;
+
+/** The memory list's filters, with `metadata` given as the search takes it (an object). */
+export type ListFilters = Omit<Query<"memories_list">, "metadata"> & { metadata?: MetadataFilter };

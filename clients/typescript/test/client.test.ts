@@ -85,6 +85,31 @@ test("remember, get, search, feedback, forget and list", async () => {
   assert.ok(!everything.some((memory) => memory.mem_id === other.mem_id), "forgotten, listed");
 });
 
+test("the metadata filter, one object for the search and the list", async () => {
+  const orion = await mm.remember(`${tag} Orion renews in March.`, {
+    metadata: { customer: `${tag}-orion`, seats: 120 },
+  });
+  await mm.remember(`${tag} Kestrel renews in May.`, {
+    metadata: { customer: `${tag}-kestrel`, seats: 12 },
+  });
+  const only = { customer: `${tag}-orion`, seats: { gte: 50 } };
+  const found = records((await mm.search(`${tag} renews`, { metadata: only })).results);
+  assert.deepEqual(
+    found.map((hit) => hit.mem_id),
+    [orion.mem_id],
+  );
+  const listed = records((await mm.list({ metadata: only })).results);
+  assert.deepEqual(
+    listed.map((memory) => memory.mem_id),
+    [orion.mem_id],
+  );
+  const bad = await failure(
+    InvalidInput,
+    mm.search("renews", { metadata: { tier: { in: [] } } }),
+  );
+  assert.match(String(bad.errors.metadata), /tier\.in: must be a non-empty list/);
+});
+
 test("a retried remember with its idempotency key stores nothing new", async () => {
   const key = `${tag}-once`;
   const first = await mm.remember(`${tag} Tern Air pays by wire.`, { idempotency_key: key });

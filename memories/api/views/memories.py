@@ -7,7 +7,7 @@ import math
 from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination
@@ -101,7 +101,16 @@ def _position_fits(request: Request, position: str) -> bool:
 
 class MemoryCreateApi(APIView):
     @extend_schema(
-        parameters=[MemoryListInput],
+        parameters=[
+            MemoryListInput,
+            OpenApiParameter(
+                "metadata",
+                str,
+                description="Only memories whose metadata matches this filter, as JSON text "
+                '(the search\'s metadata filter: {"customer": "orion", "seats": {"gte": 50}}; '
+                "see docs/metadata.md).",
+            ),
+        ],
         operation_id="memories_list",
         responses={200: MemoryPageAnswer},
         summary="Browse memories: the search's filters without a query, newest or most "
