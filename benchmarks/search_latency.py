@@ -44,7 +44,7 @@ STOPWORD_RANKS = 100
 SPREAD_WORKSPACES = 100
 TWO_YEARS_S = 2 * 365 * 86_400
 #: Indexes dropped before a bulk load and rebuilt after it (the migrations' own definitions).
-INDEXES = ("memory_embedding_hnsw", "memory_search_vector_gin")
+INDEXES = ("memory_embedding_hnsw", "memory_search_vector_gin", "memory_metadata")
 #: Columns COPY fills per row, then columns with one value for every row ('' = blank default).
 VARYING = "mem_id workspace_id scope_id text source content_hash significance created_at updated_at"
 VARYING += " embedding"
@@ -145,8 +145,15 @@ def reset(workspaces: int) -> tuple[list[Any], dict[str, str]]:
     ], ddl
 
 
-def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any]) -> float:
-    """Binary COPY of ``size`` rows, ``CHUNK_ROWS`` at a time; returns seconds."""
+def load(
+    corpus: Corpus,
+    rng: np.random.Generator,
+    size: int,
+    agents: list[Any],
+    metadata: Any = None,
+) -> float:
+    """Binary COPY of ``size`` rows, ``CHUNK_ROWS`` at a time; returns seconds. ``metadata``
+    (``(rng, n) -> n dicts``) gives the rows' metadata; without it, every row's is empty."""
     from django.db import connection
     from pgvector.psycopg import register_vector
     from psycopg.types.json import Jsonb
@@ -158,7 +165,7 @@ def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any])
     register_vector(raw)
     types = copy_types(raw)
     owners = [(a.workspace_id, a.private_scope_id, a.name) for a in agents]
-    key, now, tail = int(rng.integers(0, 2**63)), datetime.now(UTC), (*CONSTANT.values(), Jsonb({}))
+    key, now, tail = int(rng.integers(0, 2**63)), datetime.now(UTC), tuple(CONSTANT.values())
     sql = f"COPY memories_memory ({', '.join(COLUMNS)}) FROM STDIN (FORMAT BINARY)"
     started = time.perf_counter()
     for first in range(0, size, CHUNK_ROWS):
@@ -167,6 +174,7 @@ def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any])
         owner = rng.integers(0, len(owners), n).tolist()
         significance = rng.uniform(0.3, 1.0, n).tolist()
         ages = rng.uniform(0, TWO_YEARS_S, n).tolist()
+        given = metadata(rng, n) if metadata is not None else [{}] * n
         with raw.cursor() as cursor, cursor.copy(sql) as copy:
             copy.set_types(types)
             for i in range(n):
@@ -174,7 +182,9 @@ def load(corpus: Corpus, rng: np.random.Generator, size: int, agents: list[Any])
                 created = now - timedelta(seconds=ages[i])
                 digest = content_hash(scope_id=scope_id, source=source, text=texts[i])
                 head = (mem_id(first + i, key), workspace_id, scope_id, texts[i], source, digest)
-                copy.write_row((*head, significance[i], created, created, vectors[i], *tail))
+                copy.write_row(
+                    (*head, significance[i], created, created, vectors[i], *tail, Jsonb(given[i]))
+                )
         print(f"  loaded {first + n:,}/{size:,} rows", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - started
     connection.close()  # searches run on a fresh connection, without the COPY's adapters

@@ -1,0 +1,189 @@
+"""A search with a metadata filter against the same search without one, on synthetic data.
+
+    python benchmarks/metadata_filter.py --size 1000000 --queries 200
+
+Loads ``--size`` memories as ``benchmarks/search_latency.py`` does (binary COPY into its own
+embedded PostgreSQL, indexes rebuilt after), each with metadata like a team's: a ``customer``
+among ``CUSTOMERS`` (Zipf-distributed, so a few customers have many memories and most have
+few), ``seats`` (1-500), a ``tier`` among four, a ``renewal`` date (ISO-8601 text) and, on one
+memory in five, ``churn_risk``. Then, for each filter of ``FILTERS`` (from a few memories to
+most of them), the same queries run with the filter and without it, through ``memory_search``:
+p50 and p95 of each, their ratio (the target: p95 within 2x of the same search unfiltered), how
+many of the memories the filter keeps, and the filtered search's recall@10 against the exact
+search with the same filter (``exact=True``: every memory the filter keeps compared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import ROOT, add_smoke_option, describe, machine, setup_django
+
+CUSTOMERS = 2_000
+TIERS = ("bronze", "silver", "gold", "platinum")
+#: Each filter, by name: what it keeps, from a rare customer to most memories.
+FILTERS: dict[str, Any] = {
+    "customer (a common one)": {"customer": "c00001"},
+    "customer (a rare one)": {"customer": "c01500"},
+    "tier in (2 of 4)": {"tier": {"in": ["gold", "platinum"]}},
+    "seats >= 400": {"seats": {"gte": 400}},
+    "renewal in 2027 Q1": {"renewal": {"gte": "2027-01-01", "lt": "2027-04-01"}},
+    "churn_risk exists": {"churn_risk": {"exists": True}},
+    "customer and seats": {"customer": "c00002", "seats": {"gte": 100}},
+    "or of two customers": {"or": [{"customer": "c00003"}, {"customer": "c00004"}]},
+}
+
+
+def metadata_rows(rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+    """``n`` metadata objects (see the module docstring)."""
+    customers = np.minimum(rng.zipf(1.3, n), CUSTOMERS) - 1
+    seats = rng.integers(1, 501, n)
+    tiers = rng.integers(0, len(TIERS), n)
+    days = rng.integers(0, 730, n)
+    risky = rng.random(n) < 0.2
+    rows = []
+    for i in range(n):
+        month, day = 1 + int(days[i]) % 365 // 31 % 12, 1 + int(days[i]) % 28
+        row: dict[str, Any] = {
+            "customer": f"c{int(customers[i]):05d}",
+            "seats": int(seats[i]),
+            "tier": TIERS[int(tiers[i])],
+            "renewal": f"{2026 + int(days[i]) // 365}-{month:02d}-{day:02d}",
+        }
+        if risky[i]:
+            row["churn_risk"] = "high" if rng.random() < 0.5 else "low"
+        rows.append(row)
+    return rows
+
+
+def kept(filters: dict[str, Any]) -> dict[str, int]:
+    """How many memories each filter keeps (one count each, on the metadata index)."""
+    from django.db import connection
+
+    from memories import metadata_filter
+
+    counts = {}
+    for name, given in filters.items():
+        params: list[Any] = []
+
+        def bind(value: Any, params: list[Any] = params) -> str:
+            params.append(value)
+            return "%s"
+
+        condition = metadata_filter.sql(metadata_filter.parse(given), "metadata", bind)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(*) FROM memories_memory WHERE {condition}", params)
+            counts[name] = int(cursor.fetchone()[0])
+    return counts
+
+
+def measure(agent: Any, queries: list[Any], filters: dict[str, Any], exact: int) -> list[dict]:
+    from memories.operations import memory_search
+    from memories.selectors.reader import Reader
+
+    reader = Reader.of_agent(agent)
+
+    def run(q: Any, metadata: Any, exact: bool = False) -> tuple[float, list[int]]:
+        started = time.perf_counter()
+        hits = memory_search(
+            reader,
+            query=q.text,
+            query_vector=q.vector,
+            limit=10,
+            exact=exact,
+            **({"metadata": metadata} if metadata is not None else {}),
+        )
+        return (time.perf_counter() - started) * 1000, [hit.memory.pk for hit in hits]
+
+    for q in queries[:20]:  # warm-up: the table's and indexes' hot pages
+        run(q, None)
+    plain = [run(q, None)[0] for q in queries]
+    rows = []
+    for name, given in filters.items():
+        timed = [run(q, given) for q in queries]
+        recalls = []
+        for q, (_, found) in zip(queries[:exact], timed, strict=False):
+            truth = set(run(q, given, exact=True)[1])
+            if truth:
+                recalls.append(len(truth & set(found)) / len(truth))
+        ms = [t for t, _ in timed]
+        rows.append(
+            {
+                "filter": name,
+                "p50_ms": float(np.percentile(ms, 50)),
+                "p95_ms": float(np.percentile(ms, 95)),
+                "plain_p50_ms": float(np.percentile(plain, 50)),
+                "plain_p95_ms": float(np.percentile(plain, 95)),
+                "hits": float(np.mean([len(found) for _, found in timed])),
+                "recall_at_10": float(np.mean(recalls)) if recalls else float("nan"),
+            }
+        )
+    return rows
+
+
+def table(size: int, rows: list[dict[str, Any]], counts: dict[str, int]) -> str:
+    lines = [
+        "| filter | memories kept | p50 ms | p95 ms | p95 unfiltered | p95 ratio | hits | "
+        "recall@10 vs exact |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        share = counts[r["filter"]] / size if size else 0.0
+        lines.append(
+            f"| {r['filter']} | {counts[r['filter']]:,} ({share:.2%}) | {r['p50_ms']:.1f} | "
+            f"{r['p95_ms']:.1f} | {r['plain_p95_ms']:.1f} | "
+            f"{r['p95_ms'] / r['plain_p95_ms']:.2f}x | {r['hits']:.1f} | "
+            f"{r['recall_at_10']:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--exact-queries", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "data")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    add_smoke_option(parser)
+    args = parser.parse_args()
+    if args.smoke:
+        args.size, args.queries, args.exact_queries = 2000, 5, 3
+        args.data_dir = ROOT / "benchmarks/out/smoke-metadata"
+    if args.size < 1 or args.queries < 1:
+        parser.error("--size and --queries must be positive")
+    setup_django(args.data_dir)
+    from search_latency import Corpus, Query, build_indexes, load, reset
+
+    from memories.models import HNSW_EF_CONSTRUCTION
+
+    corpus, rng = Corpus(args.seed), np.random.default_rng([args.seed, args.size])
+    agents, ddl = reset(1)
+    load_s = load(corpus, rng, args.size, agents, metadata=metadata_rows)
+    index_s = build_indexes(ddl, HNSW_EF_CONSTRUCTION)
+    print(f"{args.size:,} memories: load {load_s:.1f} s, indexes {index_s}", file=sys.stderr)
+    queries = [
+        Query(agents[0], corpus.texts(rng, 1, 3, 6)[0], corpus.vectors(rng, 1)[0])
+        for _ in range(args.queries)
+    ]
+    counts = kept(FILTERS)
+    rows = measure(agents[0], queries, FILTERS, args.exact_queries)
+    print(describe(machine()))
+    print(f"{args.size:,} memories, {args.queries} queries, limit 10")
+    print(table(args.size, rows, counts))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(
+            json.dumps({"size": args.size, "kept": counts, "rows": rows}, indent=2) + "\n"
+        )
+
+
+if __name__ == "__main__":
+    main()
