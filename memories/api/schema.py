@@ -17,7 +17,6 @@ from drf_spectacular.extensions import (
 )
 from drf_spectacular.plumbing import ResolvedComponent
 
-from memories import metadata_filter
 from memories.shapes import bounds, length_bounds, text_pattern
 
 
@@ -204,12 +203,10 @@ def _filter_conditions(most: int) -> dict:
 
 
 def _filter_keys(most: int, conditions: int) -> dict:
-    names = {"pattern": STORABLE, "maxLength": metadata_filter.MAX_KEY_CHARS}
-    if most <= 4:  # inside or / and / not: plain keys only (the operators' names are taken)
-        names["not"] = {"enum": list(metadata_filter.COMBINATORS)}
+    """Keys (any text but NUL, at most ``metadata_filter.MAX_KEY_CHARS``: OpenAPI 3.0 cannot
+    say it of a key) and their conditions."""
     return {
         "type": "object",
-        "propertyNames": names,
         "additionalProperties": _filter_conditions(conditions),
         "minProperties": 1,
         "maxProperties": most,
