@@ -149,3 +149,34 @@ def test_the_typescript_clients_tests_pass_against_a_served_engine(built, served
     printed = _run([npm, "test"], built, env)
     assert re.search(r"^# fail 0$", printed, flags=re.MULTILINE), printed
     assert re.search(r"^# pass [1-9]", printed, flags=re.MULTILINE), printed
+
+
+def test_the_packed_client_installs_and_loads_from_its_tarball(built, tmp_path):
+    """What `npm pack` makes is a package another project installs and imports: the built
+    client, its types, its README and schema, and nothing of its tests."""
+    node, npm = _node()
+    manifest = json.loads((built / "package.json").read_text())
+    assert "private" not in manifest and manifest["main"] == "./dist/index.js"
+    assert {"name", "version", "description", "license", "types", "exports", "engines"} <= set(
+        manifest
+    )
+    packed = json.loads(_run([npm, "pack", "--json", "--pack-destination", str(tmp_path)], built))
+    files = {entry["path"] for entry in packed[0]["files"]}
+    assert {
+        "package.json",
+        "README.md",
+        "openapi.json",
+        "dist/index.js",
+        "dist/index.d.ts",
+    } <= files
+    assert not any(path.startswith(("test/", "dist-test/", "node_modules/")) for path in files)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "package.json").write_text('{"name": "uses-it", "type": "module"}\n')
+    tarball = tmp_path / packed[0]["filename"]
+    _run([npm, "install", "--no-audit", "--no-fund", str(tarball)], project)
+    loaded = _run(
+        [node, "-e", "import('meaning-memory').then((m) => console.log(typeof m.MeaningMemory))"],
+        project,
+    )
+    assert loaded.strip() == "function"
