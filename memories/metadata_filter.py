@@ -19,8 +19,8 @@ same precision); a value of another type than the bound's never matches.
 
 ``parse`` checks a filter and names each broken rule by its path (``metadata.seats.gte``);
 ``Filter.sql`` writes it as a condition on the ``metadata`` column with bound parameters
-(containment, ``@>``, and SQL/JSON path predicates, ``@@``: both served by the column's GIN
-index, ``jsonb_path_ops``).
+(containment, ``@>``, and SQL/JSON path predicates, ``@@``, both of which the column's GIN
+index, ``jsonb_path_ops``, serves; ``exists`` with the key operator ``?``).
 """
 
 from __future__ import annotations
@@ -203,7 +203,10 @@ def sql(found: Filter, column: str, bind: Callable[[Any], str]) -> str:
     if operator == "in":
         return "(" + " OR ".join(_contains(column, key, v, bind) for v in value) + ")"
     if operator == "exists":
-        test = f"{column} @? {bind(_path(key))}::jsonpath"
+        # The key operator, which the metadata index does not serve (``jsonb_path_ops`` keeps
+        # no keys alone): a key most memories may have is tested on the candidates the search
+        # reads, not by reading the whole index.
+        test = f"{column} ? {bind(key)}"
         return test if value else f"NOT ({test})"
     comparison = f"{_path(key)} {_JSONPATH_OPERATOR[operator]} {json.dumps(value)}"
     return f"COALESCE({column} @@ {bind(comparison)}::jsonpath, false)"
