@@ -70,13 +70,7 @@ def kept(filters: dict[str, Any]) -> dict[str, int]:
 
     counts = {}
     for name, given in filters.items():
-        params: list[Any] = []
-
-        def bind(value: Any, params: list[Any] = params) -> str:
-            params.append(value)
-            return "%s"
-
-        condition = metadata_filter.sql(metadata_filter.parse(given), "metadata", bind)
+        condition, params = metadata_filter.positional(metadata_filter.parse(given), "metadata")
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT count(*) FROM memories_memory WHERE {condition}", params)
             counts[name] = int(cursor.fetchone()[0])

@@ -212,6 +212,17 @@ def sql(found: Filter, column: str, bind: Callable[[Any], str]) -> str:
     return f"COALESCE({column} @@ {bind(comparison)}::jsonpath, false)"
 
 
+def positional(found: Filter, column: str) -> tuple[str, list[Any]]:
+    """``sql`` with positional placeholders (``%s``) and its parameters, in order."""
+    params: list[Any] = []
+
+    def bind(value: Any) -> str:
+        params.append(value)
+        return "%s"
+
+    return sql(found, column, bind), params
+
+
 def _path(key: str) -> str:
     """The SQL/JSON path of a top-level key (quoted: any key is one member name)."""
     return "$." + json.dumps(key)

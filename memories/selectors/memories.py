@@ -106,14 +106,8 @@ def memory_texts(reader: Reader, mem_ids: list[str]) -> dict[str, str]:
 
 def metadata_filtered(queryset: QuerySet[Memory], found: metadata_filter.Filter) -> QuerySet:
     """``queryset`` narrowed to the memories whose metadata matches ``found``."""
-    params: list[object] = []
-
-    def bind(value: object) -> str:
-        params.append(value)
-        return "%s"
-
     table = connection.ops.quote_name(Memory._meta.db_table)
-    condition = metadata_filter.sql(found, f"{table}.metadata", bind)
+    condition, params = metadata_filter.positional(found, f"{table}.metadata")
     return queryset.filter(RawSQL(condition, params, output_field=BooleanField()))
 
 

@@ -224,13 +224,7 @@ def test_the_mcp_tools_take_the_same_json(served):
 def test_an_equality_filter_is_served_by_the_metadata_index(alice, accounts):
     """Containment on the GIN index (``jsonb_path_ops``), not a scan of every row."""
     found = metadata_filter.parse({"customer": "orion", "tier": {"in": ["gold"]}})
-    params: list[object] = []
-
-    def bind(value):
-        params.append(value)
-        return "%s"
-
-    condition = metadata_filter.sql(found, "metadata", bind)
+    condition, params = metadata_filter.positional(found, "metadata")
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(f"EXPLAIN SELECT id FROM memories_memory WHERE {condition}", params)
