@@ -9,6 +9,8 @@ can see, a window that must follow the superseded one's.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -250,3 +252,64 @@ COLUMN_FILTERS = (
     "perspective",
     "source_kind",
 )
+
+
+#: A conversation's roles and what each makes of its message: whom the memory is for
+#: (perspective) and how its claim reached the writer (source_kind).
+MESSAGE_ROLES = {
+    "user": ("user", "stated"),
+    "assistant": ("self", "stated"),
+    "system": ("self", "stated"),
+    "tool": ("self", "tool"),
+}
+
+
+def message_memories(values: Mapping[str, Any]) -> list[Remember]:
+    """The memories of a conversation (``MessagesInput``'s checked values): one episodic memory
+    per message, in order, with its session, its time (``at``: when it was said and written),
+    its speaker (the text starts ``"<name>: "`` and the claim is attributed to the name), whom
+    it is for and how it was said (``MESSAGE_ROLES``), the conversation's and the message's
+    metadata with ``role`` and ``speaker``, and an idempotency key of the message: its ``id``
+    in the session, or what it says (role, name, time and content), so that sending a
+    conversation again, or a longer one, stores each message once."""
+    session = values["session"].strip()
+    shared = dict(values.get("metadata") or {})
+    memories = []
+    for message in values["messages"]:
+        role, name = message["role"], (message.get("name") or "").strip()
+        content = message["content"].strip()
+        at = message.get("at")
+        perspective, source_kind = MESSAGE_ROLES[role]
+        metadata = {**shared, **(message.get("metadata") or {})}
+        metadata.setdefault("role", role)
+        if name:
+            metadata.setdefault("speaker", name)
+        given_id = (message.get("id") or "").strip()
+        identity = [session, given_id] if given_id else [session, role, name, at, content]
+        memories.append(
+            Remember(
+                text=message_text(name, content),
+                category=values.get("category") or Memory.Category.OBSERVATION,
+                memory_type=Memory.MemoryType.EPISODIC,
+                created_at=at,
+                observed_at=at,
+                scope=values.get("scope") or "",
+                session=session,
+                metadata=metadata,
+                idempotency_key="message:" + _digest(identity),
+                perspective=perspective,
+                attributed_to=name,
+                source_kind=source_kind,
+            )
+        )
+    return memories
+
+
+def message_text(name: str, content: str) -> str:
+    """A message's memory text: its content, after its speaker's name when it has one."""
+    return f"{name}: {content}" if name else content
+
+
+def _digest(identity: list[Any]) -> str:
+    text = json.dumps(identity, default=lambda value: value.isoformat(), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()

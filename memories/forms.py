@@ -109,11 +109,13 @@ class EraseForm(forms.Form):
             ("agent", "Agent (what it wrote, and its private memories)"),
             ("session", "Session"),
             ("memory", "One memory (its mem_id)"),
+            ("entity", "Entity: every memory that mentions it (its name, an alias or its id)"),
+            ("metadata", 'Metadata filter (JSON, e.g. {"customer": "orion"})'),
         ],
         initial="source",
         label="Erase every memory of a",
     )
-    value = forms.CharField(max_length=200, label="Named", required=False)
+    value = forms.CharField(max_length=4_000, label="Named", required=False)
     reason = forms.CharField(
         max_length=500,
         required=False,

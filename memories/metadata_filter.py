@@ -67,6 +67,24 @@ class Combined:
 Filter = Condition | Combined
 
 
+def loaded(value: Any, path: str = "metadata") -> Any:
+    """The filter as given: a JSON object, or its JSON text (a command line, a query string, a
+    form); FilterError naming ``path`` for text that is not JSON."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        raise FilterError({path: [f"must be a JSON object: {exc}."]}) from exc
+
+
+def keys_of(found: Filter) -> set[str]:
+    """The metadata keys a filter tests (never its values)."""
+    if isinstance(found, Combined):
+        return set().union(*(keys_of(part) for part in found.parts))
+    return {found.key}
+
+
 def parse(value: Any, path: str = "metadata") -> Filter:
     """The filter ``value`` (the form above), or FilterError naming every broken rule."""
     errors: dict[str, list[str]] = {}

@@ -15,11 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from memories.commands import Remember, Search
+from memories.commands import Remember, Search, message_memories
+from memories.errors import ValidationFailed
 from memories.models import Agent
 from memories.search import SearchHit, search
 from memories.selectors.reader import Reader
-from memories.serializers import RememberInput, SearchInput, parse, parse_bulk, parse_items
+from memories.serializers import (
+    MessagesInput,
+    RememberInput,
+    SearchInput,
+    parse,
+    parse_bulk,
+    parse_items,
+)
 from memories.services.bulk import BulkResult, remember_many
 from memories.services.remember import RememberResult, remember
 
@@ -80,3 +88,37 @@ def memory_search(
         exact=exact,
         every_candidate=every_candidate,
     )
+
+
+def message_commands(arguments: Any, *, from_text: bool = False) -> list[Remember]:
+    """The memories of a conversation's raw arguments (``MessagesInput``; ValidationFailed
+    naming each broken rule as ``messages[i].field``)."""
+    return message_memories(parse(MessagesInput, arguments, from_text=from_text))
+
+
+def messages_remember(
+    *, agent: Agent, arguments: Any, from_text: bool = False, announce: bool = True
+) -> list[BulkResult]:
+    """Store a conversation, a memory per message (``commands.message_memories``), as a bulk
+    write: all or nothing, each message once; a consolidation run is queued after it (its
+    extraction phase finds the facts in them when an extraction model is configured).
+    What depends on stored state is named as the conversation's field (``scope``) or the
+    message's (``messages[i].name`` for its speaker)."""
+    commands = message_commands(arguments, from_text=from_text)
+    try:
+        return remember_many(agent=agent, commands=commands, announce=announce)
+    except ValidationFailed as exc:
+        raise type(exc)(
+            {_message_field(name): messages for name, messages in exc.errors.items()}
+        ) from None
+
+
+#: A bulk write's field of an item, as a conversation names it.
+_MESSAGE_FIELDS = {"text": "content", "attributed_to": "name", "created_at": "at"}
+
+
+def _message_field(name: str) -> str:
+    index, _, field = name.removeprefix("memories[").partition("].")
+    if field in ("scope", "category", "session", "metadata"):
+        return field
+    return f"messages[{index}].{_MESSAGE_FIELDS.get(field, field)}"

@@ -43,6 +43,21 @@ def memory_text(value: str | None) -> str | None:
     return storable_text(text)
 
 
+def message_content(value: str | None) -> str | None:
+    """A conversation's message: as a memory's text, with room before it for its speaker's name
+    (``"<name>: "``, ``commands.message_text``)."""
+    longest = message_content_max()
+    if (value or "").strip() and len(value) > longest:
+        return f"must be at most {longest} characters (got {len(value)})."
+    return memory_text(value)
+
+
+def message_content_max() -> int:
+    """The longest message of a conversation: a memory's longest text less room for its
+    speaker's name."""
+    return settings.MM_MAX_TEXT_CHARS - ENTITY_NAME_MAX - 2
+
+
 def episode_text(value: str) -> str | None:
     """A memory's episode (``services.episodes``): the texts of at most MM_EPISODE_WINDOW
     memories before it, one a line, each at most MM_MAX_TEXT_CHARS."""

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from consolidation.models import PhaseWatermark
+from consolidation.models import ConsolidationRun, PhaseWatermark
 from consolidation.services import consolidation_execute, consolidation_start
 from memories.errors import Forbidden
 from memories.models import Link, Memory
@@ -169,3 +169,39 @@ def test_without_a_model_nothing_is_extracted(alice, settings):
     )
     assert "extract" not in default.phases
     assert not Memory.objects.filter(source="extraction").exists()
+
+
+def test_a_conversation_written_in_one_call_gives_its_facts(alice, model):
+    """``POST /api/v1/messages`` with an extraction model configured: the consolidation run
+    after it stores the facts the model finds in the messages, linked to them."""
+    chat = {
+        "session": "zephyr-call",
+        "messages": [
+            {"role": "user", "name": "Dana", "content": "We signed with Zephyr today!"},
+            {"role": "assistant", "content": "Great. Is the renewal in March?"},
+            {"role": "user", "name": "Dana", "content": "Yes, March, on the gold plan."},
+        ],
+    }
+    response = alice.client.post("/api/v1/messages", chat, format="json")
+    assert response.status_code == 201, response.json()
+    ids = [r["mem_id"] for r in response.json()["results"]]
+    model.answers = [
+        (
+            200,
+            json.dumps({"facts": [{"text": "Zephyr renews in March.", "from": ids[1:]}]}),
+            0,
+        )
+    ]
+    queued = ConsolidationRun.objects.get(workspace=alice.agent.workspace, status="queued")
+    done = consolidation_execute(queued)  # the run the write queued, every phase
+    assert done.status == "done", done.error
+    assert done.counts["extract"]["facts"] == 1
+    prompt = model.asked[0][2]["messages"][1]["content"]
+    assert "Dana: We signed with Zephyr today!" in prompt
+    fact = Memory.objects.get(text="Zephyr renews in March.")
+    sources = set(
+        Link.objects.filter(source=fact, kind="derived_from").values_list(
+            "target_memory__mem_id", flat=True
+        )
+    )
+    assert sources == set(ids[1:])

@@ -6,6 +6,8 @@ from memories.api import views
 urlpatterns = [
     path("memories", views.MemoryCreateApi.as_view(), name="memory-create"),
     path("memories/bulk", views.MemoryBulkApi.as_view(), name="memory-bulk"),
+    path("memories/erase", views.EraseChosenApi.as_view(), name="memory-erase-chosen"),
+    path("messages", views.MessagesApi.as_view(), name="messages"),
     path("memories/<str:mem_id>", views.MemoryDetailApi.as_view(), name="memory-detail"),
     path(
         "memories/<str:mem_id>/feedback", views.MemoryFeedbackApi.as_view(), name="memory-feedback"

@@ -12,6 +12,7 @@ from memories.serializers.actions import (
     CompileInput,
     DivergenceCloseInput,
     EntityDeclareInput,
+    EraseChosenInput,
     EraseInput,
     ExplainPathInput,
     FeedbackInput,
@@ -69,6 +70,7 @@ from memories.serializers.listing import (
     PageInput,
     SourceListInput,
 )
+from memories.serializers.messages import MessageInput, MessagesInput
 from memories.serializers.search import SEARCH_EXPANSIONS, SearchInput
 from memories.serializers.writing import (
     EntityInput,
@@ -91,7 +93,10 @@ __all__ = [
     "EntityDeclareInput",
     "EntityInput",
     "EntityListInput",
+    "EraseChosenInput",
     "EraseInput",
+    "MessageInput",
+    "MessagesInput",
     "ExplainPathInput",
     "FeedbackInput",
     "Flag",

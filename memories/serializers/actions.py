@@ -25,6 +25,7 @@ from memories.serializers.fields import (
     NODE_ID,
     Flag,
     Integer,
+    MetadataFilter,
     Rule,
     StrictSerializer,
     Text,
@@ -55,6 +56,56 @@ class ForgetInput(StrictSerializer):
 
 class EraseInput(StrictSerializer):
     reason = reason_field()
+
+
+class EraseChosenInput(StrictSerializer):
+    """An erasure of every memory the agent sees that mentions an entity or matches a metadata
+    filter (``services.memories_erase_by_agent``)."""
+
+    #: Exactly one of them (the OpenAPI schema says so: ``memories.api.schema``).
+    one_of = ("entity", "metadata")
+
+    entity = Text(
+        required=False,
+        max_length=200,
+        help_text="An entity's id, name or alias: the memories that mention it (a link to it or "
+        "to an entity merged into it) or whose claim it made (attributed_to). The entity goes "
+        "too once nothing names it, even a declared one.",
+    )
+    metadata = MetadataFilter(
+        required=False,
+        help_text="A metadata filter (docs/metadata.md): the memories it matches.",
+    )
+    reason = Text(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        help_text="Why (required unless dry_run; kept in each tombstone, never the content).",
+    )
+    dry_run = Flag(
+        required=False,
+        default=False,
+        error_messages={"invalid": "must be true or false."},
+        help_text="List what would be erased (their mem_ids) and change nothing.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in self.one_of if attrs.get(name) is not None]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {"entity": ["give either entity (a name or id) or metadata (a filter), not both."]}
+            )
+        return attrs
+
+    def to_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of ``memories_erase_by_agent`` (besides the agent)."""
+        by = "entity" if values.get("entity") is not None else "metadata"
+        return {
+            "by": by,
+            "value": values[by],
+            "reason": values.get("reason", ""),
+            "dry_run": values.get("dry_run", False),
+        }
 
 
 class LinkAddInput(StrictSerializer):

@@ -5,7 +5,6 @@ ValidationFailed."""
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -165,12 +164,9 @@ class MetadataFilter(serializers.DictField):
     as one string. Its value is the parsed filter; each broken rule is named by its path."""
 
     def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, str) and self.context.get("from_text", False):
-            try:
-                data = json.loads(data)
-            except ValueError as exc:
-                raise serializers.ValidationError(f"must be a JSON object: {exc}.") from exc
         try:
+            if self.context.get("from_text", False):
+                data = metadata_filter.loaded(data, path="")
             return metadata_filter.parse(data, path="")
         except metadata_filter.FilterError as exc:
             raise serializers.ValidationError(

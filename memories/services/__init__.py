@@ -24,6 +24,7 @@ from memories.services.erase import (
     Erasure,
     erase_selection,
     memories_erase,
+    memories_erase_by_agent,
     memories_erase_by_user,
     memory_erase,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "Erasure",
     "erase_selection",
     "memories_erase",
+    "memories_erase_by_agent",
     "memories_erase_by_user",
     "memory_erase",
     "CURATE_ACTIONS",

@@ -36,24 +36,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.admin.models import LogEntry
-from django.contrib.contenttypes.models import ContentType
-from django.db import connection, transaction
-from django.db.models import Min, Q
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 
-from memories.embeddings import get_embedder
+from memories import metadata_filter
 from memories.errors import Errors, NotFound, ValidationFailed
-from memories.models import Agent, Entity, Link, Memory, ProvenanceEvent, SourceRecord, Workspace
-from memories.selectors.memories import memory_get
+from memories.models import Agent, Link, Memory, ProvenanceEvent, Workspace
+from memories.selectors.memories import memory_get, metadata_filtered
 from memories.selectors.permissions import require_role
 from memories.selectors.reader import Reader
+from memories.selectors.relations import entities_named, entity_members
+from memories.services.erase_copies import (
+    episodes_rewrite,
+    forget_log_entries,
+    history_redact,
+    orphans_remove,
+    sources_remove,
+)
 from memories.services.provenance import Action, provenance_event, record_many
 from memories.signals import erasing
 
 #: How memories are chosen for an erasure (the tombstone says which).
-ERASE_BY = ("memory", "source", "agent", "session")
+ERASE_BY = ("memory", "source", "agent", "session", "entity", "metadata")
 #: The most memories one erasure removes (a larger one is refused: erase in parts).
 ERASE_MAX = 10_000
+
+__all__ = ["forget_log_entries"]  # consolidation's erasure drops its log lines with it
 
 
 @dataclass
@@ -70,6 +78,18 @@ class Erasure:
         return len(self.mem_ids)
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The memories an erasure chose, how (``by``), what its tombstones record of the choice
+    (ids and names of writers, never a customer's name or a filter's values), and the entities
+    it was asked for (removed with their last mention, even declared ones)."""
+
+    memories: Any
+    by: str
+    recorded: dict[str, Any]
+    entities: frozenset[int] = frozenset()
+
+
 def _reason(reason: str | None) -> str:
     reason = (reason or "").strip()
     if not reason:
@@ -83,39 +103,62 @@ def memory_erase(*, agent: Agent, mem_id: str, reason: str) -> Erasure:
     exist), whatever its status."""
     reason = _reason(reason)
     memory = memory_get(Reader.of_agent(agent), mem_id, for_update=True)
-    return _erase(
-        Memory.objects.filter(pk=memory.pk), memory.workspace_id, "memory", reason, agent=agent
-    )
+    chosen = Selection(Memory.objects.filter(pk=memory.pk), "memory", {})
+    return _erase(chosen, memory.workspace_id, reason, agent=agent)
 
 
-def erase_selection(workspace: Workspace, by: str, value: str) -> Any:
-    """The memories of ``workspace`` that ``by`` (one of ``ERASE_BY``) and ``value`` choose;
-    ValidationFailed naming the field for a bad one."""
+def erase_selection(reader: Reader, by: str, value: Any, field: str = "value") -> Selection:
+    """The memories ``reader`` sees that ``by`` (one of ``ERASE_BY``) and ``value`` choose;
+    ValidationFailed naming the field for a bad one. ``entity``: the memories that mention it
+    (a link to it or to an entity merged into it) or whose claim it made (``attributed_to``),
+    named by id, name or alias; ``metadata``: a filter (``memories.metadata_filter``, as a
+    dict or its JSON text). Errors about the value name ``field``."""
     errors = Errors()
     if by not in ERASE_BY:
         errors.add("by", f"{by!r} is not one of: {', '.join(ERASE_BY)}.")
-    if not (value or "").strip():
-        errors.add("value", f"is required: the {by} whose memories to erase.")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        errors.add(field, f"is required: the {by} whose memories to erase.")
     errors.raise_if_any()
-    memories = Memory.objects.filter(workspace=workspace)
-    if by == "memory":
-        return memories.filter(mem_id=value)
-    if by == "source":
-        return memories.filter(source=value)
-    if by == "session":
-        return memories.filter(session=value)
+    workspace = reader.workspace
+    memories = reader.sees(Memory.objects.all())
+    if by == "metadata":
+        try:
+            found = (
+                value
+                if isinstance(value, metadata_filter.Filter)
+                else metadata_filter.parse(metadata_filter.loaded(value, field), path=field)
+            )
+        except metadata_filter.FilterError as exc:
+            raise ValidationFailed(exc.errors) from exc
+        keys = sorted(metadata_filter.keys_of(found))
+        return Selection(metadata_filtered(memories, found), by, {"metadata_keys": keys})
+    value = str(value).strip()
+    if by == "entity":
+        entities = entities_named(field, value, reader)
+        members = {pk for entity in entities for pk in entity_members(entity)}
+        mentions = Link.objects.filter(
+            workspace_id=workspace.pk,
+            source=OuterRef("pk"),
+            target_entity_id__in=members,
+            removed_at__isnull=True,
+        )
+        chosen = memories.filter(Q(Exists(mentions)) | Q(attributed_to_id__in=members))
+        recorded = {"entity": ",".join(sorted(e.entity_id for e in entities))}
+        return Selection(chosen, by, recorded, frozenset(members))
+    if by in ("memory", "source", "session"):
+        column = "mem_id" if by == "memory" else by
+        return Selection(memories.filter(**{column: value}), by, {by: value})
     writer = Agent.objects.filter(workspace=workspace, name=value).first()
     if writer is None:
-        raise ValidationFailed.single(
-            "value", f"no agent {value!r} in workspace {workspace.slug!r}."
-        )
+        raise ValidationFailed.single(field, f"no agent {value!r} in workspace {workspace.slug!r}.")
     written = ProvenanceEvent.objects.filter(action=Action.REMEMBER, agent=writer).values("memory")
-    return memories.filter(Q(pk__in=written) | Q(scope_id=writer.private_scope_id))
+    chosen = memories.filter(Q(pk__in=written) | Q(scope_id=writer.private_scope_id))
+    return Selection(chosen, by, {by: value})
 
 
 @transaction.atomic
 def memories_erase_by_user(
-    *, user: Any, workspace: Workspace, by: str, value: str, reason: str, dry_run: bool = False
+    *, user: Any, workspace: Workspace, by: str, value: Any, reason: str, dry_run: bool = False
 ) -> Erasure:
     """``memories_erase`` by a workspace admin (``require_role``: NotFound for a user who does
     not see the workspace, Forbidden for one whose role is below admin)."""
@@ -130,49 +173,82 @@ def memories_erase(
     *,
     workspace: Workspace,
     by: str,
-    value: str,
+    value: Any,
     reason: str,
     dry_run: bool = False,
     user: Any = None,
 ) -> Erasure:
     """Erase the memories of a source, an agent (those it wrote, and its private scope), a
-    session or one memory (``erase_selection``); an operator's (``meaning-memory erase``) or,
-    through ``memories_erase_by_user``, an admin's (``user``: ``require_role``). ``dry_run``
-    lists them and changes nothing."""
+    session, an entity, a metadata filter or one memory (``erase_selection``); an operator's
+    (``meaning-memory erase``) or, through ``memories_erase_by_user``, an admin's (``user``:
+    ``require_role``). ``dry_run`` lists them and changes nothing."""
     if user is not None:
         require_role(user, workspace, "erase")
+    return _chosen_erase(Reader.of_engine(workspace), by, value, reason, dry_run, user=user)
+
+
+@transaction.atomic
+def memories_erase_by_agent(
+    *, agent: Agent, by: str, value: Any, reason: str, dry_run: bool = False
+) -> Erasure:
+    """Erase, for an agent, the memories it may see that mention an entity (``by="entity"``)
+    or match a metadata filter (``by="metadata"``): what another scope holds is neither listed
+    nor erased."""
+    if by not in ("entity", "metadata"):
+        raise ValidationFailed.single("by", "an agent erases by entity or metadata.")
+    reader = Reader.of_agent(agent)
+    return _chosen_erase(reader, by, value, reason, dry_run, agent=agent, field=by)
+
+
+def _chosen_erase(
+    reader: Reader,
+    by: str,
+    value: Any,
+    reason: str,
+    dry_run: bool,
+    *,
+    agent: Agent | None = None,
+    user: Any = None,
+    field: str = "value",
+) -> Erasure:
     reason = reason if dry_run else _reason(reason)
-    chosen = erase_selection(workspace, by, value)
-    if by == "memory" and not chosen.exists():
+    chosen = erase_selection(reader, by, value, field)
+    if by == "memory" and not chosen.memories.exists():
         raise NotFound(f"no memory {value!r}")
+    workspace_id = reader.workspace_id
     if dry_run:
-        mem_ids = list(chosen.order_by("id").values_list("mem_id", flat=True))
-        return Erasure(workspace.pk, by, mem_ids, dry_run=True)
-    return _erase(chosen, workspace.pk, by, reason, user=user, value=value)
+        mem_ids = list(chosen.memories.order_by("id").values_list("mem_id", flat=True))
+        if len(mem_ids) > ERASE_MAX:
+            raise _too_many(field)
+        return Erasure(workspace_id, by, mem_ids, dry_run=True)
+    return _erase(chosen, workspace_id, reason, agent=agent, user=user, field=field)
+
+
+def _too_many(field: str) -> ValidationFailed:
+    return ValidationFailed.single(
+        field, f"chooses more than {ERASE_MAX:,} memories: erase them in parts."
+    )
 
 
 def _erase(
-    chosen: Any,
+    chosen: Selection,
     workspace_id: int,
-    by: str,
     reason: str,
     *,
     agent: Agent | None = None,
     user: Any = None,
-    value: str = "",
+    field: str = "value",
 ) -> Erasure:
     rows = list(
-        chosen.filter(workspace_id=workspace_id)
+        chosen.memories.filter(workspace_id=workspace_id)
         .select_for_update(of=("self",))
         .order_by("id")
         .values_list("pk", "mem_id", "imported_from", "source", "text", "status")[: ERASE_MAX + 1]
     )
     if len(rows) > ERASE_MAX:
-        raise ValidationFailed.single(
-            "value", f"chooses more than {ERASE_MAX:,} memories: erase them in parts."
-        )
-    result = Erasure(workspace_id, by, [row[1] for row in rows])
-    if not rows:
+        raise _too_many(field)
+    result = Erasure(workspace_id, chosen.by, [row[1] for row in rows])
+    if not rows and not chosen.entities:
         return result
     pks = [row[0] for row in rows]
     texts = {row[0]: row[4] for row in rows}
@@ -185,13 +261,14 @@ def _erase(
             "attributed_to_id", flat=True
         )
     )
-    result.episodes_rewritten = _rewrite_episodes(workspace_id, pks, texts)
-    erasing.send(sender=Memory, workspace_id=workspace_id, memory_pks=pks)
-    forget_log_entries(Memory, pks)
-    Memory.objects.filter(pk__in=pks).delete()
-    result.entities_removed = _remove_orphans(named)
-    _redact_history(workspace_id, result.mem_ids)
-    _remove_sources(workspace_id, {row[3] for row in rows})
+    if pks:
+        result.episodes_rewritten = episodes_rewrite(workspace_id, pks, texts)
+        erasing.send(sender=Memory, workspace_id=workspace_id, memory_pks=pks)
+        forget_log_entries(Memory, pks)
+        Memory.objects.filter(pk__in=pks).delete()
+    result.entities_removed = orphans_remove(named, chosen.entities)
+    history_redact(workspace_id, result.mem_ids)
+    sources_remove(workspace_id, {row[3] for row in rows})
     record_many(
         [
             provenance_event(
@@ -205,144 +282,17 @@ def _erase(
                 new={
                     "erased": mem_id,
                     "origin": origin or mem_id,
-                    "by": by,
-                    **({by: value} if value else {}),
+                    "by": chosen.by,
+                    **chosen.recorded,
                 },
                 reason=reason,
             )
             for _, mem_id, origin, _, _, status in rows
         ]
     )
-    transaction.on_commit(lambda: _queue_purge(workspace_id))
+    if pks:
+        transaction.on_commit(lambda: _queue_purge(workspace_id))
     return result
-
-
-def _rewrite_episodes(workspace_id: int, pks: list[int], texts: dict[int, str]) -> int:
-    """Take the erased texts out of the episodes of the memories that follow them, and embed
-    those episodes again (or drop their vector when nothing is left). The memories that may
-    hold one are chosen by what an episode is (``memories.services.episodes``), not by their
-    words: those of the same scope and session written at or after it; in each, the runs of
-    lines that are an erased text, as it was joined in, are taken out."""
-    sessions = (
-        Memory.objects.filter(pk__in=pks)
-        .exclude(session="")
-        .values("scope_id", "session")
-        .annotate(first=Min("created_at"))
-    )
-    after = Q(pk__in=[])
-    for row in sessions:
-        after |= Q(scope_id=row["scope_id"], session=row["session"], created_at__gte=row["first"])
-    followers = list(
-        Memory.objects.filter(after, workspace_id=workspace_id)
-        .exclude(episode_text="")
-        .exclude(pk__in=pks)
-        .select_for_update(of=("self",))
-    )
-    changed = []
-    for memory in followers:
-        lines = memory.episode_text.split("\n")
-        for text in texts.values():
-            lines = _without_run(lines, text.split("\n"))
-        episode = "\n".join(lines)
-        if episode != memory.episode_text:
-            memory.episode_text = episode
-            changed.append(memory)
-    if not changed:
-        return 0
-    with_episode = [m for m in changed if m.episode_text]
-    vectors = get_embedder().embed([m.episode_text + "\n" + m.text for m in with_episode])
-    for memory in changed:
-        memory.episode_embedding = None
-    for memory, vector in zip(with_episode, vectors, strict=True):
-        memory.episode_embedding = vector
-    Memory.objects.bulk_update(changed, ["episode_text", "episode_embedding"], batch_size=500)
-    return len(changed)
-
-
-def _without_run(lines: list[str], run: list[str]) -> list[str]:
-    """``lines`` without any consecutive lines equal to ``run`` (a text's own lines)."""
-    kept, i, size = [], 0, len(run)
-    while i < len(lines):
-        if lines[i : i + size] == run:
-            i += size
-        else:
-            kept.append(lines[i])
-            i += 1
-    return kept
-
-
-def _remove_orphans(entity_pks: set[int]) -> int:
-    """The entities the erased memories named that nothing names any more (declared ones, part
-    of the team's gazetteer, stay), with their sources' records."""
-    if not entity_pks:
-        return 0
-    still = Link.objects.filter(target_entity_id__in=entity_pks).values_list(
-        "target_entity_id", flat=True
-    )
-    attributed = Memory.objects.filter(attributed_to_id__in=entity_pks).values_list(
-        "attributed_to_id", flat=True
-    )
-    merged = Entity.objects.filter(merged_into_id__in=entity_pks).values_list(
-        "merged_into_id", flat=True
-    )
-    orphans = Entity.objects.filter(pk__in=entity_pks, declared=False).exclude(
-        pk__in={*still, *attributed, *merged}
-    )
-    found = list(orphans.values_list("pk", "entity_id"))
-    ids = [entity_id for _, entity_id in found]
-    SourceRecord.objects.filter(Q(key__in=ids) | Q(topic__in=ids)).delete()
-    forget_log_entries(Entity, [pk for pk, _ in found])
-    deleted, _ = orphans.delete()
-    return len(ids) if deleted else 0
-
-
-def forget_log_entries(model: Any, pks: Any) -> None:
-    """The admin's log lines about these rows: each names its row as it read then (a memory's
-    words, an entity's name, a thread's title)."""
-    LogEntry.objects.filter(
-        content_type=ContentType.objects.get_for_model(model), object_id__in=[str(p) for p in pks]
-    ).delete()
-
-
-#: The reason of another memory's event that named an erased one, in place of its words.
-REDACTED_REASON = "(removed: it named a memory erased since)"
-
-
-def _redact_history(workspace_id: int, mem_ids: list[str]) -> int:
-    """The events of the memories and entities left that name an erased memory (its mem_id
-    is one of their values, at any depth: superseded by it, merged with it, diverging from it,
-    linked to it) keep their values, ids only, but lose their reason, which may quote it (a
-    supersession's rule names both values; a curator's words). Tombstones are left as they
-    are: their reason is the erasure's own."""
-    table = ProvenanceEvent._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            UPDATE {table} e SET reason = %(redacted)s
-            WHERE e.workspace_id = %(workspace)s AND e.action <> %(erase)s
-              AND e.reason NOT IN ('', %(redacted)s)
-              AND EXISTS (
-                SELECT 1 FROM jsonb_path_query(e.old_values || e.new_values, 'strict $.**') v
-                WHERE jsonb_typeof(v) = 'string' AND v #>> '{{}}' = ANY(%(ids)s)
-              )
-            """,
-            {
-                "redacted": REDACTED_REASON,
-                "workspace": workspace_id,
-                "erase": Action.ERASE,
-                "ids": mem_ids,
-            },
-        )
-        return cursor.rowcount
-
-
-def _remove_sources(workspace_id: int, sources: set[str]) -> None:
-    """The records of the writers (``Memory.source``) the erased memories had that no memory
-    left has (their names go with their last memory)."""
-    left = Memory.objects.filter(workspace_id=workspace_id, source__in=sources).values("source")
-    SourceRecord.objects.filter(
-        workspace_id=workspace_id, kind=SourceRecord.Kind.WRITER, key__in=sources
-    ).exclude(key__in=left).delete()
 
 
 def _queue_purge(workspace_id: int) -> None:

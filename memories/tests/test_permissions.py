@@ -275,6 +275,7 @@ NOT_A_MEMBERS_CHANGE = {
     "provenance_event": "builds the event a service records; writes nothing itself",
     "store_relations": "the links of a memory being written; ``user`` is its writer's name",
     "erase_selection": "reads which memories an erasure would take; ``by`` is how they are chosen",
+    "memories_erase_by_agent": "an agent's erasure of what it sees; ``by`` is how it chooses",
 }
 
 

@@ -1,6 +1,7 @@
 """REST API for agents: thin adapters over memories.services and memories.search."""
 
 from memories.api import schema  # noqa: F401 (the schema's extensions register on import)
+from memories.api.views.batches import EraseChosenApi, MessagesApi
 from memories.api.views.memories import (
     BulkRememberInput,
     MemoryBulkApi,
@@ -30,6 +31,7 @@ __all__ = [
     "DivergencesApi",
     "EntitiesApi",
     "EntityDetailApi",
+    "EraseChosenApi",
     "ExplainPathApi",
     "MemoryBulkApi",
     "MemoryCreateApi",
@@ -40,6 +42,7 @@ __all__ = [
     "MemoryForgetApi",
     "MemoryLinkRemoveApi",
     "MemoryLinksApi",
+    "MessagesApi",
     "SearchApi",
     "SourceDetailApi",
     "SourcesApi",

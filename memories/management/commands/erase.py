@@ -9,11 +9,12 @@ from memories.services.purge import older_warning, purge_storage
 class Command(BaseCommand):
     help = (
         "Erase memories for good: one (--mem-id), or all of a source, an agent (what it wrote "
-        "and its private scope) or a session. Their text, vectors, metadata, links and history "
-        "go, and their words wherever they were copied; a tombstone per memory stays (which, "
-        "when, why). The tables are then vacuumed and the text indexes rebuilt, so the words "
-        "leave the database's files too. --dry-run lists them and changes nothing. `forget` "
-        "is the soft delete."
+        "and its private scope), a session, an entity (those that mention it or whose claim it "
+        "made; the entity goes too) or a metadata filter (JSON, docs/metadata.md). Their text, "
+        "vectors, metadata, links and history go, and their words wherever they were copied; "
+        "a tombstone per memory stays (which, when, why). The tables are then vacuumed and the "
+        "text indexes rebuilt, so the words leave the database's files too. --dry-run lists "
+        "them and changes nothing. `forget` is the soft delete."
     )
 
     def add_arguments(self, parser):
@@ -23,6 +24,15 @@ class Command(BaseCommand):
         chosen.add_argument("--source", help="Every memory of this source.")
         chosen.add_argument("--agent", help="Every memory this agent wrote, and its private ones.")
         chosen.add_argument("--session", help="Every memory of this session.")
+        chosen.add_argument(
+            "--entity",
+            help="Every memory that mentions this entity (its id, name or alias) or whose claim "
+            "it made; the entity goes too once nothing names it, even a declared one.",
+        )
+        chosen.add_argument(
+            "--metadata",
+            help='Every memory whose metadata matches this filter, e.g. \'{"customer": "orion"}\'.',
+        )
         parser.add_argument("--reason", default="", help="Why (required; kept in the tombstone).")
         parser.add_argument("--dry-run", action="store_true", help="List them; change nothing.")
 
@@ -35,6 +45,8 @@ class Command(BaseCommand):
                 ("source", "source"),
                 ("agent", "agent"),
                 ("session", "session"),
+                ("entity", "entity"),
+                ("metadata", "metadata"),
             )
             if options[key] is not None
         )
