@@ -257,3 +257,16 @@ def as_json(found: Filter) -> Any:
             return {"not": as_json(found.parts[0])}
         return {found.operator: [as_json(part) for part in found.parts]}
     return {found.key: found.value if found.operator == "eq" else {found.operator: found.value}}
+
+
+#: The keys a conversation's memories carry that say who spoke, not what it is about
+#: (``memories.commands.message_memories``).
+SPEAKER_KEYS = frozenset({"role", "speaker"})
+
+
+def apart(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
+    """Whether two memories' metadata say they are about different things: a key both have,
+    other than who spoke (``SPEAKER_KEYS``), with different values (two customers, two users,
+    two items of a store). Consolidation neither merges nor supersedes across it."""
+    shared = (set(first) & set(second)) - SPEAKER_KEYS
+    return any(first[key] != second[key] for key in shared)

@@ -47,14 +47,16 @@ def run(context: PhaseContext) -> dict[str, int]:
 
 
 def _exact(context: PhaseContext, through: int, high: int) -> dict[str, int]:
-    """Active memories of one scope whose normalised texts are the same, whatever their
-    source: each group touched by a memory written since the watermark keeps one survivor."""
+    """Active memories of one scope whose normalised texts and metadata are the same, whatever
+    their source (metadata that differ may be two customers' or two users' same words, and a
+    merge would lose one's): each group touched by a memory written since the watermark keeps
+    one survivor."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             WITH keyed AS (
                 SELECT id, scope_id, significance, created_at,
-                    md5({NORMALIZED_TEXT_SQL}) AS key
+                    md5({NORMALIZED_TEXT_SQL} || COALESCE(metadata::text, '')) AS key
                 FROM memories_memory
                 WHERE workspace_id = %(workspace)s AND status = 'active' AND id <= %(high)s
                     AND {NOT_RESTORED_SQL.format(table="memories_memory")}
@@ -99,9 +101,11 @@ def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
         context.step("dedupe (near)", min(start + BATCH, len(ids)), len(ids))
     members = {i for pair in pairs for i in pair}
     workspace_id = context.workspace_id
-    texts = dict(
-        Memory.objects.filter(workspace_id=workspace_id, pk__in=members).values_list("pk", "text")
+    rows = Memory.objects.filter(workspace_id=workspace_id, pk__in=members).values_list(
+        "pk", "text", "metadata"
     )
+    texts = {pk: text for pk, text, _ in rows}
+    metadata = {pk: value for pk, _, value in rows}
     entities: dict[int, set[str]] = {pk: set() for pk in members}
     for source, name in Link.objects.filter(
         workspace_id=workspace_id,
@@ -113,6 +117,9 @@ def _near(context: PhaseContext, through: int, high: int) -> dict[str, int]:
     refused: dict[str, int] = {}
     found = []
     for (low, high_id), similarity in pairs.items():
+        if metadata[low] != metadata[high_id]:
+            refused["metadata"] = refused.get("metadata", 0) + 1
+            continue  # a merge would lose one's metadata (another customer's, user's)
         verdict = duplicates.judge(
             texts[low],
             texts[high_id],

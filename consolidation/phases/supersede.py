@@ -12,6 +12,7 @@ from consolidation.models import (
     SupersessionProposal,
 )
 from consolidation.phases.context import BATCH, PhaseContext, newest_id, written_since
+from memories import metadata_filter
 from memories.errors import ValidationFailed
 from memories.models import (
     Entity,
@@ -172,6 +173,8 @@ def _slot_changes(workspace_id: int, batch: list[int]) -> list[SlotChange]:
         if (new_id, old_id) in found:
             continue
         before, after = older[old_id], newer[new_id]
+        if metadata_filter.apart(before.metadata or {}, after.metadata or {}):
+            continue  # another customer's, user's or item's: a change of neither
         if (
             entity_id is None
             and not subject.startswith("session ")

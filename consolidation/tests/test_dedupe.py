@@ -257,3 +257,20 @@ def test_the_entities_each_memory_mentions_keep_two_people_apart(alice, settings
     assert run.counts["dedupe"]["near_examined"] == 1
     assert run.counts["dedupe"]["near_refused_names"] == 1
     assert run.counts["dedupe"]["near_merged"] == 0
+
+
+def test_the_same_words_with_other_metadata_are_not_merged(alice):
+    """Two users' or two customers' same words (a store's items, a team's notes) are two
+    memories: a merge would lose one's metadata; with the same metadata they are merged."""
+    for user in ("u1", "u2"):
+        memory_remember(agent=alice.agent, text="Likes green tea.", metadata={"user": user})
+        memory_remember(agent=alice.agent, text=NEAR[0], metadata={"user": user})
+    memory_remember(agent=alice.agent, text=NEAR[1], metadata={"user": "u1"}, source="wiki")
+    run = ConsolidationRun.objects.get(run_id=_run_id(consolidate("--json")))
+    assert run.counts["dedupe"]["near_refused_metadata"] >= 1
+    merged = Memory.objects.filter(status="merged")
+    assert [m.metadata for m in merged] == [{"user": "u1"}]  # NEAR[1] into u1's NEAR[0]
+    assert Memory.objects.filter(text="Likes green tea.", status="active").count() == 2
+    memory_remember(agent=alice.agent, text="likes green tea", metadata={"user": "u2"})
+    consolidate()
+    assert Memory.objects.filter(text="likes green tea", status="merged").count() == 1

@@ -256,3 +256,29 @@ def test_what_is_not_a_correction_is_left_alone(alice, older, newer):
     counts = run(alice.agent.workspace)
     assert (counts["applied"], counts["proposed"]) == (0, 0)
     assert Memory.objects.get(pk=old.pk).status == "active"
+
+
+def test_metadata_that_name_another_customer_keep_a_change_apart(alice):
+    """The same words about two customers (their metadata say so) are two facts: neither
+    supersedes the other; the same customer's change still does, whoever spoke."""
+    kestrel = remember(
+        alice.agent, "Zephyr renews its support contract in March.", metadata={"customer": "k"}
+    )
+    other = remember(
+        alice.agent,
+        "Zephyr renews its support contract in June now.",
+        metadata={"customer": "o", "speaker": "Priya"},
+    )
+    counts = run(alice.agent.workspace)
+    assert (counts["applied"], counts["proposed"]) == (0, 0)
+    same = remember(
+        alice.agent,
+        "Zephyr renews its support contract in September now.",
+        metadata={"customer": "o", "speaker": "Dana"},  # who spoke is not what it is about
+    )
+    counts = run(alice.agent.workspace)
+    assert counts["applied"] == 1
+    other.refresh_from_db()
+    kestrel.refresh_from_db()
+    assert other.status == "superseded" and other.superseded_by_id == same.pk
+    assert kestrel.status == "active"

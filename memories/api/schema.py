@@ -234,7 +234,7 @@ class MetadataFilterShape(OpenApiSerializerFieldExtension):
     target_class = "memories.serializers.MetadataFilter"
 
     def map_serializer_field(self, auto_schema, direction):
-        return {**METADATA_FILTER, "nullable": True}
+        return {**METADATA_FILTER, **({"nullable": True} if self.target.allow_null else {})}
 
 
 #: The body of every error but a validation's: ``{"detail": "…"}`` (``presenters.error_response``).
@@ -290,6 +290,8 @@ SOME_OPERATIONS = {
     ("/api/v1/memories", "post"): {"404": NAMES_NOTHING},
     ("/api/v1/memories", "get"): {"404": NAMES_NOTHING},
     ("/api/v1/memories/bulk", "post"): {"404": NAMES_NOTHING},
+    ("/api/v1/memories/erase", "post"): {"404": NAMES_NOTHING},
+    ("/api/v1/messages", "post"): {"404": NAMES_NOTHING},
     ("/api/v1/search", "post"): {"404": NAMES_NOTHING},
     ("/api/v1/traverse", "post"): {"403": SWITCHED_OFF, "404": NAMES_NOTHING},
     ("/api/v1/explain-path", "post"): {"403": SWITCHED_OFF, "404": NAMES_NOTHING},

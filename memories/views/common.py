@@ -72,8 +72,12 @@ def form_errors(form: Form, exc: ValidationFailed, *, rename: dict[str, str] | N
     """A ValidationFailed as the form's errors: each field's under it, the rest on top."""
     for field, field_errors in exc.errors.items():
         field = (rename or {}).get(field, field)
+        message = " ".join(field_errors)
+        head, _, within = field.partition(".")
+        if field not in form.fields and head in form.fields and within:
+            field, message = head, f"{within}: {message}"  # a path inside the field's value
         if field not in form.errors or field not in form.fields:
-            form.add_error(field if field in form.fields else None, " ".join(field_errors))
+            form.add_error(field if field in form.fields else None, message)
 
 
 def page_context(request: HttpRequest, membership: Membership, **extra: Any) -> dict[str, Any]:

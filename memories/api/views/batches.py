@@ -18,6 +18,7 @@ from memories.serializers import EraseChosenInput, MessagesInput, parse
 
 class MessagesApi(APIView):
     @extend_schema(
+        operation_id="messages_remember",
         request=MessagesInput,
         responses={
             201: OpenApiResponse(BulkAnswer, description="At least one message was stored."),
@@ -43,6 +44,7 @@ class MessagesApi(APIView):
 
 class EraseChosenApi(APIView):
     @extend_schema(
+        operation_id="memories_erase_chosen",
         request=EraseChosenInput,
         responses={200: ErasureAnswer},
         summary="Erase for good every memory you see that mentions an entity or matches a "
