@@ -50,6 +50,14 @@ class FilterError(ValueError):
         super().__init__(errors)
         self.errors = errors
 
+    def messages(self) -> list[str]:
+        """Each message with the path it is about, as one field's errors (``seats.gte: …``)."""
+        return [
+            f"{path.lstrip('.')}: {message}" if path else message
+            for path, messages in self.errors.items()
+            for message in messages
+        ]
+
 
 @dataclass(frozen=True)
 class Condition:

@@ -49,7 +49,13 @@ from memories.compile.file import (
     budget_line,
     compiled_memory_file,
 )
-from memories.compile.options import DISPLAY_MODES, CompileOptions, compile_options, decay_policy
+from memories.compile.options import (
+    DISPLAY_MODES,
+    GROUPINGS,
+    CompileOptions,
+    compile_options,
+    decay_policy,
+)
 from memories.compile.render import SECTIONS, render_line, stare_marks
 from memories.compile.selection import PROTECTED_SIGNIFICANCE, keys_of
 
@@ -60,6 +66,7 @@ __all__ = [
     "TOO_LONG_REASON",
     "BudgetLine",
     "DISPLAY_MODES",
+    "GROUPINGS",
     "PROTECTED_SIGNIFICANCE",
     "SECTIONS",
     "CompileOptions",

@@ -5,17 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from memories.compile.groups import (
+    OTHER,
+    category_group,
+    entity_groups,
+    heading_of,
+    sections_of,
+)
 from memories.compile.options import CompileOptions, compile_options
 from memories.compile.render import (
     OPEN_THREADS,
-    SECTIONS,
     header,
     render_line,
     render_thread,
@@ -25,7 +31,7 @@ from memories.compile.selection import Candidates, candidates_of
 from memories.models import STARE_DIMENSIONS, Memory, Thread, ThreadMember
 from memories.reading import reader as database
 from memories.selectors.reader import Reader
-from memories.tokens import count_each, count_tokens
+from memories.tokens import count_tokens
 
 #: How many cut memories a compile lists by name (all are counted).
 CUT_LIST_MAX = 100
@@ -70,6 +76,8 @@ class _Line:
     category: str
     text: str
     tokens: int
+    #: Its section: its category, or the entity it is filed under (``memories.compile.groups``).
+    group: str = ""
 
 
 CUT_REASON = "budget: the memories before it in the order filled the file"
@@ -92,7 +100,7 @@ def compiled_memory_file(
     workspace, agent, scope_ids = reader.workspace, reader.agent, reader.scope_list
     title = workspace.slug if agent is None else f"{workspace.slug} (agent {agent.name})"
     with _snapshot():
-        candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
+        candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay, options.metadata)
         threads, section = open_threads_section(workspace.pk, scope_ids, as_of, options)
         lines, too_long, markdown, tokens = _selected(
             candidates, title=title, as_of=as_of, options=options, threads=section
@@ -215,36 +223,41 @@ def _fill(
         header(title=title, as_of=as_of, included=total, cut=total, options=options)
     )
     room = options.budget - used
-    heading_tokens = dict(
-        zip(
-            (category for category, _ in SECTIONS),
-            count_each([section_heading(name) for _, name in SECTIONS]),
-            strict=True,
-        )
-    )
+    heading_tokens: dict[str, int] = {}
     lines: list[_Line] = []
     too_long: set[int] = set()
     sections: set[str] = set()
-    for start, rows in _texts(candidates):
-        for offset, (mem_id, text, category, scores) in enumerate(rows):
-            line = render_line(text=text, scores=scores, mem_id=mem_id, options=options)
+    for start, rows in _texts(candidates, options):
+        for offset, (mem_id, text, category, scores, date, group) in enumerate(rows):
+            line = render_line(text=text, scores=scores, mem_id=mem_id, options=options, date=date)
             tokens = count_tokens(line + "\n")
-            if tokens + heading_tokens[category] > room:
+            if group not in heading_tokens:
+                heading_tokens[group] = count_tokens(section_heading(heading_of(group)))
+            if tokens + heading_tokens[group] > room:
                 too_long.add(start + offset)
                 continue
-            cost = tokens + (0 if category in sections else heading_tokens[category])
+            cost = tokens + (0 if group in sections else heading_tokens[group])
             if used + cost > options.budget:
                 return lines, too_long
             used += cost
-            sections.add(category)
-            lines.append(_Line(start + offset, mem_id, category, line, tokens))
+            sections.add(group)
+            lines.append(_Line(start + offset, mem_id, category, line, tokens, group))
     return lines, too_long
 
 
-def _texts(candidates: Candidates) -> Iterator[tuple[int, list[tuple]]]:
-    """The candidates' mem_id, text, category and scores, a chunk at a time, in order."""
+def _texts(candidates: Candidates, options: CompileOptions) -> Iterator[tuple[int, list[tuple]]]:
+    """The candidates' mem_id, text, category, scores, date (when lines show one) and section
+    (``memories.compile.groups``), a chunk at a time, in order."""
+    by_entity = options.group_by == "entity"
     columns = ", ".join(
-        ["id", "mem_id", "text", "category", *(f"{d}_score" for d in STARE_DIMENSIONS)]
+        [
+            "id",
+            "mem_id",
+            "text",
+            "category",
+            "COALESCE(observed_at, created_at)",
+            *(f"{d}_score" for d in STARE_DIMENSIONS),
+        ]
     )
     for start in range(0, len(candidates), CHUNK):
         ids = candidates.ids[start : start + CHUNK].tolist()
@@ -255,11 +268,19 @@ def _texts(candidates: Candidates) -> Iterator[tuple[int, list[tuple]]]:
                 [ids, candidates.workspace_id],
             )
             found = {row[0]: row for row in cursor.fetchall()}
+        filed = entity_groups(candidates.workspace_id, ids) if by_entity else {}
         yield (
             start,
             [
-                (row[1], row[2], row[3], dict(zip(STARE_DIMENSIONS, row[4:], strict=True)))
-                for row in (found[pk] for pk in ids)
+                (
+                    row[1],
+                    row[2],
+                    row[3],
+                    dict(zip(STARE_DIMENSIONS, row[5:], strict=True)),
+                    row[4].astimezone(UTC).date().isoformat() if by_entity else "",
+                    filed.get(pk, OTHER) if by_entity else category_group(row[3]),
+                )
+                for pk, row in ((pk, found[pk]) for pk in ids)
             ],
         )
 
@@ -279,10 +300,9 @@ def _render(
         ),
         threads,
     ]
-    for category, name in SECTIONS:
-        section = [line.text for line in lines if line.category == category]
-        if section:
-            parts.append(section_heading(name) + "\n".join(section) + "\n")
+    for group in sections_of(lines, options):
+        section = [line.text for line in lines if line.group == group]
+        parts.append(section_heading(heading_of(group)) + "\n".join(section) + "\n")
     return "".join(parts)
 
 
@@ -345,7 +365,7 @@ def budget_line(reader: Reader, as_of: datetime, options: CompileOptions) -> Bud
     workspace, agent, scope_ids = reader.workspace, reader.agent, reader.scope_list
     title = workspace.slug if agent is None else f"{workspace.slug} (agent {agent.name})"
     with _snapshot():
-        candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay)
+        candidates = candidates_of(workspace.pk, scope_ids, as_of, options.decay, options.metadata)
         lines, too_long, _, _ = _selected(candidates, title=title, as_of=as_of, options=options)
     return BudgetLine(
         as_of=as_of,

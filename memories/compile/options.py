@@ -1,8 +1,10 @@
-"""What a compile is asked for: budget, display mode, decay, ids; the settings' defaults."""
+"""What a compile is asked for: budget, display mode, decay, ids, a metadata filter, the
+grouping; the settings' defaults."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -13,6 +15,9 @@ from memories.models import Memory
 from memories.temporal.decay import PRESET_NAMES, DecayPolicy, parse_overrides
 
 DISPLAY_MODES = ("marks", "verbose", "off")
+#: How the file's lines are grouped: a section per category, or per entity (a customer, a
+#: person, a product) with each line's date.
+GROUPINGS = ("category", "entity")
 
 
 def decay_policy() -> DecayPolicy:
@@ -30,6 +35,9 @@ class CompileOptions:
     display_mode: str
     decay: DecayPolicy
     show_ids: bool
+    #: Only the memories whose metadata match (``memories.metadata_filter``); None: all.
+    metadata: Any = None
+    group_by: str = "category"
 
 
 def compile_options(
@@ -38,6 +46,8 @@ def compile_options(
     display_mode: str | None = None,
     decay: str | None = None,
     show_ids: bool | None = None,
+    metadata: Any = None,
+    group_by: str | None = None,
 ) -> CompileOptions:
     """The settings' defaults, overridden per request. A ``decay`` preset given here applies to
     every category (the per-category overrides are the configured default's)."""
@@ -48,10 +58,14 @@ def compile_options(
         errors.add("display_mode", message)
     if message := rules.choice(decay, list(PRESET_NAMES)):
         errors.add("decay", message)
+    if message := rules.choice(group_by, list(GROUPINGS)):
+        errors.add("group_by", message)
     errors.raise_if_any()
     return CompileOptions(
         budget=settings.MM_COMPILE_BUDGET_TOKENS if budget is None else budget,
         display_mode=display_mode or settings.MM_STARE_DISPLAY_MODE,
         decay=DecayPolicy(preset=decay) if decay else decay_policy(),
         show_ids=settings.MM_COMPILE_SHOW_IDS if show_ids is None else show_ids,
+        metadata=metadata,
+        group_by=group_by or "category",
     )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
+from memories import metadata_filter
 from memories.compile.options import CompileOptions
 from memories.models import STARE_DIMENSIONS, Memory, Thread
 from memories.tokens import COUNTER_NAME
@@ -40,10 +42,18 @@ def stare_marks(scores: dict[str, float | None], display_mode: str) -> str:
 
 
 def render_line(
-    *, text: str, scores: dict[str, float | None], mem_id: str, options: CompileOptions
+    *,
+    text: str,
+    scores: dict[str, float | None],
+    mem_id: str,
+    options: CompileOptions,
+    date: str = "",
 ) -> str:
+    """``- [date] [marks] text [(mem_id: …)]``: ``date`` (YYYY-MM-DD) when the file is grouped
+    by entity."""
     marks = stare_marks(scores, options.display_mode)
-    line = "- " + (marks + " " if marks else "") + " ".join(text.split())
+    line = "- " + (date + " " if date else "") + (marks + " " if marks else "")
+    line += " ".join(text.split())
     if options.show_ids:
         line += f" (mem_id: {mem_id})"
     return line
@@ -93,6 +103,14 @@ def header(*, title: str, as_of: datetime, included: int, cut: int, options: Com
         lines.append(f"Scores S T A R E from 0 to 1; {VERBOSE_NONE} no score.")
     if not options.decay.is_off:
         lines.append(f"Decay: {options.decay.describe()}.")
+    if options.metadata is not None:
+        chosen = json.dumps(metadata_filter.as_json(options.metadata), ensure_ascii=False)
+        lines.append(f"Only memories whose metadata match {chosen}.")
+    if options.group_by == "entity":
+        lines.append(
+            "By entity (the one each memory mentions that is mentioned most; Other: none), "
+            "each line dated when it happened or was written (UTC)."
+        )
     return "\n".join(lines) + "\n"
 
 

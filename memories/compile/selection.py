@@ -9,6 +9,7 @@ from datetime import datetime
 
 import numpy as np
 
+from memories import metadata_filter
 from memories.models import Memory
 from memories.reading import reader
 from memories.temporal.decay import DecayPolicy
@@ -98,12 +99,26 @@ _CANDIDATES_SQL = f"""
 
 
 def candidates_of(
-    workspace_id: int, scope_ids: list[int] | None, as_of: datetime, policy: DecayPolicy
+    workspace_id: int,
+    scope_ids: list[int] | None,
+    as_of: datetime,
+    policy: DecayPolicy,
+    metadata: metadata_filter.Filter | None = None,
 ) -> Candidates:
+    """The memories a file of these scopes (None: every one) considers, ordered; ``metadata``:
+    only those whose metadata match the filter."""
     sql, params = _CANDIDATES_SQL, {"workspace": workspace_id, "as_of": as_of}
     if scope_ids is not None:
         sql += " AND scope_id = ANY(%(scopes)s)"
         params["scopes"] = scope_ids
+    if metadata is not None:
+
+        def bind(value: object) -> str:
+            name = f"metadata_{len(params)}"
+            params[name] = value
+            return f"%({name})s"
+
+        sql += " AND " + metadata_filter.sql(metadata, "metadata", bind)
     with reader.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()

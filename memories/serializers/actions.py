@@ -9,7 +9,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memories import rules
-from memories.compile import DISPLAY_MODES, compile_options
+from memories.compile import DISPLAY_MODES, GROUPINGS, compile_options
 from memories.kinds import WALK_DIRECTIONS
 from memories.serializers.fields import (
     BLANK_MESSAGES,
@@ -291,6 +291,19 @@ class CompileInput(StrictSerializer):
         default=None,
         error_messages={"invalid": "must be true or false."},
         help_text="End each line with its mem_id; default MM_COMPILE_SHOW_IDS.",
+    )
+    metadata = MetadataFilter(
+        required=False,
+        allow_null=True,
+        help_text="Only the memories whose metadata match this filter (docs/metadata.md), e.g. "
+        'one customer\'s: {"customer": "orion"}.',
+    )
+    group_by = serializers.ChoiceField(
+        choices=GROUPINGS,
+        required=False,
+        error_messages=choice_message(list(GROUPINGS)),
+        help_text="category (a section per category, the default) or entity (a section per "
+        "customer, person or product each memory mentions, each line with its date).",
     )
 
     def to_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:

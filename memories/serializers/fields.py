@@ -169,13 +169,7 @@ class MetadataFilter(serializers.DictField):
                 data = metadata_filter.loaded(data, path="")
             return metadata_filter.parse(data, path="")
         except metadata_filter.FilterError as exc:
-            raise serializers.ValidationError(
-                [
-                    f"{path.lstrip('.')}: {message}" if path else message
-                    for path, messages in exc.errors.items()
-                    for message in messages
-                ]
-            ) from exc
+            raise serializers.ValidationError(exc.messages()) from exc
 
 
 class TextList(serializers.ListField):

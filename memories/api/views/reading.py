@@ -46,6 +46,12 @@ class CompiledFileApi(APIView):
             OpenApiParameter(
                 "format", str, enum=["markdown", "json"], description="Default markdown."
             ),
+            OpenApiParameter(
+                "metadata",
+                str,
+                description="Only the memories whose metadata match this filter, as JSON text "
+                '(e.g. one customer\'s: {"customer": "orion"}; see docs/metadata.md).',
+            ),
         ],
         responses={
             (200, "text/markdown"): OpenApiTypes.STR,
