@@ -15,15 +15,28 @@
 # What it needs (Debian 12; as root, or as a user that may write the server's tree to build):
 #   packages  postgresql-15, postgresql-server-dev-15 at the server's own version (the headers
 #             must match it), liblz4-dev, libzstd-dev, libkrb5-dev, gcc, make
-#   sources   Citus 13.2 (tag v13.2.2, the last release that supports PostgreSQL 15) and
+#   sources   Citus 13.2 (tag v13.2.2, a release for PostgreSQL 15 to 17; Citus 14 has no 15) and
 #             pgvector 0.8.5 (tag v0.8.5, the version the embedded server ships), each an
 #             unpacked release archive or checkout
+#   server    PostgreSQL 15.0 to 15.19 (run on 15.18). Citus 13.2.2 does not compile against
+#             15.20 or later: from 15.20 the server's commands/dbcommands.h declares
+#             have_createdb_privilege(), which Citus defines again for PostgreSQL 15 ("static
+#             declaration of 'have_createdb_privilege' follows non-static declaration"), and
+#             build stops before compiling. On Debian 12, whose security updates bring 15.20, pin
+#             the three packages at 15.18 (apt-cache madison postgresql-15 lists those on offer):
+#               apt-get install --allow-downgrades postgresql-15=15.18-0+deb12u1 \
+#                   postgresql-client-15=15.18-0+deb12u1 postgresql-server-dev-15=15.18-0+deb12u1
+#               apt-mark hold postgresql-15 postgresql-client-15 postgresql-server-dev-15
+#             or rename Citus's own copy in its source (untried on 15.20; docs/SCALING.md):
+#               sed -i 's/^have_createdb_privilege(void)$/#define have_createdb_privilege citus_have_createdb_privilege\nhave_createdb_privilege(void)/' \
+#                   CITUS_SRC/src/include/pg_version_compat.h
 # Settings (environment):
 #   MM_CITUS_DIR     where the nodes keep their data and logs (default: /tmp/mm-citus)
 #   MM_CITUS_PORT    the coordinator's port; the workers take the next two (default: 9700)
 #   MM_CITUS_SHARDS  shards of each distributed table (default: 8)
 #   MM_CITUS_DB      the database start creates (default: meaning_memory)
 #   PG_CONFIG        the server's pg_config (default: /usr/lib/postgresql/15/bin/pg_config)
+#   MM_CITUS_SKIP_CHECK  1: build without the check above (a Citus source it misjudges)
 set -euo pipefail
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -66,12 +79,47 @@ value_at() {  # value_at NODE_INDEX DATABASE SQL: the one value the query return
 
 installed() { [ -f "$LIB/citus.so" ] && [ -f "$LIB/vector.so" ]; }
 
+# Before compiling: the server and its headers of one version, and one Citus compiles against.
+# Citus 13.2.2 defines its own have_createdb_privilege() for PostgreSQL 15 (static, in
+# src/include/pg_version_compat.h); from 15.20 the server's commands/dbcommands.h declares one
+# too, and the compiler stops: "static declaration of 'have_createdb_privilege' follows
+# non-static declaration". A source renamed as in the header above passes.
+check_server() {  # check_server CITUS_SRC
+    local citus=$1 said include num headers server compat version
+    said=$("$PG_CONFIG" --version)
+    [ -x "$BIN/postgres" ] || die "no server at $BIN/postgres: install postgresql-15"
+    server=$("$BIN/postgres" --version | sed -n 's/^postgres (PostgreSQL) \([0-9][0-9.]*\).*/\1/p')
+    include=$("$PG_CONFIG" --includedir-server)
+    [ -f "$include/pg_config.h" ] ||
+        die "no server headers in $include: install postgresql-server-dev-15 at the server's version ($server)"
+    num=$(sed -n 's/^#define PG_VERSION_NUM \([0-9]*\)$/\1/p' "$include/pg_config.h")
+    headers=$((num / 10000)).$((num % 10000))
+    [[ ! $server =~ ^[0-9]+\.[0-9]+$ ]] || [ "$headers" = "$server" ] ||
+        die "the server is PostgreSQL $server but its headers are $headers: install postgresql-15 and postgresql-server-dev-15 of one version (docs/SCALING.md, \"A Citus cluster on one machine\")"
+    [ "${MM_CITUS_SKIP_CHECK:-}" = 1 ] && return 0
+    compat=$citus/src/include/pg_version_compat.h
+    version=$(sed -n "s/^PACKAGE_VERSION='\(.*\)'$/\1/p" "$citus/configure")
+    if [ $((num / 10000)) = 15 ] &&
+        { [ $((num % 10000)) -ge 20 ] || grep -q 'have_createdb_privilege' "$include/commands/dbcommands.h" 2>/dev/null; } &&
+        grep -q '^have_createdb_privilege(void)' "$compat" 2>/dev/null &&
+        ! grep -q 'define have_createdb_privilege citus_have_createdb_privilege' "$compat"; then
+        die "Citus ${version:-in $citus} does not compile against $said:
+  from 15.20 the server declares have_createdb_privilege(), which Citus defines again for
+  PostgreSQL 15 (\"static declaration of 'have_createdb_privilege' follows non-static
+  declaration\"). Citus 13.2.2 builds against 15.0 to 15.19. On Debian 12, pin 15.18:
+    apt-get install --allow-downgrades postgresql-15=15.18-0+deb12u1 postgresql-client-15=15.18-0+deb12u1 postgresql-server-dev-15=15.18-0+deb12u1
+    apt-mark hold postgresql-15 postgresql-client-15 postgresql-server-dev-15
+  or rename Citus's copy in $compat (docs/SCALING.md, \"A Citus cluster on one machine\")"
+    fi
+}
+
 build() {
     [ $# -eq 2 ] || die "build needs CITUS_SRC PGVECTOR_SRC"
     local citus=$1 vector=$2 jobs
     [ -f "$citus/configure" ] || die "$citus holds no Citus source (no configure)"
     [ -f "$vector/vector.control" ] || die "$vector holds no pgvector source (no vector.control)"
     need_server
+    check_server "$citus"
     jobs=$(nproc)
     # Citus: the server's own compiler flags (generic x86-64 on Debian); no bitcode for the
     # server's JIT (with_llvm=no: it would need clang); no libcurl (anonymous statistics only).

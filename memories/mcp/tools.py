@@ -17,7 +17,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from memories import services
 from memories.compile import compiled_memory_file
 from memories.models import Agent
-from memories.operations import memory_search, remember_command, remember_commands
+from memories.operations import (
+    memory_search,
+    messages_remember,
+    remember_command,
+    remember_commands,
+)
 from memories.presenters import (
     bulk_results_to_dict,
     compiled_to_dict,
@@ -47,6 +52,7 @@ from memories.serializers import (
     LinkAddInput,
     MemIdInput,
     MemoryPageInput,
+    MessagesInput,
     RememberInput,
     SearchInput,
     TraverseInput,
@@ -89,6 +95,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         ["memories"],
     ),
+    "mm_remember_messages": json_schema(MessagesInput),
     "mm_search": json_schema(SearchInput),
     "mm_feedback": json_schema(FeedbackArguments),
     "mm_forget": json_schema(ForgetArguments),
@@ -110,6 +117,11 @@ DESCRIPTIONS = {
     "are checked first: one bad item refuses the batch and nothing is stored. Items already "
     "stored come back as existing; the engine adds the scores its bundled scorer is "
     "calibrated for.",
+    "mm_remember_messages": "Store a conversation in one call: its session and its messages "
+    "([{role, name, content, at}]), each an episodic memory that reads '<name>: <content>', "
+    "attributed to its speaker, written at its time. Each message is stored once, so send the "
+    "whole conversation again, or longer, as it grows. With an extraction model configured, "
+    "the consolidation run after it stores the facts found in them.",
     "mm_search": "Search the memories you may see. Call it before answering from memory. "
     "Returns a markdown table (| # | mem_id | Sig | Eligible | Category | Date | Text |) and, as "
     "structured content, each hit with the figures that explain its rank. Only memories valid "
@@ -184,6 +196,11 @@ def bulk_remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
         agent=agent, commands=remember_commands(arguments, request=True)
     )
     data = bulk_results_to_dict(results)
+    return tool_result(f"{data['stored']} stored, {data['existing']} already there", data)
+
+
+def remember_messages(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
+    data = bulk_results_to_dict(messages_remember(agent=agent, arguments=arguments))
     return tool_result(f"{data['stored']} stored, {data['existing']} already there", data)
 
 
@@ -312,6 +329,13 @@ TOOLS = (
         DESCRIPTIONS["mm_bulk_remember"],
         WRITES,
         bulk_remember,
+    ),
+    Tool(
+        "mm_remember_messages",
+        SCHEMAS["mm_remember_messages"],
+        DESCRIPTIONS["mm_remember_messages"],
+        WRITES,
+        remember_messages,
     ),
     Tool("mm_search", SCHEMAS["mm_search"], DESCRIPTIONS["mm_search"], READS, search),
     Tool("mm_feedback", SCHEMAS["mm_feedback"], DESCRIPTIONS["mm_feedback"], WRITES, feedback),

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {
     "mm_remember",
     "mm_bulk_remember",
+    "mm_remember_messages",
     "mm_search",
     "mm_feedback",
     "mm_forget",

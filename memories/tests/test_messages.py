@@ -196,3 +196,44 @@ def test_another_agents_private_conversation_and_another_workspace_see_nothing(a
 def test_without_a_token_it_is_refused(client):
     response = client.post(MESSAGES, CHAT, content_type="application/json")
     assert response.status_code in (401, 403)
+
+
+def test_the_mcp_tool_takes_the_same_conversation(served):
+    """``mm_remember_messages`` over MCP (HTTP), and ``mm_compile`` of that customer's file by
+    entity with the same metadata filter; a bad message is a tool error naming its field."""
+    import asyncio
+
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from meaning_memory.testing import make_actor
+
+    alice = make_actor("acme", "alice")
+
+    async def main():
+        headers = {"Authorization": f"Bearer {alice.token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(f"{served}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            stored = await session.call_tool("mm_remember_messages", CHAT)
+            again = await session.call_tool("mm_remember_messages", CHAT)
+            broken = await session.call_tool(
+                "mm_remember_messages", {"session": "s", "messages": [{"role": "x"}]}
+            )
+            compiled = await session.call_tool(
+                "mm_compile",
+                {"metadata": {"speaker": "Priya"}, "group_by": "entity", "display_mode": "off"},
+            )
+            return stored, again, broken, compiled
+
+    stored, again, broken, compiled = asyncio.run(main())
+    assert stored.structured_content["stored"] == 3
+    assert again.structured_content["existing"] == 3
+    assert broken.is_error and "messages[0].role" in broken.content[0].text
+    markdown = compiled.content[0].text
+    assert "Priya: Orion wants to move the renewal to June." in markdown
+    assert "Noted" not in markdown  # the assistant's line has no speaker Priya
