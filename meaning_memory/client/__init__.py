@@ -158,6 +158,25 @@ class MeaningMemory:
     def bulk_remember(self, memories: list[dict[str, Any]]) -> BulkResult:
         return self._call(_Calls.bulk_remember(memories))
 
+    def remember_messages(
+        self, session: str, messages: list[dict[str, Any]], **fields: Any
+    ) -> BulkResult:
+        """Store a conversation: a memory per message (``{"role", "name", "content", "at"}``),
+        each once (``POST /api/v1/messages``; ``scope``, ``category``, ``metadata``)."""
+        return self._call(_Calls.remember_messages(session, messages, **fields))
+
+    def erase_matching(
+        self,
+        *,
+        entity: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        reason: str = "",
+        dry_run: bool = False,
+    ) -> Erasure:
+        """Erase for good every memory you see that mentions ``entity`` or matches the
+        ``metadata`` filter; ``dry_run``: only list them (``erased``)."""
+        return self._call(_Calls.erase_matching(entity, metadata, reason, dry_run))
+
     def search(self, query: str, **filters: Any) -> SearchResults:
         return self._call(_Calls.search(query, **filters))
 
@@ -242,6 +261,21 @@ class AsyncMeaningMemory:
 
     async def bulk_remember(self, memories: list[dict[str, Any]]) -> BulkResult:
         return await self._call(_Calls.bulk_remember(memories))
+
+    async def remember_messages(
+        self, session: str, messages: list[dict[str, Any]], **fields: Any
+    ) -> BulkResult:
+        return await self._call(_Calls.remember_messages(session, messages, **fields))
+
+    async def erase_matching(
+        self,
+        *,
+        entity: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        reason: str = "",
+        dry_run: bool = False,
+    ) -> Erasure:
+        return await self._call(_Calls.erase_matching(entity, metadata, reason, dry_run))
 
     async def search(self, query: str, **filters: Any) -> SearchResults:
         return await self._call(_Calls.search(query, **filters))

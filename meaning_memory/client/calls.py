@@ -91,6 +91,20 @@ class _Calls:
         return "POST", "/api/v1/memories/bulk", {"json": body}, "always", BulkResult
 
     @staticmethod
+    def remember_messages(session: str, messages: list[dict[str, Any]], **fields: Any) -> tuple:
+        # Each message is stored once (its id, or what it says): a retry stores nothing new.
+        body = {"session": session, "messages": messages, **_fields(**fields)}
+        return "POST", "/api/v1/messages", {"json": body}, "always", BulkResult
+
+    @staticmethod
+    def erase_matching(
+        entity: str | None, metadata: dict[str, Any] | None, reason: str, dry_run: bool
+    ) -> tuple:
+        body = _fields(entity=entity, metadata=metadata, reason=reason, dry_run=dry_run)
+        retry = "always" if dry_run else "unsent"  # a preview changes nothing
+        return "POST", "/api/v1/memories/erase", {"json": body}, retry, Erasure
+
+    @staticmethod
     def search(query: str, **filters: Any) -> tuple:
         body = {"query": query, **_fields(**filters)}
         return "POST", "/api/v1/search", {"json": body}, "always", SearchResults
@@ -123,7 +137,7 @@ class _Calls:
 
     @staticmethod
     def compiled(**options: Any) -> tuple:
-        params = {"format": "json", **_fields(**options)}
+        params = {"format": "json", **{k: _query_value(v) for k, v in _fields(**options).items()}}
         return "GET", "/api/v1/compiled", {"params": params}, "always", Compiled
 
     @staticmethod

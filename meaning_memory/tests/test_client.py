@@ -217,3 +217,39 @@ def test_the_metadata_filter_is_one_object_for_the_search_and_the_list(served, a
         assert "seats.gte: must be a number or text" in bad.value.errors["metadata"][0]
     with MeaningMemory(served, actors["charlie"].token) as other:
         assert other.list(metadata={"customer": "orion"}).results == []
+
+
+def test_a_conversation_a_customers_file_and_its_erasure(served, actors):
+    """remember_messages, compiled by entity with a metadata filter, and erase_matching (a dry
+    run first), sync and async; another workspace's agent touches none of it."""
+    chat = [
+        {"role": "user", "name": "Priya", "content": "Orion wants 80 seats.", "at": "2026-03-02"},
+        {"role": "assistant", "content": "Noted: 80 seats for Orion."},
+    ]
+    with MeaningMemory(served, actors["alice"].token) as mm:
+        stored = mm.remember_messages("orion-call", chat, metadata={"customer": "orion"})
+        assert isinstance(stored, BulkResult) and stored.stored == 2
+        assert (
+            mm.remember_messages("orion-call", chat, metadata={"customer": "orion"}).existing == 2
+        )
+        kept = mm.remember("Kestrel renews in May.", metadata={"customer": "kestrel"})
+        file = mm.compiled(metadata={"customer": "orion"}, group_by="entity", display_mode="off")
+        assert "- 2026-03-02 Priya: Orion wants 80 seats." in file.markdown
+        assert "Kestrel" not in file.markdown
+        with MeaningMemory(served, actors["charlie"].token) as other:
+            assert other.erase_matching(metadata={"customer": "orion"}, dry_run=True).count == 0
+            with pytest.raises(NotFound):
+                other.erase_matching(entity="Priya", reason="not theirs")
+        preview = mm.erase_matching(metadata={"customer": "orion"}, dry_run=True)
+        assert sorted(preview.erased) == sorted(stored.mem_ids)
+        with pytest.raises(InvalidInput) as bad:
+            mm.erase_matching(metadata={"customer": "orion"})
+        assert "reason" in bad.value.errors
+
+    async def erase():
+        async with AsyncMeaningMemory(served, actors["alice"].token) as mm:
+            return await mm.erase_matching(metadata={"customer": "orion"}, reason="asked")
+
+    done = asyncio.run(erase())
+    assert sorted(done.erased) == sorted(stored.mem_ids)
+    assert list(Memory.objects.values_list("mem_id", flat=True)) == [kept.mem_id]

@@ -10,7 +10,7 @@ import createClient from "openapi-fetch";
 
 import { errorFor } from "./errors.js";
 import type { paths } from "./schema.js";
-import type { Answer, Body, ListFilters, Markdown, Query } from "./types.js";
+import type { Answer, Body, CompileOptions, ListFilters, Markdown, Query } from "./types.js";
 
 export interface Options {
   /** Milliseconds to wait for each answer (default 60 000). */
@@ -152,6 +152,32 @@ export class MeaningMemory {
     );
   }
 
+  /**
+   * Store a conversation: a memory per message (`{role, name, content, at}`), each once, so
+   * the conversation may be sent again, or longer (`fields`: scope, category, metadata).
+   */
+  rememberMessages(
+    session: string,
+    messages: Body<"messages_remember">["messages"],
+    fields: Omit<Body<"messages_remember">, "session" | "messages"> = {},
+  ): Promise<Answer<"messages_remember">> {
+    const body = { ...fields, session, messages };
+    return this.call("always", (signal) => this.http.POST("/api/v1/messages", { body, signal }));
+  }
+
+  /**
+   * Erase for good every memory you see that mentions an entity (`{entity}`) or matches a
+   * metadata filter (`{metadata}`); `dry_run` only lists them.
+   */
+  eraseMatching(
+    request: Body<"memories_erase_chosen">,
+  ): Promise<Answer<"memories_erase_chosen">> {
+    // A preview changes nothing: sent again if the connection broke.
+    return this.call(request.dry_run === true ? "always" : "unsent", (signal) =>
+      this.http.POST("/api/v1/memories/erase", { body: request, signal }),
+    );
+  }
+
   /** Search: the hits, each with its explanation, and a markdown table of them. */
   search(
     query: string,
@@ -248,10 +274,12 @@ export class MeaningMemory {
   }
 
   /** The compiled memory file (its markdown, tokens, what was included and cut), as JSON. */
-  compiled(
-    options: Omit<Query<"compiled_retrieve">, "format"> = {},
-  ): Promise<Answer<"compiled_retrieve">> {
-    const params = { query: { ...options, format: "json" as const } };
+  compiled(options: CompileOptions = {}): Promise<Answer<"compiled_retrieve">> {
+    // The metadata filter travels as JSON text in the query, as the list's does.
+    const { metadata, ...rest } = options;
+    const query: Query<"compiled_retrieve"> = { ...rest, format: "json" as const };
+    if (metadata !== undefined) query.metadata = JSON.stringify(metadata);
+    const params = { query };
     return this.call("always", (signal) => this.http.GET("/api/v1/compiled", { params, signal }));
   }
 

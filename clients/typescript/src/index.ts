@@ -12,6 +12,7 @@ export {
 export type {
   Answer,
   Body,
+  CompileOptions,
   ErrorBody,
   ListFilters,
   Markdown,

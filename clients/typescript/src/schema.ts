@@ -332,6 +332,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/memories/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase for good every memory you see that mentions an entity or matches a metadata filter
+         * @description `{"entity": "Orion", "reason": "...", "dry_run": true}` or `{"metadata": {"customer": "orion"}, ...}`: with `dry_run` the mem_ids that would go, and nothing changes; without it they are erased as one memory is (text, vectors, links, history, every copy of their words; a tombstone each), and an entity erased by name goes too once nothing names it. Only the memories of the scopes you see are chosen; an entity you cannot see is a 404, as one that does not exist.
+         */
+        post: operations["memories_erase_chosen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remember a conversation: a memory per message, with its speaker and time
+         * @description Body `{"session": "...", "messages": [{"role": "user", "name": "Priya", "content": "...", "at": "..."}]}`. Each message becomes an episodic memory of the session: its text `<name>: <content>`, its claim attributed to the speaker, perspective user for a user's message (self otherwise), written at `at`; each is stored once (its `id`, or its role, name, time and content), so the conversation may be sent again or sent longer. All or nothing: a bad message refuses the call (400 naming `messages[i].field`). With an extraction model configured, the consolidation run queued after it stores the facts found in them (docs/api.md, Conversations).
+         */
+        post: operations["messages_remember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/readiness": {
         parameters: {
             query?: never;
@@ -795,6 +835,71 @@ export interface components {
             /** @description person, customer, custom:<name>… */
             type: string;
         };
+        /**
+         * @description An erasure of every memory the agent sees that mentions an entity or matches a metadata
+         *     filter (``services.memories_erase_by_agent``).
+         */
+        EraseChosenInput: {
+            /** @description An entity's id, name or alias: the memories that mention it (a link to it or to an entity merged into it) or whose claim it made (attributed_to). The entity goes too once nothing names it, even a declared one. */
+            entity?: string;
+            /** @description A metadata filter (docs/metadata.md): the memories it matches. */
+            metadata?: {
+                or?: {
+                    [key: string]: ((string | number | boolean) | null) | {
+                        eq?: (string | number | boolean) | null;
+                        ne?: (string | number | boolean) | null;
+                        in?: ((string | number | boolean) | null)[];
+                        exists?: boolean;
+                        gt?: number | string;
+                        gte?: number | string;
+                        lt?: number | string;
+                        lte?: number | string;
+                    };
+                }[];
+                and?: {
+                    [key: string]: ((string | number | boolean) | null) | {
+                        eq?: (string | number | boolean) | null;
+                        ne?: (string | number | boolean) | null;
+                        in?: ((string | number | boolean) | null)[];
+                        exists?: boolean;
+                        gt?: number | string;
+                        gte?: number | string;
+                        lt?: number | string;
+                        lte?: number | string;
+                    };
+                }[];
+                not?: {
+                    [key: string]: ((string | number | boolean) | null) | {
+                        eq?: (string | number | boolean) | null;
+                        ne?: (string | number | boolean) | null;
+                        in?: ((string | number | boolean) | null)[];
+                        exists?: boolean;
+                        gt?: number | string;
+                        gte?: number | string;
+                        lt?: number | string;
+                        lte?: number | string;
+                    };
+                };
+            } & {
+                [key: string]: ((string | number | boolean) | null) | {
+                    eq?: (string | number | boolean) | null;
+                    ne?: (string | number | boolean) | null;
+                    in?: ((string | number | boolean) | null)[];
+                    exists?: boolean;
+                    gt?: number | string;
+                    gte?: number | string;
+                    lt?: number | string;
+                    lte?: number | string;
+                };
+            };
+            /** @description Why (required unless dry_run; kept in each tombstone, never the content). */
+            reason?: string;
+            /**
+             * @description List what would be erased (their mem_ids) and change nothing.
+             * @default false
+             */
+            dry_run?: boolean;
+        } & (unknown | unknown);
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         EraseInput: {
             /** @description Why (required; kept in the history). */
@@ -1199,6 +1304,58 @@ export interface components {
          * @enum {string}
          */
         MemoryTypeEnum: "semantic" | "episodic" | "procedural" | "working";
+        /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
+        MessageInput: {
+            /**
+             * @description user (perspective user), assistant or system (perspective self), tool (source kind tool).
+             *
+             *     * `user` - user
+             *     * `assistant` - assistant
+             *     * `system` - system
+             *     * `tool` - tool
+             */
+            role: components["schemas"]["RoleEnum"];
+            /** @description The speaker, e.g. Priya: the memory reads "Priya: <content>" and its claim is attributed to her (an entity found among the workspace's, or made a person). */
+            name?: string | null;
+            /** @description What was said (at most 9798 characters: the memory reads <name>: <content>). */
+            content: string;
+            /**
+             * Format: date-time
+             * @description When it was said (not in the future); default now.
+             */
+            at?: string | null;
+            /** @description Your id of the message: sent again, in this session, nothing new is stored. Default: the message is the same when its role, name, time and content are. */
+            id?: string | null;
+            /** @description A JSON object (at most 32 levels deep and 65,536 bytes as JSON) kept with this message's memory, over the conversation's. */
+            metadata?: {
+                [key: string]: components["schemas"]["MetadataValue"];
+            };
+        };
+        /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
+        MessagesInput: {
+            /** @description The conversation: every message's memory is of this session. */
+            session: string;
+            /** @description The messages in the order they were said: [{"role": "user", "name": "Priya", "content": "...", "at": "2026-03-01T09:00:00Z"}]. */
+            messages: components["schemas"]["MessageInput"][];
+            /** @description Scope to write to, e.g. team:accounts; default the agent's private scope. */
+            scope?: string;
+            /**
+             * @description Kind of memory of every message; default observation.
+             *
+             *     * `fact` - Fact
+             *     * `decision` - Decision
+             *     * `preference` - Preference
+             *     * `commitment` - Commitment
+             *     * `event` - Event
+             *     * `procedure` - Procedure
+             *     * `observation` - Observation
+             */
+            category?: components["schemas"]["CategoryEnum"];
+            /** @description A JSON object (at most 32 levels deep and 65,536 bytes as JSON) kept with every message's memory (with role and speaker). */
+            metadata?: {
+                [key: string]: components["schemas"]["MetadataValue"];
+            };
+        };
         MetadataValue: (string | number | boolean | ((string | number | boolean | unknown[] | {
             [key: string]: unknown;
         }) | null)[] | {
@@ -1424,6 +1581,14 @@ export interface components {
             /** @description Memories it connects to, e.g. [{"to": "<mem_id>", "type": "supports"}]. */
             links?: components["schemas"]["LinkInput"][];
         };
+        /**
+         * @description * `user` - user
+         *     * `assistant` - assistant
+         *     * `system` - system
+         *     * `tool` - tool
+         * @enum {string}
+         */
+        RoleEnum: "user" | "assistant" | "system" | "tool";
         /** @description A consolidation run: its state, each phase's counts and seconds. */
         Run: {
             run_id: string;
@@ -2024,6 +2189,15 @@ export interface operations {
                 display_mode?: "marks" | "verbose" | "off";
                 /** @description Default markdown. */
                 format?: "json" | "markdown";
+                /**
+                 * @description category (a section per category, the default) or entity (a section per customer, person or product each memory mentions, each line with its date).
+                 *
+                 *     * `category` - category
+                 *     * `entity` - entity
+                 */
+                group_by?: "category" | "entity";
+                /** @description Only the memories whose metadata match this filter, as JSON text (e.g. one customer's: {"customer": "orion"}; see docs/metadata.md). */
+                metadata?: string;
                 /** @description End each line with its mem_id; default MM_COMPILE_SHOW_IDS. */
                 show_ids?: boolean | null;
             };
@@ -3517,6 +3691,178 @@ export interface operations {
                 };
             };
             /** @description At least one memory was stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Bulk"];
+                };
+            };
+            /** @description Invalid input: each field and the rule it broke. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrors"];
+                };
+            };
+            /** @description No token, or an invalid or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The input names a memory, an entity or a thread the caller cannot see (the body names the field, as a validation error does). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundBody"];
+                };
+            };
+            /** @description The body is larger than MM_MAX_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A fair use limit was reached: try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The database or the embedder cannot answer now: try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    memories_erase_chosen: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EraseChosenInput"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
+                };
+            };
+            /** @description Invalid input: each field and the rule it broke. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrors"];
+                };
+            };
+            /** @description No token, or an invalid or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The input names a memory, an entity or a thread the caller cannot see (the body names the field, as a validation error does). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundBody"];
+                };
+            };
+            /** @description The body is larger than MM_MAX_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A fair use limit was reached: try again after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The database or the embedder cannot answer now: try again after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    messages_remember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessagesInput"];
+            };
+        };
+        responses: {
+            /** @description Every message was stored already. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Bulk"];
+                };
+            };
+            /** @description At least one message was stored. */
             201: {
                 headers: {
                     [name: string]: unknown;

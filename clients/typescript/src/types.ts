@@ -38,3 +38,8 @@ export type MetadataFilter = NonNullable<Body<"search_create">["metadata"]>;
 
 /** The memory list's filters, with `metadata` given as the search takes it (an object). */
 export type ListFilters = Omit<Query<"memories_list">, "metadata"> & { metadata?: MetadataFilter };
+
+/** The compiled file's options, with `metadata` given as the search takes it (an object). */
+export type CompileOptions = Omit<Query<"compiled_retrieve">, "format" | "metadata"> & {
+  metadata?: MetadataFilter;
+};

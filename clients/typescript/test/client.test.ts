@@ -110,6 +110,27 @@ test("the metadata filter, one object for the search and the list", async () => 
   assert.match(String(bad.errors.metadata), /tier\.in: must be a non-empty list/);
 });
 
+test("a conversation, a customer's compiled file and its erasure", async () => {
+  const customer = `${tag}-zephyr`;
+  const chat = [
+    { role: "user" as const, name: "Priya", content: `${tag} Zephyr wants 80 seats.` },
+    { role: "assistant" as const, content: `${tag} Noted for Zephyr.` },
+  ];
+  const stored = await mm.rememberMessages(`${tag}-call`, chat, { metadata: { customer } });
+  assert.equal(stored.stored, 2);
+  assert.equal((await mm.rememberMessages(`${tag}-call`, chat, { metadata: { customer } })).existing, 2);
+  const file = await mm.compiled({ metadata: { customer }, group_by: "entity", display_mode: "off" });
+  assert.match(file.markdown, new RegExp(`Priya: ${tag} Zephyr wants 80 seats\\.`));
+  const ids = stored.results.map((result) => result.mem_id).sort();
+  assert.equal((await outsider.eraseMatching({ metadata: { customer }, dry_run: true })).count, 0);
+  const preview = await mm.eraseMatching({ metadata: { customer }, dry_run: true });
+  assert.deepEqual([...preview.erased].sort(), ids);
+  const bad = await failure(InvalidInput, mm.eraseMatching({ metadata: { customer } }));
+  assert.ok("reason" in bad.errors);
+  const done = await mm.eraseMatching({ metadata: { customer }, reason: "asked" });
+  assert.deepEqual([...done.erased].sort(), ids);
+});
+
 test("a retried remember with its idempotency key stores nothing new", async () => {
   const key = `${tag}-once`;
   const first = await mm.remember(`${tag} Tern Air pays by wire.`, { idempotency_key: key });
