@@ -146,6 +146,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=ROOT / "benchmarks" / "out" / "data")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure the memories a previous run of this size left in --data-dir, if there",
+    )
     add_smoke_option(parser)
     args = parser.parse_args()
     if args.smoke:
@@ -154,17 +159,23 @@ def main() -> None:
     if args.size < 1 or args.queries < 1:
         parser.error("--size and --queries must be positive")
     setup_django(args.data_dir)
-    from search_latency import Corpus, Query, build_indexes, load, reset
+    from search_latency import Corpus, Query, build_indexes, load, loaded_agents, reset
 
     from memories.models import HNSW_EF_CONSTRUCTION
 
     corpus, rng = Corpus(args.seed), np.random.default_rng([args.seed, args.size])
-    agents, ddl = reset(1)
-    load_s = load(corpus, rng, args.size, agents, metadata=metadata_rows)
-    index_s = build_indexes(ddl, HNSW_EF_CONSTRUCTION)
-    print(f"{args.size:,} memories: load {load_s:.1f} s, indexes {index_s}", file=sys.stderr)
+    agents = loaded_agents(args.size, 1) if args.reuse else []
+    if agents:
+        print(f"{args.size:,} memories: those of the previous run", file=sys.stderr)
+    else:
+        agents, ddl = reset(1)
+        load_s = load(corpus, rng, args.size, agents, metadata=metadata_rows)
+        index_s = build_indexes(ddl, HNSW_EF_CONSTRUCTION)
+        print(f"{args.size:,} memories: load {load_s:.1f} s, indexes {index_s}", file=sys.stderr)
+    # The queries from a generator of their own: the same whether the memories were loaded now.
+    asked = np.random.default_rng([args.seed, args.size, 1])
     queries = [
-        Query(agents[0], corpus.texts(rng, 1, 3, 6)[0], corpus.vectors(rng, 1)[0])
+        Query(agents[0], corpus.texts(asked, 1, 3, 6)[0], corpus.vectors(asked, 1)[0])
         for _ in range(args.queries)
     ]
     counts = kept(FILTERS)

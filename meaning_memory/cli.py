@@ -13,12 +13,19 @@ import logging
 import os
 import sys
 
+from meaning_memory import remote
+from meaning_memory.remote import REMOTE_COMMANDS, remote_target
+
 
 def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "meaning_memory.settings")
     from django.core.management import execute_from_command_line
 
     argv = argv if argv is not None else sys.argv
+    if argv[1:2] and argv[1] in REMOTE_COMMANDS:
+        url, rest = remote_target(argv[2:])
+        if url is not None:  # an agent command for a served engine, over its API
+            sys.exit(remote.run(argv[1], rest, url))
     try:
         if argv[1:2] == ["qcluster"]:
             _attach_before_forking()

@@ -26,9 +26,15 @@ def add_agent_arguments(parser: ArgumentParser) -> None:
     )
     group.add_argument("--workspace", help="Workspace slug, with --agent.")
     group.add_argument("--agent", help="Agent name in --workspace.")
+    group.add_argument(
+        "--url",
+        help="A served engine's address (default: $MM_URL): send the command over its API as "
+        "the agent of --token, instead of reaching a database (meaning_memory.remote).",
+    )
 
 
 def resolve_agent(options: dict) -> Agent:
+    refuse_url(options)
     if options.get("workspace") and options.get("agent"):
         agent = agent_by_name(workspace_slug=options["workspace"], name=options["agent"])
         if agent is None:
@@ -42,6 +48,13 @@ def resolve_agent(options: dict) -> Agent:
             raise CommandError("--token: invalid or revoked token")
         return agent
     raise CommandError("say who acts: --token (or $MM_TOKEN), or --workspace and --agent")
+
+
+def refuse_url(options: dict) -> None:
+    """``--url`` reaches this command only where nothing sends it to a served engine (``python
+    manage.py``): say so rather than act on the local database."""
+    if options.get("url"):
+        raise CommandError("--url: run the command as `meaning-memory <command> --url …`")
 
 
 def command_error(exc: MemoryEngineError) -> CommandError:

@@ -237,3 +237,37 @@ def test_the_mcp_tool_takes_the_same_conversation(served):
     markdown = compiled.content[0].text
     assert "Priya: Orion wants to move the renewal to June." in markdown
     assert "Noted" not in markdown  # the assistant's line has no speaker Priya
+
+
+@pytest.mark.django_db
+def test_the_command_line_reads_a_json_list_or_json_lines(alice, tmp_path, monkeypatch):
+    import io
+    import json
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    listed = tmp_path / "chat.json"
+    listed.write_text(json.dumps(CHAT["messages"]))
+    out = StringIO()
+    call_command(
+        "messages", "--session", "orion-call-1", "--file", str(listed),
+        "--metadata", '{"customer": "orion"}', "--workspace", "acme", "--agent", "alice",
+        stdout=out,
+    )  # fmt: skip
+    assert json.loads(out.getvalue())["stored"] == 3
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"role": "user", "content": "From stdin."}\n'))
+    out = StringIO()
+    call_command("messages", "--session", "s2", "--file", "-", "--token", alice.token, stdout=out)
+    assert json.loads(out.getvalue())["stored"] == 1
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"role": "user", "content": "ok"}\n{"role": \n')
+    with pytest.raises(CommandError, match="--file: line 2 is not JSON"):
+        call_command("messages", "--session", "s", "--file", str(broken), "--token", alice.token)
+    with pytest.raises(CommandError, match=r"messages\[0\].role"):
+        listed.write_text('[{"role": "robot", "content": "x"}]')
+        call_command("messages", "--session", "s", "--file", str(listed), "--token", alice.token)
+    with pytest.raises(CommandError, match="--file: cannot read"):
+        call_command("messages", "--session", "s", "--file", str(tmp_path / "nope.json"),
+                     "--token", alice.token)  # fmt: skip
+    assert Memory.objects.count() == 4

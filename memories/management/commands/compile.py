@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memories.compile import compiled_memory_file
 from memories.errors import MemoryEngineError, NotFound
-from memories.management.acting import command_error, resolve_agent
+from memories.management.acting import command_error, refuse_url, resolve_agent
 from memories.presenters import compiled_to_dict
 from memories.selectors import workspace_by_slug
 from memories.selectors.reader import Reader
@@ -26,6 +26,11 @@ class Command(BaseCommand):
         group.add_argument("--workspace", help="Workspace slug: the whole workspace.")
         group.add_argument("--agent", help="With --workspace: only the scopes this agent sees.")
         group.add_argument("--token", help="An agent's token: the scopes it sees.")
+        group.add_argument(
+            "--url",
+            help="A served engine's address (default: $MM_URL): compile the --token agent's "
+            "file over its API.",
+        )
         parser.add_argument("--out", help="Write the file here (write, then rename).")
         add_options(parser, CompileInput)
         parser.add_argument("--json", action="store_true", help="JSON with what was cut and why.")
@@ -52,6 +57,7 @@ class Command(BaseCommand):
 
     def _whose(self, options) -> Reader:
         """An agent's reader, or the operator's of the whole workspace."""
+        refuse_url(options)
         if options.get("token") or options.get("agent"):
             return Reader.of_agent(resolve_agent(options))
         if not options.get("workspace"):
