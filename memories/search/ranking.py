@@ -28,6 +28,7 @@ from memories.search.hydration import (
     hydrated,
 )
 from memories.search.learned import reranked
+from memories.search.metadata import metadata_candidates
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
 from memories.selectors.reader import Reader
@@ -154,6 +155,13 @@ def ranked(
     shown_rows = int(limit) * (EXACT_COUNT_ROWS if shown_condition else 1)
     shown_condition = f" AND {shown_condition}" if shown_condition else ""
     base = f"workspace_id = {int(workspace.pk)} AND scope_id = ANY(%(scopes)s) AND {where}"
+    if filters.search.metadata is not None and not exact:
+        # The vector candidates of a metadata filter, chosen by how many memories it keeps
+        # (``memories.search.metadata``); exact: every one it keeps is ranked.
+        params["metadata_shortlist"] = metadata_candidates(
+            base, params, vector=vector_text, count=count, model=params["model"]
+        )
+        nearest_where += " AND id = ANY(%(metadata_shortlist)s::bigint[])"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     distance = "(embedding <=> %(vector)s::vector)" + (" + 0" if exact else "")
     memory_columns = ", ".join(f'm."{model_field.column}"' for model_field in SHOWN_MEMORY_FIELDS)

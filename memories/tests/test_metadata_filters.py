@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from meaning_memory.testing import make_actor
 from memories import metadata_filter
+from memories.operations import memory_remember
 
 SEARCH = "/api/v1/search"
 LIST = "/api/v1/memories"
@@ -263,3 +264,36 @@ def test_the_dashboard_shows_metadata_and_filters_the_list_by_it(client, alice, 
             "/w/acme/memories", {"metadata": '{"customer": "orion"}'}
         ).content.decode()
     )
+
+
+@pytest.mark.parametrize("listed_max", [1_000, 2])
+def test_many_or_few_kept_the_vector_candidates_are_those_the_filter_keeps(
+    alice, bob, accounts, monkeypatch, listed_max
+):
+    """Few memories kept: every one is a vector candidate; many (here, more than 2): the vector
+    index's nearest that pass the filter (``memories.search.metadata``). Either way the hits are
+    the exact search's, and another agent's private memories are not among them."""
+    from memories.operations import memory_search
+    from memories.search import metadata as chosen
+    from memories.selectors.reader import Reader
+
+    monkeypatch.setattr(chosen, "METADATA_LIST_MAX", listed_max)
+    private = memory_remember(
+        agent=bob.agent, text="Orion Health's private renewal notes.", metadata={"tier": "gold"}
+    ).memory
+    shared = alice.client.post(
+        LIST,
+        {"text": "Gold renewal terms for the team.", "metadata": {"tier": "gold"},
+         "scope": "team:accounts"},
+        format="json",
+    ).json()["mem_id"]  # fmt: skip
+    asked = {"query": "contract renewal", "metadata": {"tier": "gold"}, "limit": 10}
+    for reader in (Reader.of_agent(alice.agent), Reader.of_agent(bob.agent)):
+        found = [h.memory.mem_id for h in memory_search(reader, arguments=asked)]
+        truth = [h.memory.mem_id for h in memory_search(reader, arguments=asked, exact=True)]
+        assert found == truth
+        assert shared in found
+        assert (private.mem_id in found) == (reader.agent == bob.agent)
+    gold = {accounts[t] for t, m in ACCOUNTS if m.get("tier") == "gold"}
+    assert gold <= set(found_alice := [h["mem_id"] for h in search(alice, {"tier": "gold"})])
+    assert private.mem_id not in found_alice

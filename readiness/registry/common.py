@@ -36,6 +36,7 @@ CHECK_MODULES = (
 #: The search: its filters, the ranking statement, its words and statistics, its hits.
 SEARCH_MODULES = (
     "memories/search/filters.py",
+    "memories/search/metadata.py",
     "memories/search/ranking.py",
     "memories/search/words.py",
     "memories/search/statistics.py",
