@@ -249,6 +249,18 @@ def positional(found: Filter, column: str) -> tuple[str, list[Any]]:
     return sql(found, column, bind), params
 
 
+def named(found: Filter, column: str, params: dict[str, Any]) -> str:
+    """``sql`` with named placeholders (``%(metadata_<n>)s``), its parameters added to
+    ``params`` (the statement's other named parameters)."""
+
+    def bind(value: Any) -> str:
+        name = f"metadata_{len(params)}"
+        params[name] = value
+        return f"%({name})s"
+
+    return sql(found, column, bind)
+
+
 def _path(key: str) -> str:
     """The SQL/JSON path of a top-level key (quoted: any key is one member name)."""
     return "$." + json.dumps(key)

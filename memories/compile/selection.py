@@ -112,13 +112,7 @@ def candidates_of(
         sql += " AND scope_id = ANY(%(scopes)s)"
         params["scopes"] = scope_ids
     if metadata is not None:
-
-        def bind(value: object) -> str:
-            name = f"metadata_{len(params)}"
-            params[name] = value
-            return f"%({name})s"
-
-        sql += " AND " + metadata_filter.sql(metadata, "metadata", bind)
+        sql += " AND " + metadata_filter.named(metadata, "metadata", params)
     with reader.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()

@@ -50,13 +50,7 @@ class SearchFilters:
                 clauses.append(f"{column} = %({column})s")
                 params[column] = value
         if search.metadata is not None:
-
-            def bind(value: object) -> str:
-                name = f"metadata_{len(params)}"
-                params[name] = value
-                return f"%({name})s"
-
-            clauses.append(metadata_filter.sql(search.metadata, "metadata", bind))
+            clauses.append(metadata_filter.named(search.metadata, "metadata", params))
         for dim in STARE_DIMENSIONS:
             minimum = getattr(search, f"min_{dim}_score")
             if minimum is not None:  # NULL (no score) never passes
