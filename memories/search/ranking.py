@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
+from memories import metadata_filter
 from memories.commands import Search
 from memories.eligibility import eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
@@ -28,7 +29,7 @@ from memories.search.hydration import (
     hydrated,
 )
 from memories.search.learned import reranked
-from memories.search.metadata import metadata_candidates
+from memories.search.metadata import UNINDEXED_METADATA, metadata_candidates
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
 from memories.selectors.reader import Reader
@@ -155,13 +156,23 @@ def ranked(
     shown_rows = int(limit) * (EXACT_COUNT_ROWS if shown_condition else 1)
     shown_condition = f" AND {shown_condition}" if shown_condition else ""
     base = f"workspace_id = {int(workspace.pk)} AND scope_id = ANY(%(scopes)s) AND {where}"
-    if filters.search.metadata is not None and not exact:
+    matches = _word_matches(base)  # each query word's keyword candidates
+    metadata_filtered = filters.search.metadata is not None
+    if metadata_filtered and not exact:
         # The vector candidates of a metadata filter, chosen by how many memories it keeps
         # (``memories.search.metadata``); exact: every one it keeps is ranked.
-        params["metadata_shortlist"] = metadata_candidates(
+        shortlist, many = metadata_candidates(
             base, params, vector=vector_text, count=count, model=params["model"]
         )
+        params["metadata_shortlist"] = shortlist
         nearest_where += " AND id = ANY(%(metadata_shortlist)s::bigint[])"
+        if many:  # tested on each word's matches, not read from the metadata index per word
+            others, _ = filters.sql(now, relational, metadata_column=None)
+            kept = metadata_filter.named(filters.search.metadata, UNINDEXED_METADATA, params)
+            matches = _word_matches(
+                f"workspace_id = {int(workspace.pk)} AND scope_id = ANY(%(scopes)s) "
+                f"AND {others} AND {kept}"
+            )
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     distance = "(embedding <=> %(vector)s::vector)" + (" + 0" if exact else "")
     memory_columns = ", ".join(f'm."{model_field.column}"' for model_field in SHOWN_MEMORY_FIELDS)
@@ -182,12 +193,7 @@ def ranked(
             SELECT DISTINCT ON (id) id, significance, created_at, embedding, embedding_model,
                 search_vector
             FROM unnest(%(match_words)s::tsquery[]) AS w(word),
-            LATERAL (
-                SELECT id, significance, created_at, embedding, embedding_model, search_vector
-                FROM memories_memory
-                WHERE search_vector @@ w.word AND {base}
-                LIMIT %(per_word)s
-            ) AS matches
+            LATERAL ({matches}) AS matches
             ORDER BY id
         ),
         -- Every row read so far gets a keyword rank: for each query word it holds, the word's
@@ -329,7 +335,9 @@ def ranked(
         if widen:
             with database.cursor() as cursor:
                 cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(count)])
-        with prepared_cursor(database) as cursor:
+        # A metadata filter's plan depends on its values (a rare customer, or most of the
+        # memories): planned for them each time, never a generic plan kept.
+        with database.cursor() if metadata_filtered else prepared_cursor(database) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     # The learned ranking reads a few fields of every candidate; the rest is read for the hits
@@ -351,3 +359,14 @@ def ranked(
         replace(hit, eligible=value, relations=why)
         for hit, value, why in zip(hits, eligible, relations, strict=True)
     ]
+
+
+def _word_matches(where: str) -> str:
+    """The keyword candidates of one query word (``w.word``): up to an equal share of
+    ``MM_SEARCH_KEYWORD_SCAN_MAX`` of the memories ``where`` keeps that hold it."""
+    return f"""
+        SELECT id, significance, created_at, embedding, embedding_model, search_vector
+        FROM memories_memory
+        WHERE search_vector @@ w.word AND {where}
+        LIMIT %(per_word)s
+    """
