@@ -61,6 +61,7 @@ EPISODIC: tuple[Capability, ...] = (
             "consolidation/phases/threads.py",
             "consolidation/services.py",
             "memories/compile/file.py",
+            "memories/compile/groups.py",
             "memories/compile/render.py",
             *WRITE_MODULES,
             *CHECK_MODULES,
