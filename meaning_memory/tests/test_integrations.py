@@ -524,3 +524,20 @@ def test_the_pages_examples_run_as_written(engine, capsys):
         r"1 \S+ Zephyr Logistics renews its support contract every March\.", retriever[0]
     )
     assert len(retriever) == 3 and retriever[2] == "Orion asked for a discount on 120 seats."
+
+
+def test_a_users_namespace_is_erased_by_its_prefix(engine):
+    """docs/frameworks.md: ``erase_matching`` with the namespace prefix's metadata key erases a
+    user's items for good (a dry run first); another user's stay."""
+    store = fresh_store(engine, "erasing", "keeper")
+    for key in ("drink", "team"):
+        store.put(("memories", "u-gone"), key, {"text": f"The leaving user's {key}."})
+    store.put(("memories", "u-stays"), "drink", {"text": "The staying user's drink."})
+    chosen = {"lg.prefix.2": "memories.u-gone"}
+    preview = store.client.erase_matching(metadata=chosen, dry_run=True)
+    assert preview.count == 2
+    assert store.get(("memories", "u-gone"), "drink") is not None
+    done = store.client.erase_matching(metadata=chosen, reason="the user asked")
+    assert sorted(done.erased) == sorted(preview.erased)
+    assert store.get(("memories", "u-gone"), "drink") is None
+    assert store.list_namespaces(prefix=("memories",)) == [("memories", "u-stays")]

@@ -36,6 +36,13 @@ OPERATIONS = {
     "memories_feedback_create": ("feedback", "mm_feedback", "feedback", "feedback"),
     "memories_forget_create": ("forget", "mm_forget", "forget", "forget"),
     "memories_erase_create": ("erase", "mm_erase", "erase", "erase"),
+    "memories_erase_chosen": ("erase_matching", None, "erase", "eraseMatching"),
+    "messages_remember": (
+        "remember_messages",
+        "mm_remember_messages",
+        "messages",
+        "rememberMessages",
+    ),
     "memories_links_create": ("link", "mm_link", "link", "link"),
     "memories_links_remove_create": ("unlink", None, "link", "unlink"),
     "compiled_retrieve": ("compiled", "mm_compile", "compile", "compiled"),
