@@ -20,7 +20,7 @@ from consolidation.models import PhaseWatermark, ThreadCorpus, WordFrequency
 from consolidation.phases import refresh_thread_status
 from consolidation.snapshots import snapshots_drop
 from memories.models import Memory, Thread, ThreadMember
-from memories.services.erase import forget_log_entries
+from memories.services.erase_copies import forget_log_entries
 from memories.services.purge import WAIT_SECONDS, vacuum_tables
 
 #: Consolidation's tables an erasure deletes from (memories' own are vacuumed by memories).

@@ -82,10 +82,14 @@ class _Refused(Exception):
 
 
 def _error_text(exc: Any) -> str:
+    """An error the engine answered, or the shapes raised, worded as the command words it
+    without ``--url`` (``memories.management.acting.command_error``)."""
+    from memories.errors import ValidationFailed
+    from memories.management.acting import command_error
+
     errors = getattr(exc, "errors", None) or {}
     if errors:
-        lines = [f"{field}: {' '.join(messages)}" for field, messages in errors.items()]
-        return "invalid input:\n  " + "\n  ".join(lines)
+        return str(command_error(ValidationFailed(errors)))
     return str(getattr(exc, "detail", None) or exc)
 
 

@@ -86,6 +86,12 @@ def loaded(value: Any, path: str = "metadata") -> Any:
         raise FilterError({path: [f"must be a JSON object: {exc}."]}) from exc
 
 
+def parse_text(value: Any, path: str = "metadata") -> Filter:
+    """``parse`` of a filter given as its JSON text (a command line, a query string, a form)
+    or as the object itself."""
+    return parse(loaded(value, path), path)
+
+
 def keys_of(found: Filter) -> set[str]:
     """The metadata keys a filter tests (never its values)."""
     if isinstance(found, Combined):

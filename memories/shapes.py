@@ -18,6 +18,7 @@ from django import forms
 from django.core.management.base import CommandError
 from rest_framework import serializers
 
+from memories import metadata_filter
 from memories.serializers import MetadataFilter, Rule, TextList
 
 Fields = Mapping[str, serializers.Field]
@@ -261,7 +262,7 @@ def _form_field(field: serializers.Field, typed: bool, common: dict[str, Any]) -
     if isinstance(field, serializers.BooleanField):
         return forms.BooleanField(**common)
     if isinstance(field, MetadataFilter):  # the JSON form, as text (parsed from text)
-        return forms.CharField(**common)
+        return MetadataFilterField(**common) if typed else forms.CharField(**common)
     if takes_json(field):
         raise TypeError(f"no form field for a {type(field).__name__}: teach memories.shapes one")
     if typed and isinstance(field, serializers.IntegerField | serializers.FloatField):
@@ -280,6 +281,20 @@ def _form_field(field: serializers.Field, typed: bool, common: dict[str, Any]) -
     if typed and isinstance(field, serializers.DateTimeField):
         return forms.DateTimeField(**common)
     return forms.CharField(**common)
+
+
+class MetadataFilterField(forms.CharField):
+    """A typed form's metadata filter: its JSON as text, cleaned to the parsed filter, each
+    broken rule a form error named by its path (``seats.gte: …``), as the API words it."""
+
+    def clean(self, value: Any) -> Any:
+        text = super().clean(value)
+        if not text:
+            return None
+        try:
+            return metadata_filter.parse_text(text, "")
+        except metadata_filter.FilterError as exc:
+            raise forms.ValidationError(exc.messages()) from exc
 
 
 def _json_kind(field: serializers.Field) -> str:

@@ -166,7 +166,7 @@ class MetadataFilter(serializers.DictField):
     def to_internal_value(self, data: Any) -> Any:
         try:
             if self.context.get("from_text", False):
-                data = metadata_filter.loaded(data, path="")
+                return metadata_filter.parse_text(data, path="")
             return metadata_filter.parse(data, path="")
         except metadata_filter.FilterError as exc:
             raise serializers.ValidationError(exc.messages()) from exc

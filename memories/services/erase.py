@@ -61,8 +61,6 @@ ERASE_BY = ("memory", "source", "agent", "session", "entity", "metadata")
 #: The most memories one erasure removes (a larger one is refused: erase in parts).
 ERASE_MAX = 10_000
 
-__all__ = ["forget_log_entries"]  # consolidation's erasure drops its log lines with it
-
 
 @dataclass
 class Erasure:
@@ -126,7 +124,7 @@ def erase_selection(reader: Reader, by: str, value: Any, field: str = "value") -
             found = (
                 value
                 if isinstance(value, metadata_filter.Filter)
-                else metadata_filter.parse(metadata_filter.loaded(value, field), path=field)
+                else metadata_filter.parse_text(value, path=field)
             )
         except metadata_filter.FilterError as exc:
             raise ValidationFailed(exc.errors) from exc

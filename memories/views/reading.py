@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from memories import metadata_filter, services
+from memories import services
 from memories.compile import compile_options, compiled_memory_file, stare_marks
 from memories.compile.selection import PROTECTED_SIGNIFICANCE
 from memories.errors import MemoryEngineError, NotFound, ValidationFailed
@@ -289,15 +289,9 @@ def compiled(request: HttpRequest, slug: str) -> HttpResponse:
     form = CompileForm(request.GET or None)
     options = compile_options()
     if form.is_bound and form.is_valid():
-        chosen = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
-        try:
-            if "metadata" in chosen:  # the filter's JSON, as on every page
-                chosen["metadata"] = metadata_filter.parse(
-                    metadata_filter.loaded(chosen["metadata"], ""), ""
-                )
-            options = compile_options(**chosen)
-        except metadata_filter.FilterError as exc:
-            form.add_error("metadata", exc.messages())
+        options = compile_options(
+            **{k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+        )
     result = compiled_memory_file(reader, options=options)
     if request.GET.get("download") and not form.errors:
         response = HttpResponse(result.markdown, content_type="text/markdown; charset=utf-8")
