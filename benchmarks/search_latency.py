@@ -44,7 +44,7 @@ STOPWORD_RANKS = 100
 SPREAD_WORKSPACES = 100
 TWO_YEARS_S = 2 * 365 * 86_400
 #: Indexes dropped before a bulk load and rebuilt after it (the migrations' own definitions).
-INDEXES = ("memory_embedding_hnsw", "memory_search_vector_gin", "memory_metadata")
+INDEXES = ("memory_embedding_hnsw", "memory_words_metadata")
 #: Columns COPY fills per row, then columns with one value for every row ('' = blank default).
 VARYING = "mem_id workspace_id scope_id text source content_hash significance created_at updated_at"
 VARYING += " embedding"
@@ -285,7 +285,7 @@ def breakdown(queries: list[Query]) -> None:
             cursor.execute("EXPLAIN (ANALYZE) " + search_sql[0], search_sql[1])
             plan = "\n".join(row[0] for row in cursor.fetchall())
         gin = re.search(
-            r"Bitmap Index Scan on memory_search_vector_gin.*?actual time=\S+ rows=([\d.]+)", plan
+            r"Bitmap Index Scan on memory_words_metadata.*?actual time=\S+ rows=([\d.]+)", plan
         )
         for name, value in {
             "planning": float(re.search(r"Planning Time: ([\d.]+)", plan).group(1)),

@@ -151,7 +151,7 @@ def per_memory(result: dict[str, Any]) -> dict[str, float]:
     n = result["loaded"]["memories"]
     parts = {p["part"]: p["bytes"] / n for p in result["loaded"]["parts"]}
     w = result["written"]
-    hnsw, gin = parts["memory_embedding_hnsw"], parts["memory_search_vector_gin"]
+    hnsw, gin = parts["memory_embedding_hnsw"], parts["memory_words_metadata"]
     heap = parts["table"] + parts["TOAST"]
     return {
         "hnsw": hnsw,

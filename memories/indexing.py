@@ -32,7 +32,9 @@ WORKSPACE_INDEXES = {
         "USING hnsw (embedding vector_cosine_ops) "
         f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
     ),
-    "memory_gin_ws_": "USING gin (search_vector)",
+    # Words and metadata in one index: a search with a metadata filter takes each word's
+    # keyword candidates that the filter keeps from it (see ``memories.search.metadata``).
+    "memory_gin_ws_": "USING gin (search_vector, metadata jsonb_path_ops)",
 }
 INDEX_PREFIX = "memory_hnsw_ws_"
 #: The session-level advisory lock that serializes ``workspace_indexes_sync``.
@@ -51,22 +53,37 @@ def workspace_index_name(workspace_id: int, prefix: str = INDEX_PREFIX) -> str:
     return f"{prefix}{int(workspace_id)}"
 
 
-def _workspace_indexes(*, valid_only: bool = False) -> dict[int, set[str]]:
+def _workspace_indexes(
+    *, valid_only: bool = False, current_only: bool = False
+) -> dict[int, set[str]]:
     """{workspace id: the prefixes of its own indexes that exist} (with ``valid_only``, only
-    those a search can use: not the leftover of a build that crashed)."""
+    those a search can use: not the leftover of a build that crashed; with ``current_only``,
+    only those of today's definition: ``_sync`` builds an earlier version's again)."""
+    found: dict[int, set[str]] = {}
+    for name, valid, definition in _index_rows():
+        if not (match := _INDEX_NAME.match(name)) or (valid_only and not valid):
+            continue
+        if not current_only or _current(match.group(1), definition):
+            found.setdefault(int(match.group(2)), set()).add(match.group(1))
+    return found
+
+
+def _index_rows() -> list[tuple[str, bool, str]]:
+    """Each workspace index: its name, whether it is usable, its definition."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT c.relname, i.indisvalid AND i.indisready FROM pg_index i "
-            "JOIN pg_class c ON c.oid = i.indexrelid "
+            "SELECT c.relname, i.indisvalid AND i.indisready, pg_get_indexdef(i.indexrelid) "
+            "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             "WHERE i.indrelid = 'memories_memory'::regclass "
             "AND (c.relname LIKE 'memory_hnsw_ws_%%' OR c.relname LIKE 'memory_gin_ws_%%')"
         )
-        rows = cursor.fetchall()
-    found: dict[int, set[str]] = {}
-    for name, valid in rows:
-        if (valid or not valid_only) and (match := _INDEX_NAME.match(name)):
-            found.setdefault(int(match.group(2)), set()).add(match.group(1))
-    return found
+        return cursor.fetchall()
+
+
+def _current(prefix: str, definition: str) -> bool:
+    """Whether an index's definition (``pg_get_indexdef``) is today's for its kind: its
+    method and columns (PostgreSQL writes the storage parameters its own way)."""
+    return WORKSPACE_INDEXES[prefix].split(" WITH ")[0] in definition
 
 
 def existing_workspace_indexes() -> set[int]:
@@ -104,14 +121,16 @@ def workspace_indexes_sync() -> IndexSync:
 
 def _sync() -> IndexSync:
     wanted, existing = workspaces_needing_an_index(), _workspace_indexes()
-    valid = _workspace_indexes(valid_only=True)
+    valid = _workspace_indexes(valid_only=True, current_only=True)
     complete = {ws for ws, kinds in valid.items() if kinds == set(WORKSPACE_INDEXES)}
     result = IndexSync(kept=sorted(wanted & complete))
     with connection.cursor() as cursor:
         for workspace_id in sorted(wanted - complete):
             for prefix, definition in WORKSPACE_INDEXES.items():
                 name = workspace_index_name(workspace_id, prefix)
-                # A build that crashed left an invalid index of this name: dropped and rebuilt.
+                # One a build that crashed left, or of an earlier definition: built again.
+                if prefix not in valid.get(workspace_id, set()):
+                    cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
                 create_index_concurrently(
                     cursor,
                     name,

@@ -213,8 +213,6 @@ class Memory(WorkspaceRow):
                 name="memory_compile",
                 condition=Q(status="active"),
             ),
-            # Metadata filters (``memories.metadata_filter``): containment and path predicates.
-            GinIndex(fields=["metadata"], name="memory_metadata", opclasses=["jsonb_path_ops"]),
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],
@@ -222,7 +220,15 @@ class Memory(WorkspaceRow):
                 ef_construction=HNSW_EF_CONSTRUCTION,
                 opclasses=["vector_cosine_ops"],
             ),
-            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            # Words and metadata in one index: full-text search, metadata filters
+            # (``memories.metadata_filter``: containment and path equality) and the words of a
+            # search with a metadata filter, whose matches the index narrows to the memories
+            # the filter keeps (``memories.search.metadata``).
+            GinIndex(
+                fields=["search_vector", "metadata"],
+                name="memory_words_metadata",
+                opclasses=["tsvector_ops", "jsonb_path_ops"],
+            ),
             models.Index(fields=["scope", "content_hash"], name="memory_content_hash"),
             models.Index(
                 fields=["attributed_to"],

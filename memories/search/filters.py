@@ -26,16 +26,10 @@ class SearchFilters:
     search: Search
 
     def sql(
-        self,
-        now: datetime,
-        relational: RelationalFilter | None = None,
-        *,
-        metadata_column: str | None = "metadata",
+        self, now: datetime, relational: RelationalFilter | None = None
     ) -> tuple[str, dict[str, object]]:
         """WHERE fragments (beyond workspace and scope) and their named parameters. The filters
-        that read links come resolved for the reader (``relational``). ``metadata_column``:
-        the column (or expression) the metadata filter tests; None: every filter but that
-        one."""
+        that read links come resolved for the reader (``relational``)."""
         search = self.search
         for name in RELATIONAL_NAMES:
             if getattr(search, name) is not None and relational is None:
@@ -55,8 +49,8 @@ class SearchFilters:
             if value := getattr(search, column):
                 clauses.append(f"{column} = %({column})s")
                 params[column] = value
-        if search.metadata is not None and metadata_column is not None:
-            clauses.append(metadata_filter.named(search.metadata, metadata_column, params))
+        if search.metadata is not None:
+            clauses.append(metadata_filter.named(search.metadata, "metadata", params))
         for dim in STARE_DIMENSIONS:
             minimum = getattr(search, f"min_{dim}_score")
             if minimum is not None:  # NULL (no score) never passes

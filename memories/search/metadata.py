@@ -20,9 +20,13 @@ statistics know the common values of the metadata; a range or a rare value it gu
 large estimate tries the index first, reading at most ``METADATA_FIRST_SCAN`` index tuples; if
 that finds fewer than the search's candidates, the filter is rarer than guessed and the
 memories it keeps are listed; if they are more than ``METADATA_LIST_MAX`` after all, the index
-is read again, up to ``METADATA_SCAN_MAX`` tuples. A filter that keeps many memories is then
-tested, for the keyword candidates, on each word's matches rather than read from the metadata
-index (``memories.search.filters.UNINDEXED_METADATA``).
+is read again, up to ``METADATA_SCAN_MAX`` tuples.
+
+The keyword candidates need no choice: the words and the metadata are in one GIN index
+(``memory_words_metadata``), so a query word's matches are narrowed to the memories a
+containment filter keeps inside the index (GIN reads the rare list and skips through the
+common one), and only a range or a key's existence, which the index cannot answer, is tested
+on the rows.
 
 ``exact`` searches (the benchmarks' truth) rank every memory the filter keeps. BENCHMARKS.md
 measures both sides of the line at a million memories: each filter's p95 against the same
@@ -46,9 +50,6 @@ METADATA_FIRST_SCAN = 5_000
 #: The most index tuples it reads for a filter that keeps more than ``METADATA_LIST_MAX`` but
 #: fewer than the first read found.
 METADATA_SCAN_MAX = 50_000
-#: The metadata as an expression the metadata index does not serve: for the keyword candidates,
-#: a filter that keeps many memories is tested on each word's matches, not read from its index.
-UNINDEXED_METADATA = "(metadata || '{}'::jsonb)"
 #: How the statement reading the vector index is planned: only that index may serve it (every
 #: other way is disabled, not forbidden: the planner still finds a plan should it be missing).
 _INDEX_ONLY = (("enable_seqscan", "off"), ("enable_bitmapscan", "off"), ("enable_sort", "off"))
@@ -56,25 +57,25 @@ _INDEX_ONLY = (("enable_seqscan", "off"), ("enable_bitmapscan", "off"), ("enable
 
 def metadata_candidates(
     base: str, params: dict[str, object], *, vector: str, count: int, model: str
-) -> tuple[list[int], bool]:
+) -> list[int]:
     """The ids of the vector candidates of a search whose WHERE clause (the workspace, scopes
-    and every filter, the metadata filter included) is ``base`` with ``params``, and whether the
-    filter keeps many: the ``count`` nearest to ``vector`` that it keeps, or, when it keeps at
-    most ``METADATA_LIST_MAX``, every one."""
+    and every filter, the metadata filter included) is ``base`` with ``params``: the ``count``
+    nearest to ``vector`` that it keeps, or, when it keeps at most ``METADATA_LIST_MAX``, every
+    one."""
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
         cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT id FROM memories_memory WHERE {base}", params)
         estimate = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
         if estimate > METADATA_LIST_MAX:
             found = _nearest(cursor, base, params, vector, count, model, METADATA_FIRST_SCAN)
             if len(found) >= count:
-                return found, True
+                return found
         cursor.execute(
             f"SELECT id FROM memories_memory WHERE {base} LIMIT {METADATA_LIST_MAX + 1}", params
         )
         listed = [row[0] for row in cursor.fetchall()]
         if len(listed) <= METADATA_LIST_MAX:
-            return listed, False
-        return _nearest(cursor, base, params, vector, count, model, METADATA_SCAN_MAX), True
+            return listed
+        return _nearest(cursor, base, params, vector, count, model, METADATA_SCAN_MAX)
 
 
 def _nearest(

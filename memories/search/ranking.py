@@ -12,7 +12,6 @@ from django.db import transaction
 from django.utils import timezone
 from psycopg.types.numeric import Int8
 
-from memories import metadata_filter
 from memories.commands import Search
 from memories.eligibility import eligibility_boundary
 from memories.embeddings import current_model_name, get_embedder
@@ -29,7 +28,7 @@ from memories.search.hydration import (
     hydrated,
 )
 from memories.search.learned import reranked
-from memories.search.metadata import UNINDEXED_METADATA, metadata_candidates
+from memories.search.metadata import metadata_candidates
 from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
 from memories.selectors.reader import Reader
@@ -161,18 +160,10 @@ def ranked(
     if metadata_filtered and not exact:
         # The vector candidates of a metadata filter, chosen by how many memories it keeps
         # (``memories.search.metadata``); exact: every one it keeps is ranked.
-        shortlist, many = metadata_candidates(
+        params["metadata_shortlist"] = metadata_candidates(
             base, params, vector=vector_text, count=count, model=params["model"]
         )
-        params["metadata_shortlist"] = shortlist
         nearest_where += " AND id = ANY(%(metadata_shortlist)s::bigint[])"
-        if many:  # tested on each word's matches, not read from the metadata index per word
-            others, _ = filters.sql(now, relational, metadata_column=None)
-            kept = metadata_filter.named(filters.search.metadata, UNINDEXED_METADATA, params)
-            matches = _word_matches(
-                f"workspace_id = {int(workspace.pk)} AND scope_id = ANY(%(scopes)s) "
-                f"AND {others} AND {kept}"
-            )
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
     distance = "(embedding <=> %(vector)s::vector)" + (" + 0" if exact else "")
     memory_columns = ", ".join(f'm."{model_field.column}"' for model_field in SHOWN_MEMORY_FIELDS)

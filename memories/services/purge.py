@@ -122,7 +122,7 @@ def purge_storage(
     from memories.indexing import existing_workspace_indexes
 
     older = vacuum_tables(PURGED_TABLES, full=full, wait=wait)
-    indexes = [] if full else ["memory_search_vector_gin"]
+    indexes = [] if full else ["memory_words_metadata"]
     if not full:
         indexes += [
             f"memory_gin_ws_{pk}"

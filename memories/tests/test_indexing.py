@@ -45,7 +45,7 @@ def test_a_large_workspace_in_a_shared_table_gets_its_own_index(shared_table, al
             [f"memory_gin_ws_{alice.agent.workspace_id}"],
         )
         (definition,) = cursor.fetchone()
-    assert "gin (search_vector)" in definition
+    assert "gin (search_vector, metadata jsonb_path_ops)" in definition
     assert f"(workspace_id = {alice.agent.workspace_id})" in definition
 
     again = workspace_indexes_sync()  # idempotent
@@ -97,6 +97,40 @@ def test_the_worker_schedule_is_created_once(db):
     schedule = Schedule.objects.get(func="memories.tasks.sync_workspace_indexes")
     assert schedule.schedule_type == Schedule.HOURLY
     assert Schedule.objects.count() == 2  # with the worker's heartbeat (meaning_memory.health)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_index_of_an_earlier_definition_is_built_again(shared_table, alice):
+    """Before a workspace's full-text index held the metadata too, it held the words alone: a
+    sync builds that one again with today's definition and keeps the vector index it has."""
+    workspace = alice.agent.workspace_id
+    workspace_indexes_sync()
+    gin, hnsw = f"memory_gin_ws_{workspace}", f"memory_hnsw_ws_{workspace}"
+
+    def index(name: str) -> tuple[int, str]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT indexrelid::int, pg_get_indexdef(indexrelid) FROM pg_index "
+                "WHERE indexrelid = %s::regclass",
+                [name],
+            )
+            return cursor.fetchone()
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX {gin}")
+        cursor.execute(
+            f"CREATE INDEX {gin} ON memories_memory USING gin (search_vector) "
+            f"WHERE workspace_id = {workspace}"
+        )
+    vector_index = index(hnsw)
+
+    result = workspace_indexes_sync()
+
+    assert (result.created, result.kept) == ([workspace], [])
+    assert "gin (search_vector, metadata jsonb_path_ops)" in index(gin)[1]
+    assert index(hnsw) == vector_index  # the vector index is today's: kept, not built again
+    again = workspace_indexes_sync()
+    assert (again.created, again.kept) == ([], [workspace])
 
 
 def leave_invalid_index(name: str) -> None:

@@ -223,14 +223,23 @@ def test_the_mcp_tools_take_the_same_json(served):
 
 
 def test_an_equality_filter_is_served_by_the_metadata_index(alice, accounts):
-    """Containment on the GIN index (``jsonb_path_ops``), not a scan of every row."""
+    """Containment on the GIN index (``jsonb_path_ops``), not a scan of every row; with a
+    query word, the same index answers both (a word's matches narrowed to the customer's)."""
     found = metadata_filter.parse({"customer": "orion", "tier": {"in": ["gold"]}})
     condition, params = metadata_filter.positional(found, "metadata")
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(f"EXPLAIN SELECT id FROM memories_memory WHERE {condition}", params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "memory_metadata" in plan, plan
+        assert "memory_words_metadata" in plan, plan
+        cursor.execute(
+            "EXPLAIN SELECT id FROM memories_memory WHERE search_vector @@ 'renewal'::tsquery "
+            "AND metadata @> %s::jsonb",
+            ['{"customer": "orion"}'],
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    index_condition = next(line for line in plan.splitlines() if "Index Cond" in line)
+    assert "search_vector @@" in index_condition and "metadata @>" in index_condition, plan
 
 
 def test_the_filter_round_trips_through_its_json_form():
