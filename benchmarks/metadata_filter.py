@@ -33,6 +33,9 @@ TIERS = ("bronze", "silver", "gold", "platinum")
 FILTERS: dict[str, Any] = {
     "customer (a common one)": {"customer": "c00001"},
     "customer (a rare one)": {"customer": "c01500"},
+    "customer (a small one)": {"customer": "c00035"},
+    "customer (a middling one)": {"customer": "c00011"},
+    "customer (a large one)": {"customer": "c00007"},
     "tier in (2 of 4)": {"tier": {"in": ["gold", "platinum"]}},
     "seats >= 400": {"seats": {"gte": 400}},
     "renewal in 2027 Q1": {"renewal": {"gte": "2027-01-01", "lt": "2027-04-01"}},
@@ -131,6 +134,51 @@ def measure(
     return rows
 
 
+def line_costs(queries: list[Any], few: dict[str, Any], many: dict[str, Any]) -> dict:
+    """What ``memories.search.metadata``'s line weighs, measured on this data: an exact
+    comparison's cost per memory the filter ``few`` keeps (its kept memories read and the
+    nearest 50 taken), and the vector index's filtered scan's cost per tuple it reads for the
+    filter ``many`` (EXPLAIN ANALYZE: the rows it returned and those its filter removed); the
+    medians over ``queries``."""
+    from django.db import connection, transaction
+
+    from memories import metadata_filter
+    from memories.search import metadata as chosen
+
+    def condition(given: dict[str, Any]) -> tuple[str, list[Any]]:
+        return metadata_filter.positional(metadata_filter.parse(given), "metadata")
+
+    per_memory, per_tuple = [], []
+    (few_sql, few_params), (many_sql, many_params) = condition(few), condition(many)
+    for q in queries:
+        vector = "[" + ",".join(f"{x:.7g}" for x in q.vector.tolist()) + "]"
+        with transaction.atomic(), connection.cursor() as cursor:
+            started = time.perf_counter()
+            cursor.execute(  # as memories.search.metadata._exact reads (its LIMIT included)
+                "SELECT count(*) OVER () FROM (SELECT embedding <=> %s::vector AS distance "
+                f"FROM memories_memory WHERE {few_sql} LIMIT {chosen.EXACT_LINE_MAX + 1}) "
+                "AS kept ORDER BY distance LIMIT 50",
+                [vector, *few_params],
+            )
+            if row := cursor.fetchone():  # none kept (a small --size): nothing to weigh
+                per_memory.append((time.perf_counter() - started) * 1e6 / row[0])
+            for name, value in chosen._INDEX_ONLY:
+                cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+            cursor.execute(
+                "EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM memories_memory "
+                f"WHERE {many_sql} ORDER BY embedding <=> %s::vector LIMIT 50",
+                [*many_params, vector],
+            )
+            plan = cursor.fetchone()[0][0]["Plan"]
+            scan = plan["Plans"][0]
+            if tuples := scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0):
+                per_tuple.append(scan["Actual Total Time"] * 1000 / tuples)
+    return {
+        "exact_us_per_memory": float(np.median(per_memory)) if per_memory else float("nan"),
+        "scan_us_per_tuple": float(np.median(per_tuple)) if per_tuple else float("nan"),
+    }
+
+
 def table(size: int, rows: list[dict[str, Any]], counts: dict[str, int]) -> str:
     lines = [
         "| filter | memories kept | p50 ms | p95 ms | p95 unfiltered | p95 ratio | hits | "
@@ -193,13 +241,25 @@ def main() -> None:
     )
     counts = kept(FILTERS)
     rows = measure(agents[0], queries, warm, FILTERS, args.exact_queries)
+    costs = line_costs(
+        queries[:50], FILTERS["customer (a middling one)"], FILTERS["customer and seats"]
+    )
     print(describe(machine()))
     print(f"{args.size:,} memories, {args.queries} queries, limit 10")
     print(table(args.size, rows, counts))
+    print(
+        f"\nThe line's costs: an exact comparison {costs['exact_us_per_memory']:.2f} µs a "
+        f"memory kept; the index's filtered scan {costs['scan_us_per_tuple']:.2f} µs a tuple "
+        f"read; ratio {costs['scan_us_per_tuple'] / costs['exact_us_per_memory']:.1f} "
+        "(memories.search.metadata.SCAN_COST_RATIO)"
+    )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(
-            json.dumps({"size": args.size, "kept": counts, "rows": rows}, indent=2) + "\n"
+            json.dumps(
+                {"size": args.size, "kept": counts, "rows": rows, "line_costs": costs}, indent=2
+            )
+            + "\n"
         )
 
 

@@ -3,24 +3,26 @@
 Left to itself, the planner serves a filter the metadata index answers (containment) from that
 index and sorts every memory it keeps by distance: fast for a rare customer, slow for a common
 one (a tenth of a million memories is a hundred thousand vectors read and compared). So the
-vector candidates are chosen here, before the ranking statement, by how many memories the
-filter keeps among those the reader sees:
+vector candidates are chosen here, before the ranking statement, in one of two ways:
 
-* **many**: the vector index's nearest memories that pass the filter, from its iterative scan
+* **exact**: the memories the filter keeps are read (however the planner reads them fastest)
+  and the ``count`` nearest taken, each compared by its vector, as an exact search would. Its
+  cost grows with the memories kept (their vectors are in their rows: ``toast_tuple_target``,
+  migration 0041; the planner's estimate from the statistics of migration 0042);
+* **the vector index**: its nearest memories that pass the filter, from its iterative scan
   (``hnsw.iterative_scan``: the index is read further until enough rows pass), in a statement
-  of its own in which the planner may not read them any other way; they are then ranked again
-  by their vectors. A filter that keeps many memories keeps them near any query, so the scan
-  stops early;
-* **few** (at most ``METADATA_LIST_MAX``): they are listed (the first ``METADATA_LIST_MAX`` + 1
-  rows the filter keeps, read however the planner reads them fastest) and every one is ranked
-  by its vector, as an exact search would.
+  of its own in which the planner may not read them any other way. Its cost grows with the
+  memories the filter *rejects* on the way: a filter that keeps one memory in ``k`` reads about
+  ``count × k`` index tuples, each several times dearer than one exact comparison.
 
-Which, is first guessed from the planner's estimate of the rows the filter keeps (its
-statistics know the common values of the metadata; a range or a rare value it guesses): a
-large estimate tries the index first, reading at most ``METADATA_FIRST_SCAN`` index tuples; if
-that finds fewer than the search's candidates, the filter is rarer than guessed and the
-memories it keeps are listed; if they are more than ``METADATA_LIST_MAX`` after all, the index
-is read again, up to ``METADATA_SCAN_MAX`` tuples.
+The line between them is where the two cost the same: a filter keeping ``n`` of a table's
+``N`` memories costs ``n`` comparisons one way and ``count × N / n × SCAN_COST_RATIO`` the
+other, equal at ``n = sqrt(count × N × SCAN_COST_RATIO)`` (``exact_line``; 17,300 at a million
+memories). The planner's estimate of the rows the filter keeps (its statistics know the common
+values of the metadata; a range or a rare value it guesses) picks the side, and each side
+checks the guess: the exact read stops past the line (the filter keeps more than guessed: the
+index is read instead), and the index's read stops after three times the tuples a filter at
+the line would need (it keeps fewer than guessed: the exact read instead).
 
 The keyword candidates need no choice: the words and the metadata are in one GIN index
 (``memory_words_metadata``), so a query word's matches are narrowed to the memories a
@@ -35,6 +37,7 @@ search unfiltered, and its recall against the exact search.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -42,17 +45,26 @@ from django.db import transaction
 
 from memories.reading import reader as database
 
-#: Up to this many memories kept by the filter, every one is a vector candidate.
-METADATA_LIST_MAX = 2_000
-#: The most index tuples the first read of the vector index takes (enough for a filter that
-#: keeps one memory in a hundred or more).
-METADATA_FIRST_SCAN = 5_000
-#: The most index tuples it reads for a filter that keeps more than ``METADATA_LIST_MAX`` but
-#: fewer than the first read found.
+#: What reading one tuple of the vector index's filtered scan costs, in exact comparisons of
+#: a memory's vector (measured at a million memories: BENCHMARKS.md, metadata filters, "the
+#: line's costs").
+SCAN_COST_RATIO = 6.0
+#: The line is never below this many memories kept (a small table: exact up to here)...
+EXACT_LINE_MIN = 2_000
+#: ...nor above this many (the exact read's worst case: a filter the planner underestimated).
+EXACT_LINE_MAX = 50_000
+#: The most index tuples a scan reads when the filter keeps fewer memories than guessed.
 METADATA_SCAN_MAX = 50_000
 #: How the statement reading the vector index is planned: only that index may serve it (every
 #: other way is disabled, not forbidden: the planner still finds a plan should it be missing).
 _INDEX_ONLY = (("enable_seqscan", "off"), ("enable_bitmapscan", "off"), ("enable_sort", "off"))
+
+
+def exact_line(count: int, table_rows: float) -> int:
+    """How many memories kept a filter may have for its ``count`` vector candidates to be
+    found by comparing each (see the module docstring)."""
+    line = math.sqrt(count * max(table_rows, 0.0) * SCAN_COST_RATIO)
+    return int(min(max(line, EXACT_LINE_MIN), EXACT_LINE_MAX))
 
 
 def metadata_candidates(
@@ -60,35 +72,51 @@ def metadata_candidates(
 ) -> list[int]:
     """The ids of the vector candidates of a search whose WHERE clause (the workspace, scopes
     and every filter, the metadata filter included) is ``base`` with ``params``: the ``count``
-    nearest to ``vector`` that it keeps, or, when it keeps at most ``METADATA_LIST_MAX``, every
-    one."""
+    nearest to ``vector`` that it keeps."""
+    base = f"{base} AND embedding IS NOT NULL AND embedding_model = %(model)s"
+    params = {**params, "vector": vector, "model": model}
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
         cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT id FROM memories_memory WHERE {base}", params)
         estimate = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
-        if estimate > METADATA_LIST_MAX:
-            found = _nearest(cursor, base, params, vector, count, model, METADATA_FIRST_SCAN)
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'memories_memory'::regclass")
+        table_rows = max(float(cursor.fetchone()[0]), estimate)  # -1: never analysed
+        line = exact_line(count, table_rows)
+        if estimate > line:
+            # Three times the tuples a filter at the line needs: one that needs more keeps
+            # fewer than a third of the line's memories, and is compared exactly.
+            scan = max(3 * count * int(table_rows) // max(line, 1), count)
+            found = _nearest(cursor, base, params, count, scan)
             if len(found) >= count:
                 return found
-        cursor.execute(
-            f"SELECT id FROM memories_memory WHERE {base} LIMIT {METADATA_LIST_MAX + 1}", params
-        )
-        listed = [row[0] for row in cursor.fetchall()]
-        if len(listed) <= METADATA_LIST_MAX:
-            return listed
-        return _nearest(cursor, base, params, vector, count, model, METADATA_SCAN_MAX)
+        kept, nearest = _exact(cursor, base, params, count, line)
+        if kept <= line:
+            return nearest
+        return _nearest(cursor, base, params, count, METADATA_SCAN_MAX)
 
 
-def _nearest(
-    cursor: Any,
-    base: str,
-    params: dict[str, object],
-    vector: str,
-    count: int,
-    model: str,
-    scan: int,
-) -> list[int]:
-    """The ``count`` memories nearest to ``vector`` that ``base`` keeps, from the vector index
-    (at most ``scan`` of its tuples read); the planner's settings put back after."""
+def _exact(
+    cursor: Any, base: str, params: dict[str, object], count: int, line: int
+) -> tuple[int, list[int]]:
+    """How many memories ``base`` keeps (at most ``line`` + 1: past the line the read stops)
+    and, when they are at most ``line``, the ``count`` nearest, each compared exactly."""
+    cursor.execute(  # each distance taken as its row is read: no vector is carried further
+        f"""
+        SELECT id, count(*) OVER () FROM (
+            SELECT id, embedding <=> %(vector)s::vector AS distance FROM memories_memory
+            WHERE {base} LIMIT {int(line) + 1}
+        ) AS kept
+        ORDER BY distance LIMIT {int(count)}
+        """,
+        params,
+    )
+    rows = cursor.fetchall()
+    return (rows[0][1] if rows else 0), [row[0] for row in rows]
+
+
+def _nearest(cursor: Any, base: str, params: dict[str, object], count: int, scan: int) -> list[int]:
+    """The ``count`` memories nearest to the query's vector that ``base`` keeps, from the
+    vector index (at most ``scan`` of its tuples read); the planner's settings put back
+    after."""
     ef_search = max(count, settings.MM_HNSW_EF_SEARCH)
     wanted = dict(_INDEX_ONLY) | {"hnsw.ef_search": ef_search, "hnsw.max_scan_tuples": scan}
     names = list(wanted)
@@ -100,11 +128,10 @@ def _nearest(
     try:
         cursor.execute(
             f"""
-            SELECT id FROM memories_memory
-            WHERE {base} AND embedding IS NOT NULL AND embedding_model = %(model)s
+            SELECT id FROM memories_memory WHERE {base}
             ORDER BY embedding <=> %(vector)s::vector LIMIT {int(count)}
             """,
-            {**params, "vector": vector, "model": model},
+            params,
         )
         return [row[0] for row in cursor.fetchall()]
     finally:

@@ -275,18 +275,39 @@ def test_the_dashboard_shows_metadata_and_filters_the_list_by_it(client, alice, 
     )
 
 
-@pytest.mark.parametrize("listed_max", [1_000, 2])
+@pytest.mark.parametrize(
+    "line, candidates, reads",
+    [
+        (1_000, 50, ["exact"]),  # few kept: each compared
+        (0, 1, ["index"]),  # many kept: the vector index's nearest that pass
+        (0, 50, ["index", "exact", "index"]),  # fewer than guessed, more than the line
+    ],
+)
 def test_many_or_few_kept_the_vector_candidates_are_those_the_filter_keeps(
-    alice, bob, accounts, monkeypatch, listed_max
+    alice, bob, accounts, monkeypatch, settings, line, candidates, reads
 ):
-    """Few memories kept: every one is a vector candidate; many (here, more than 2): the vector
-    index's nearest that pass the filter (``memories.search.metadata``). Either way the hits are
-    the exact search's, and another agent's private memories are not among them."""
+    """Few memories kept (under the line): the nearest of them, each compared; many: the
+    vector index's nearest that pass the filter; a scan that finds fewer than it wants turns to
+    the exact read, and an exact read past the line back to the index (``memories.search.
+    metadata``). Either way the hits are the exact search's, and another agent's private
+    memories are not among them."""
     from memories.operations import memory_search
     from memories.search import metadata as chosen
     from memories.selectors.reader import Reader
 
-    monkeypatch.setattr(chosen, "METADATA_LIST_MAX", listed_max)
+    settings.MM_SEARCH_CANDIDATES = candidates
+    monkeypatch.setattr(chosen, "exact_line", lambda count, rows: line)
+    taken: list[str] = []
+
+    def recorded(read, label):
+        def call(*args, **kwargs):
+            taken.append(label)
+            return read(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(chosen, "_exact", recorded(chosen._exact, "exact"))
+    monkeypatch.setattr(chosen, "_nearest", recorded(chosen._nearest, "index"))
     private = memory_remember(
         agent=bob.agent, text="Orion Health's private renewal notes.", metadata={"tier": "gold"}
     ).memory
@@ -296,13 +317,69 @@ def test_many_or_few_kept_the_vector_candidates_are_those_the_filter_keeps(
          "scope": "team:accounts"},
         format="json",
     ).json()["mem_id"]  # fmt: skip
-    asked = {"query": "contract renewal", "metadata": {"tier": "gold"}, "limit": 10}
+    asked = {"query": "contract renewal", "metadata": {"tier": "gold"}, "limit": candidates}
     for reader in (Reader.of_agent(alice.agent), Reader.of_agent(bob.agent)):
+        taken.clear()
         found = [h.memory.mem_id for h in memory_search(reader, arguments=asked)]
+        assert taken == reads
         truth = [h.memory.mem_id for h in memory_search(reader, arguments=asked, exact=True)]
         assert found == truth
-        assert shared in found
-        assert (private.mem_id in found) == (reader.agent == bob.agent)
+        assert reader.agent == bob.agent or private.mem_id not in found
+        if candidates > 1:  # every one of the few gold memories among the hits
+            assert shared in found
+            assert (private.mem_id in found) == (reader.agent == bob.agent)
     gold = {accounts[t] for t, m in ACCOUNTS if m.get("tier") == "gold"}
     assert gold <= set(found_alice := [h["mem_id"] for h in search(alice, {"tier": "gold"})])
     assert private.mem_id not in found_alice
+
+
+def test_a_memorys_vector_is_kept_in_its_row(alice):
+    """The filtered search's exact read compares each kept memory's vector: kept in the row
+    (``toast_tuple_target``, migration 0041), not moved to the TOAST table once the row passes
+    2 KB, as a row with a 1,536-byte vector and a few hundred characters of text does."""
+    memory = memory_remember(agent=alice.agent, text="Renewal terms. " * 40).memory
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_column_size(m.*), pg_column_toast_chunk_id(m.embedding) "
+            "FROM memories_memory m WHERE id = %s",
+            [memory.pk],
+        )
+        size, chunk = cursor.fetchone()
+    assert size > 2_100 and chunk is None
+
+
+def test_the_metadata_statistics_come_from_a_thousand_documents(db):
+    """The filtered search chooses how it reads by the planner's estimate of what a filter
+    keeps, which the sample behind the metadata's statistics decides (migration 0042)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attstattarget FROM pg_attribute "
+            "WHERE attrelid = 'memories_memory'::regclass AND attname = 'metadata'"
+        )
+        assert cursor.fetchone() == (1000,)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_purge_full_keeps_a_vector_written_before_in_its_row(alice):
+    """A row written before migration 0041 kept its vector in the TOAST table; ``purge
+    --full`` (docs/operations.md, "Upgrading") rewrites it with the vector in the row."""
+    from memories.services.purge import purge_storage
+
+    def chunk(memory) -> int | None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_column_toast_chunk_id(embedding) FROM memories_memory WHERE id = %s",
+                [memory.pk],
+            )
+            return cursor.fetchone()[0]
+
+    with connection.cursor() as cursor:  # as before the migration
+        cursor.execute("ALTER TABLE memories_memory RESET (toast_tuple_target)")
+    try:
+        memory = memory_remember(agent=alice.agent, text="Renewal terms. " * 40).memory
+        assert chunk(memory) is not None
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE memories_memory SET (toast_tuple_target = 8160)")
+    purge_storage(full=True, wait=0)
+    assert chunk(memory) is None
