@@ -17,7 +17,7 @@ vector candidates are chosen here, before the ranking statement, in one of two w
 
 The line between them is where the two cost the same: a filter keeping ``n`` of a table's
 ``N`` memories costs ``n`` comparisons one way and ``count × N / n × SCAN_COST_RATIO`` the
-other, equal at ``n = sqrt(count × N × SCAN_COST_RATIO)`` (``exact_line``; 17,300 at a million
+other, equal at ``n = sqrt(count × N × SCAN_COST_RATIO)`` (``exact_line``; 15,800 at a million
 memories). The planner's estimate of the rows the filter keeps (its statistics know the common
 values of the metadata; a range or a rare value it guesses) picks the side, and each side
 checks the guess: the exact read stops past the line (the filter keeps more than guessed: the
@@ -48,7 +48,7 @@ from memories.reading import reader as database
 #: What reading one tuple of the vector index's filtered scan costs, in exact comparisons of
 #: a memory's vector (measured at a million memories: BENCHMARKS.md, metadata filters, "the
 #: line's costs").
-SCAN_COST_RATIO = 6.0
+SCAN_COST_RATIO = 5.0
 #: The line is never below this many memories kept (a small table: exact up to here)...
 EXACT_LINE_MIN = 2_000
 #: ...nor above this many (the exact read's worst case: a filter the planner underestimated).
