@@ -18,6 +18,7 @@ is idempotent; run it after bulk imports (``meaning-memory index_workspaces``).
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -106,17 +107,51 @@ def workspaces_needing_an_index() -> set[int]:
 def workspace_indexes_sync() -> IndexSync:
     """Create the partial indexes of each workspace that needs them and drop those no longer
     needed. Indexes are built and dropped CONCURRENTLY: searches and writes go on meanwhile."""
+    with _one_sync_at_a_time():
+        return _sync()
+
+
+def workspace_indexes_rebuild_outdated() -> list[int]:
+    """Build again, with today's definition, every workspace index of an earlier one, and
+    return those workspaces. Which workspaces have indexes of their own stays as it is (a
+    migration's step: an operator may have chosen them with other thresholds)."""
+    with _one_sync_at_a_time():
+        current = _workspace_indexes(valid_only=True, current_only=True)
+        rebuilt = []
+        with connection.cursor() as cursor:
+            for workspace_id, prefixes in sorted(_workspace_indexes(valid_only=True).items()):
+                for prefix in sorted(prefixes - current.get(workspace_id, set())):
+                    _build(cursor, workspace_id, prefix)
+                    rebuilt.append(workspace_id)
+        return sorted(set(rebuilt))
+
+
+@contextmanager
+def _one_sync_at_a_time():
     if connection.in_atomic_block:
-        raise RuntimeError("workspace_indexes_sync builds indexes concurrently: no transaction")
+        raise RuntimeError("workspace indexes are built concurrently: no transaction")
     # One sync at a time (the hourly task, index_workspaces, a migration): a build in progress
     # looks like an invalid leftover to another sync, which would drop it.
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_lock(%s)", [SYNC_LOCK])
     try:
-        return _sync()
+        yield
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [SYNC_LOCK])
+
+
+def _build(cursor, workspace_id: int, prefix: str) -> None:
+    """Build a workspace's index of this kind with today's definition: one that a build that
+    crashed left, or of an earlier definition, is dropped first."""
+    name = workspace_index_name(workspace_id, prefix)
+    cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+    create_index_concurrently(
+        cursor,
+        name,
+        f"CREATE INDEX CONCURRENTLY {name} ON memories_memory "
+        f"{WORKSPACE_INDEXES[prefix]} WHERE workspace_id = {int(workspace_id)}",
+    )
 
 
 def _sync() -> IndexSync:
@@ -126,17 +161,9 @@ def _sync() -> IndexSync:
     result = IndexSync(kept=sorted(wanted & complete))
     with connection.cursor() as cursor:
         for workspace_id in sorted(wanted - complete):
-            for prefix, definition in WORKSPACE_INDEXES.items():
-                name = workspace_index_name(workspace_id, prefix)
-                # One a build that crashed left, or of an earlier definition: built again.
+            for prefix in WORKSPACE_INDEXES:
                 if prefix not in valid.get(workspace_id, set()):
-                    cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-                create_index_concurrently(
-                    cursor,
-                    name,
-                    f"CREATE INDEX CONCURRENTLY {name} ON memories_memory "
-                    f"{definition} WHERE workspace_id = {int(workspace_id)}",
-                )
+                    _build(cursor, workspace_id, prefix)
             result.created.append(workspace_id)
         for workspace_id in sorted(set(existing) - wanted):
             for prefix in WORKSPACE_INDEXES:

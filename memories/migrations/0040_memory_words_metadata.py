@@ -2,8 +2,8 @@
 a search with a metadata filter narrows each query word's matches to the memories the filter
 keeps within the index, instead of testing every match's row (``memories.search.metadata``).
 Built concurrently before the two it replaces are dropped, as the memories table may be large;
-then each large workspace's own full-text index is built again with the metadata in it
-(``memories.indexing``)."""
+then each workspace's own full-text index is built again with the metadata in it
+(``memories.indexing``; which workspaces have their own indexes stays as it is)."""
 
 import django.contrib.postgres.indexes
 from django.contrib.postgres.operations import RemoveIndexConcurrently
@@ -13,9 +13,9 @@ from memories.concurrent_indexes import AddIndexConcurrentlyOnce
 
 
 def rebuild_workspace_indexes(apps, schema_editor):
-    from memories.indexing import workspace_indexes_sync
+    from memories.indexing import workspace_indexes_rebuild_outdated
 
-    workspace_indexes_sync()
+    workspace_indexes_rebuild_outdated()
 
 
 class Migration(migrations.Migration):

@@ -76,10 +76,7 @@ def metadata_candidates(
     base = f"{base} AND embedding IS NOT NULL AND embedding_model = %(model)s"
     params = {**params, "vector": vector, "model": model}
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT id FROM memories_memory WHERE {base}", params)
-        estimate = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
-        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'memories_memory'::regclass")
-        table_rows = max(float(cursor.fetchone()[0]), estimate)  # -1: never analysed
+        estimate, table_rows = _estimates(cursor, base, params)
         line = exact_line(count, table_rows)
         if estimate > line:
             # Three times the tuples a filter at the line needs: one that needs more keeps
@@ -92,6 +89,20 @@ def metadata_candidates(
         if kept <= line:
             return nearest
         return _nearest(cursor, base, params, count, METADATA_SCAN_MAX)
+
+
+def _estimates(cursor: Any, base: str, params: dict[str, object]) -> tuple[float, float]:
+    """The planner's estimates of the memories ``base`` keeps and of the memories in the
+    table, in one statement (the table's as the planner sizes it: its statistics scaled to its
+    pages now, so a table filled since it was last analysed is not taken for small)."""
+    cursor.execute(
+        "EXPLAIN (FORMAT JSON) SELECT id FROM memories_memory WHERE "
+        f"{base} UNION ALL SELECT id FROM memories_memory",
+        params,
+    )
+    plan = cursor.fetchone()[0][0]["Plan"]
+    kept, table = (part["Plan Rows"] for part in plan["Plans"])
+    return kept, max(table, kept)
 
 
 def _exact(

@@ -133,6 +133,35 @@ def test_an_index_of_an_earlier_definition_is_built_again(shared_table, alice):
     assert (again.created, again.kept) == ([], [workspace])
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_rebuilds_an_earlier_index_and_keeps_the_workspaces_chosen(
+    shared_table, alice, charlie, settings
+):
+    """Migration 0040's step builds a workspace's full-text index of the earlier definition
+    again, for the workspaces that have one, whatever the thresholds now say (an operator may
+    have chosen them with others), and builds none for a workspace without."""
+    from memories.indexing import workspace_indexes_rebuild_outdated
+
+    workspace = alice.agent.workspace_id
+    workspace_indexes_sync()
+    gin = f"memory_gin_ws_{workspace}"
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX {gin}")
+        cursor.execute(
+            f"CREATE INDEX {gin} ON memories_memory USING gin (search_vector) "
+            f"WHERE workspace_id = {workspace}"
+        )
+    settings.MM_WORKSPACE_INDEX_MIN_ROWS = 1_000  # no workspace would get one today
+
+    assert workspace_indexes_rebuild_outdated() == [workspace]
+
+    assert existing_workspace_indexes() == {workspace}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_indexdef(%s::regclass)", [gin])
+        assert "gin (search_vector, metadata jsonb_path_ops)" in cursor.fetchone()[0]
+    assert workspace_indexes_rebuild_outdated() == []
+
+
 def leave_invalid_index(name: str) -> None:
     """What a crash or a kill in the middle of ``CREATE INDEX CONCURRENTLY`` leaves: an
     INVALID index of that name (here from a unique build that fails on duplicates)."""
