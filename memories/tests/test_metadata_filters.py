@@ -297,6 +297,16 @@ def test_many_or_few_kept_the_vector_candidates_are_those_the_filter_keeps(
 
     settings.MM_SEARCH_CANDIDATES = candidates
     monkeypatch.setattr(chosen, "exact_line", lambda count, rows: line)
+    # The scan's budget grows with the table; a test database's vector index also holds the
+    # dead entries of earlier tests' rolled-back rows, which the scan reads and skips: sized as
+    # for a million memories, the budget is never what decides the path.
+    estimates = chosen._estimates
+
+    def as_for_a_million(*args):
+        kept, table = estimates(*args)
+        return kept, max(table, 1_000_000)
+
+    monkeypatch.setattr(chosen, "_estimates", as_for_a_million)
     taken: list[str] = []
 
     def recorded(read, label):
