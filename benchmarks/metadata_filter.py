@@ -145,32 +145,25 @@ def line_costs(queries: list[Any], few: dict[str, Any], many: dict[str, Any]) ->
     from memories import metadata_filter
     from memories.search import metadata as chosen
 
-    def condition(given: dict[str, Any]) -> tuple[str, list[Any]]:
-        return metadata_filter.positional(metadata_filter.parse(given), "metadata")
+    def condition(given: dict[str, Any], params: dict[str, Any]) -> str:
+        return metadata_filter.named(metadata_filter.parse(given), "metadata", params)
 
     per_memory, per_tuple = [], []
-    (few_sql, few_params), (many_sql, many_params) = condition(few), condition(many)
     for q in queries:
-        vector = "[" + ",".join(f"{x:.7g}" for x in q.vector.tolist()) + "]"
+        params = {"vector": "[" + ",".join(f"{x:.7g}" for x in q.vector.tolist()) + "]"}
+        few_sql, many_sql = condition(few, params), condition(many, params)
         with transaction.atomic(), connection.cursor() as cursor:
-            started = time.perf_counter()
-            cursor.execute(  # as memories.search.metadata._exact reads (its LIMIT included)
-                "SELECT count(*) OVER () FROM (SELECT embedding <=> %s::vector AS distance "
-                f"FROM memories_memory WHERE {few_sql} LIMIT {chosen.EXACT_LINE_MAX + 1}) "
-                "AS kept ORDER BY distance LIMIT 50",
-                [vector, *few_params],
-            )
-            if row := cursor.fetchone():  # none kept (a small --size): nothing to weigh
-                per_memory.append((time.perf_counter() - started) * 1e6 / row[0])
-            for name, value in chosen._INDEX_ONLY:
-                cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+            started = time.perf_counter()  # the engine's own exact read, its line the highest
+            kept, _ = chosen._exact(cursor, few_sql, params, 50, chosen.EXACT_LINE_MAX)
+            if kept:  # none kept (a small --size): nothing to weigh
+                per_memory.append((time.perf_counter() - started) * 1e6 / kept)
+            chosen._set(cursor, dict(chosen._INDEX_ONLY))
             cursor.execute(
                 "EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM memories_memory "
-                f"WHERE {many_sql} ORDER BY embedding <=> %s::vector LIMIT 50",
-                [*many_params, vector],
+                f"WHERE {many_sql} ORDER BY embedding <=> %(vector)s::vector LIMIT 50",
+                params,
             )
-            plan = cursor.fetchone()[0][0]["Plan"]
-            scan = plan["Plans"][0]
+            scan = cursor.fetchone()[0][0]["Plan"]["Plans"][0]
             if tuples := scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0):
                 per_tuple.append(scan["Actual Total Time"] * 1000 / tuples)
     return {

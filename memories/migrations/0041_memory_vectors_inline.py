@@ -1,6 +1,6 @@
 """A memory's vector kept in its row: ``toast_tuple_target`` at its largest (8160 bytes).
 
-A memory's row is about 2.2 KB with its 384-dimension vector (1,536 bytes), just over the
+With its 384-dimension vector (1,536 bytes), a memory of a few hundred characters passes the
 2 KB past which PostgreSQL moves a row's largest values to the TOAST table; the vector went
 there, so every exact distance (a metadata filter's memories ranked one by one, a keyword
 candidate's cosine, consolidation's near pairs) read it through the TOAST table's index.
