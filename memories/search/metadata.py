@@ -22,7 +22,10 @@ memories). The planner's estimate of the rows the filter keeps (its statistics k
 values of the metadata; a range or a rare value it guesses) picks the side, and each side
 checks the guess: the exact read stops past the line (the filter keeps more than guessed: the
 index is read instead), and the index's read stops after three times the tuples a filter at
-the line would need (it keeps fewer than guessed: the exact read instead).
+the line would need, never more than ``METADATA_SCAN_MAX`` (it keeps fewer than guessed: the
+exact read instead). The scan is given the memory its tuples take: pgvector also stops it when
+it holds more than ``work_mem``, which, left as it is, would stop it first past about twenty
+thousand tuples.
 
 The keyword candidates need no choice: the words and the metadata are in one GIN index
 (``memory_words_metadata``), so a query word's matches are narrowed to the memories a
@@ -53,8 +56,13 @@ SCAN_COST_RATIO = 5.0
 EXACT_LINE_MIN = 2_000
 #: ...nor above this many (the exact read's worst case: a filter the planner underestimated).
 EXACT_LINE_MAX = 50_000
-#: The most index tuples a scan reads when the filter keeps fewer memories than guessed.
+#: The most index tuples a scan reads: a filter that keeps fewer memories than guessed is
+#: then compared exactly.
 METADATA_SCAN_MAX = 50_000
+#: The memory a scan may hold per tuple it reads (pgvector stops an iterative scan at
+#: ``work_mem × hnsw.scan_mem_multiplier`` as well as at ``hnsw.max_scan_tuples``; an element
+#: it holds takes a few hundred bytes), so that the budget in tuples is what stops it.
+SCAN_BYTES_PER_TUPLE = 1024
 #: How the statement reading the vector index is planned: only that index may serve it (every
 #: other way is disabled, not forbidden: the planner still finds a plan should it be missing).
 _INDEX_ONLY = (("enable_seqscan", "off"), ("enable_bitmapscan", "off"), ("enable_sort", "off"))
@@ -81,7 +89,7 @@ def metadata_candidates(
         if estimate > line:
             # Three times the tuples a filter at the line needs: one that needs more keeps
             # fewer than a third of the line's memories, and is compared exactly.
-            scan = max(3 * count * int(table_rows) // max(line, 1), count)
+            scan = min(max(3 * count * int(table_rows) // max(line, 1), count), METADATA_SCAN_MAX)
             found = _nearest(cursor, base, params, count, scan)
             if len(found) >= count:
                 return found
@@ -126,15 +134,21 @@ def _exact(
 
 def _nearest(cursor: Any, base: str, params: dict[str, object], count: int, scan: int) -> list[int]:
     """The ``count`` memories nearest to the query's vector that ``base`` keeps, from the
-    vector index (at most ``scan`` of its tuples read); the planner's settings put back
-    after."""
+    vector index (at most ``scan`` of its tuples read, with the memory to hold them); the
+    planner's settings put back after."""
     ef_search = max(count, settings.MM_HNSW_EF_SEARCH)
-    wanted = dict(_INDEX_ONLY) | {"hnsw.ef_search": ef_search, "hnsw.max_scan_tuples": scan}
-    names = list(wanted)
-    cursor.execute(
-        "SELECT " + ", ".join(["current_setting(%s)"] * len(names)), names
-    )  # read first: a statement's settings are set after its target list is read
-    kept = dict(zip(names, cursor.fetchone(), strict=True))
+    wanted: dict[str, object] = dict(_INDEX_ONLY)
+    wanted |= {"hnsw.ef_search": ef_search, "hnsw.max_scan_tuples": scan}
+    names = [*wanted, "hnsw.scan_mem_multiplier"]
+    cursor.execute(  # read first: a statement's settings are set after its target list is read
+        "SELECT " + ", ".join(["current_setting(%s)"] * len(names))
+        + ", pg_size_bytes(current_setting('work_mem'))",
+        names,
+    )  # fmt: skip
+    *values, work_mem = cursor.fetchone()
+    kept = dict(zip(names, values, strict=True))
+    held = scan * SCAN_BYTES_PER_TUPLE / work_mem
+    wanted["hnsw.scan_mem_multiplier"] = min(max(held, 1.0), 1000.0)  # pgvector's range
     _set(cursor, {name: str(value) for name, value in wanted.items()})
     try:
         cursor.execute(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from io import StringIO
 from urllib.parse import quote
 
@@ -393,3 +394,49 @@ def test_purge_full_keeps_a_vector_written_before_in_its_row(alice):
             cursor.execute("ALTER TABLE memories_memory SET (toast_tuple_target = 8160)")
     purge_storage(full=True, wait=0)
     assert chunk(memory) is None
+
+
+@pytest.mark.parametrize("bytes_per_tuple, found", [(None, True), (0, False)])
+def test_a_long_scan_is_given_the_memory_its_tuples_take(
+    alice, monkeypatch, bytes_per_tuple, found
+):
+    """pgvector stops an iterative scan at ``work_mem`` as well as at its budget in tuples:
+    the scan is given the memory its budget takes, so the memory one memory farthest from the
+    query among hundreds is found from the index with a small ``work_mem``; held to
+    ``work_mem`` (no bytes a tuple), the scan stops first and misses it."""
+    from memories.search import metadata as chosen
+
+    if bytes_per_tuple is not None:
+        monkeypatch.setattr(chosen, "SCAN_BYTES_PER_TUPLE", bytes_per_tuple)
+    needle = memory_remember(agent=alice.agent, text="Rare renewal.", metadata={"tier": "rare"})
+    template = memory_remember(agent=alice.agent, text="Other note.", metadata={"tier": "other"})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = "
+            "'memories_memory' AND is_generated = 'NEVER' AND is_identity = 'NO' "
+            "AND column_name NOT IN ('id', 'mem_id', 'embedding')"
+        )
+        columns = ", ".join(f'"{row[0]}"' for row in cursor.fetchall())
+        cursor.execute(  # a thousand more memories, each a random vector
+            f"INSERT INTO memories_memory (mem_id, embedding, {columns}) "
+            f"SELECT 'bulk-' || g, ARRAY(SELECT random() - 0.5 + 0 * g FROM "
+            f"generate_series(1, vector_dims(embedding)))::vector, {columns} "
+            "FROM memories_memory, generate_series(1, 1000) AS g WHERE id = %s",
+            [template.memory.pk],
+        )
+        rng = random.Random(58)
+        query = [rng.random() - 0.5 for _ in range(len(needle.memory.embedding))]
+        cursor.execute(  # the needle the farthest of all from the query
+            "UPDATE memories_memory SET embedding = %s::vector WHERE id = %s",
+            [json.dumps([-x for x in query]), needle.memory.pk],
+        )
+        cursor.execute("ANALYZE memories_memory")
+        cursor.execute("SET LOCAL work_mem = '64kB'")
+        base = "workspace_id = %(workspace)s AND metadata @> %(rare)s::jsonb"
+        params = {"workspace": alice.agent.workspace_id, "rare": '{"tier": "rare"}'}
+        monkeypatch.setattr(chosen, "exact_line", lambda count, rows: 0)
+        monkeypatch.setattr(chosen, "_exact", lambda *args: (2, []))  # only the index
+        got = chosen.metadata_candidates(
+            base, params, vector=json.dumps(query), count=1, model=needle.memory.embedding_model
+        )
+    assert (got == [needle.memory.pk]) is found
