@@ -205,14 +205,16 @@ def build_indexes(ddl: dict[str, str], ef_construction: int) -> dict[str, float]
     """Rebuild the dropped indexes, the vector ones with this ``ef_construction``."""
     from django.db import connection
 
-    from memories import indexing
+    from memories import indexing, value_indexes
     from memories.indexing import workspace_indexes_sync
 
-    indexing.HNSW_EF_CONSTRUCTION = ef_construction  # the per-workspace indexes' too
-    ddl = {
-        name: re.sub(r"ef_construction='?\d+'?", f"ef_construction='{ef_construction}'", sql)
-        for name, sql in ddl.items()
-    }
+    def built_with(sql: str) -> str:
+        return re.sub(r"ef_construction\s*=\s*'?\d+'?", f"ef_construction = {ef_construction}", sql)
+
+    # The per-workspace and per-value indexes' too.
+    indexing.WORKSPACE_INDEXES["memory_hnsw_ws_"] = built_with(value_indexes.PARTIAL_HNSW)
+    value_indexes.PARTIAL_HNSW = built_with(value_indexes.PARTIAL_HNSW)
+    ddl = {name: built_with(sql) for name, sql in ddl.items()}
     seconds: dict[str, float] = {}
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '4GB'")

@@ -272,6 +272,8 @@ MM_SEARCH_EPISODE_VECTOR_WEIGHT = envfloat(
 MM_SEARCH_NEIGHBOUR_WEIGHT = envfloat("MM_SEARCH_NEIGHBOUR_WEIGHT", 0.3, minimum=0, maximum=1)
 MM_SEARCH_LEARNED = envbool("MM_SEARCH_LEARNED", True)  # memories.search.learned
 MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minimum=1)
+# Metadata keys whose common values get a vector index of their own (memories.value_indexes).
+MM_METADATA_INDEX_KEYS = envlist("MM_METADATA_INDEX_KEYS", [])
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
 MM_SEARCH_PREPARED_MAX = envint("MM_SEARCH_PREPARED_MAX", 200, minimum=1)

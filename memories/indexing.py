@@ -24,15 +24,13 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import connection
 
+from memories import value_indexes
 from memories.concurrent_indexes import create_index_concurrently
-from memories.models import HNSW_EF_CONSTRUCTION, HNSW_M
+from memories.models import PARTIAL_HNSW
 
 #: Each large workspace's own indexes: name prefix and definition.
 WORKSPACE_INDEXES = {
-    "memory_hnsw_ws_": (
-        "USING hnsw (embedding vector_cosine_ops) "
-        f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
-    ),
+    "memory_hnsw_ws_": PARTIAL_HNSW,
     # Words and metadata in one index: a search with a metadata filter takes each word's
     # keyword candidates that the filter keeps from it (see ``memories.search.metadata``).
     "memory_gin_ws_": "USING gin (search_vector, metadata jsonb_path_ops)",
@@ -48,6 +46,8 @@ class IndexSync:
     created: list[int] = field(default_factory=list)
     dropped: list[int] = field(default_factory=list)
     kept: list[int] = field(default_factory=list)
+    #: The indexes of metadata values (``memories.value_indexes``), by name.
+    values: value_indexes.ValueIndexSync = field(default_factory=value_indexes.ValueIndexSync)
 
 
 def workspace_index_name(workspace_id: int, prefix: str = INDEX_PREFIX) -> str:
@@ -106,9 +106,12 @@ def workspaces_needing_an_index() -> set[int]:
 
 def workspace_indexes_sync() -> IndexSync:
     """Create the partial indexes of each workspace that needs them and drop those no longer
-    needed. Indexes are built and dropped CONCURRENTLY: searches and writes go on meanwhile."""
+    needed, and the same for the indexes of metadata values (``memories.value_indexes``).
+    Indexes are built and dropped CONCURRENTLY: searches and writes go on meanwhile."""
     with _one_sync_at_a_time():
-        return _sync()
+        result = _sync()
+        result.values = value_indexes.sync()
+        return result
 
 
 def workspace_indexes_rebuild_outdated() -> list[int]:

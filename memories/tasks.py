@@ -10,7 +10,7 @@ from memories.services import link_backfill
 from memories.services.purge import purge_storage
 
 
-def sync_workspace_indexes() -> dict[str, list[int]]:
+def sync_workspace_indexes() -> dict[str, object]:
     return asdict(workspace_indexes_sync())
 
 

@@ -34,6 +34,12 @@ HNSW_M = 16
 
 
 HNSW_EF_CONSTRUCTION = 128
+#: A partial vector index's method and parameters, as the global one's (``memories.indexing``,
+#: ``memories.value_indexes``): ``CREATE INDEX … ON memories_memory {PARTIAL_HNSW} WHERE …``.
+PARTIAL_HNSW = (
+    "USING hnsw (embedding vector_cosine_ops) "
+    f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+)
 
 
 def new_mem_id() -> str:

@@ -27,6 +27,10 @@ exact read instead). The scan is given the memory its tuples take: pgvector also
 it holds more than ``work_mem``, which, left as it is, would stop it first past about twenty
 thousand tuples.
 
+A filter on a value that has a vector index of its own (``memories.value_indexes``: an
+operator names the keys) reads that index first, whatever the line: it holds only the value's
+memories, so its scan reads about what an unfiltered search reads.
+
 The keyword candidates need no choice: the words and the metadata are in one GIN index
 (``memory_words_metadata``), so a query word's matches are narrowed to the memories a
 containment filter keeps inside the index (GIN reads the rare list and skips through the
@@ -41,12 +45,14 @@ search unfiltered, and its recall against the exact search.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from memories.reading import reader as database
+from memories.value_indexes import usable
 
 #: What reading one tuple of the vector index's filtered scan costs, in exact comparisons of
 #: a memory's vector (measured at a million memories: BENCHMARKS.md, metadata filters, "the
@@ -76,17 +82,34 @@ def exact_line(count: int, table_rows: float) -> int:
 
 
 def metadata_candidates(
-    base: str, params: dict[str, object], *, vector: str, count: int, model: str
+    base: str,
+    params: dict[str, object],
+    *,
+    vector: str,
+    count: int,
+    model: str,
+    value_indexes: Sequence[str] = (),
 ) -> list[int]:
     """The ids of the vector candidates of a search whose WHERE clause (the workspace, scopes
     and every filter, the metadata filter included) is ``base`` with ``params``: the ``count``
-    nearest to ``vector`` that it keeps."""
+    nearest to ``vector`` that it keeps. ``value_indexes``: the names of the indexes of a
+    metadata value (``memories.value_indexes``) that could serve the filter."""
     base = f"{base} AND embedding IS NOT NULL AND embedding_model = %(model)s"
     params = {**params, "vector": vector, "model": model}
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
         estimate, table_rows = _estimates(cursor, base, params)
         line = exact_line(count, table_rows)
-        if estimate > line:
+        if served := usable(cursor, list(value_indexes)):
+            # The value's own vector index holds only what its equality keeps: its scan reads
+            # about the tuples the rest of the filter needs for ``count`` it keeps.
+            size = min(rows for _, rows in served)
+            scan = min(
+                max(3 * count * int(size) // max(int(estimate), 1), count), METADATA_SCAN_MAX
+            )
+            found = _nearest(cursor, base, params, count, scan)
+            if len(found) >= count:
+                return found
+        elif estimate > line:
             # Three times the tuples a filter at the line needs: one that needs more keeps
             # fewer than a third of the line's memories, and is compared exactly.
             scan = min(max(3 * count * int(table_rows) // max(line, 1), count), METADATA_SCAN_MAX)
@@ -151,16 +174,18 @@ def _nearest(cursor: Any, base: str, params: dict[str, object], count: int, scan
     wanted["hnsw.scan_mem_multiplier"] = min(max(held, 1.0), 1000.0)  # pgvector's range
     _set(cursor, {name: str(value) for name, value in wanted.items()})
     try:
-        cursor.execute(
-            f"""
-            SELECT id FROM memories_memory WHERE {base}
-            ORDER BY embedding <=> %(vector)s::vector LIMIT {int(count)}
-            """,
-            params,
-        )
+        cursor.execute(nearest_sql(base, count), params)
         return [row[0] for row in cursor.fetchall()]
     finally:
         _set(cursor, kept)
+
+
+def nearest_sql(base: str, count: int) -> str:
+    """The statement of the vector index's filtered scan (run with ``_INDEX_ONLY``)."""
+    return (
+        f"SELECT id FROM memories_memory WHERE {base} "
+        f"ORDER BY embedding <=> %(vector)s::vector LIMIT {int(count)}"
+    )
 
 
 def _set(cursor: Any, values: dict[str, str]) -> None:

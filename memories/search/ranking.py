@@ -33,6 +33,7 @@ from memories.search.relational import EXACT_COUNT_ROWS, relational_filter
 from memories.search.words import keyword_lexemes, scopes_and_words, tsquery
 from memories.selectors.reader import Reader
 from memories.selectors.relations import attach_references
+from memories.value_indexes import indexes_for
 
 #: How mature what this module implements is, read by the readiness registry.
 READINESS = {"S/core": "GA", "T/core": "GA"}
@@ -161,7 +162,12 @@ def ranked(
         # The vector candidates of a metadata filter, chosen by how many memories it keeps
         # (``memories.search.metadata``); exact: every one it keeps is ranked.
         params["metadata_shortlist"] = metadata_candidates(
-            base, params, vector=vector_text, count=count, model=params["model"]
+            base,
+            params,
+            vector=vector_text,
+            count=count,
+            model=params["model"],
+            value_indexes=indexes_for(workspace.pk, filters.search.metadata),
         )
         nearest_where += " AND id = ANY(%(metadata_shortlist)s::bigint[])"
     # "+ 0" hides the ORDER BY expression from the planner, forcing an exact scan.
