@@ -69,6 +69,11 @@ METADATA_SCAN_MAX = 50_000
 #: ``work_mem × hnsw.scan_mem_multiplier`` as well as at ``hnsw.max_scan_tuples``; an element
 #: it holds takes a few hundred bytes), so that the budget in tuples is what stops it.
 SCAN_BYTES_PER_TUPLE = 1024
+#: A value's own vector index (``memories.value_indexes``) is searched with a list this many
+#: times the candidates wanted: its graph holds only the value's memories, so a long list
+#: costs a few milliseconds and finds the nearest of them where the list of an unfiltered
+#: search (``MM_HNSW_EF_SEARCH``) misses some (BENCHMARKS.md, metadata filters).
+VALUE_INDEX_LIST = 4
 #: How the statement reading the vector index is planned: only that index may serve it (every
 #: other way is disabled, not forbidden: the planner still finds a plan should it be missing).
 _INDEX_ONLY = (("enable_seqscan", "off"), ("enable_bitmapscan", "off"), ("enable_sort", "off"))
@@ -99,14 +104,15 @@ def metadata_candidates(
     with transaction.atomic(using=database.alias), database.cursor() as cursor:
         estimate, table_rows = _estimates(cursor, base, params)
         line = exact_line(count, table_rows)
-        if served := usable(cursor, list(value_indexes)):
+        served = usable(cursor, list(value_indexes))
+        if served and (size := min(rows for _, rows in served)) >= count:
             # The value's own vector index holds only what its equality keeps: its scan reads
-            # about the tuples the rest of the filter needs for ``count`` it keeps.
-            size = min(rows for _, rows in served)
+            # about the tuples the rest of the filter needs for ``count`` it keeps (an index
+            # of fewer memories than that cannot give them: they are compared exactly).
             scan = min(
                 max(3 * count * int(size) // max(int(estimate), 1), count), METADATA_SCAN_MAX
             )
-            found = _nearest(cursor, base, params, count, scan)
+            found = _nearest(cursor, base, params, count, scan, VALUE_INDEX_LIST * count)
             if len(found) >= count:
                 return found
         elif estimate > line:
@@ -155,11 +161,13 @@ def _exact(
     return (rows[0][1] if rows else 0), [row[0] for row in rows]
 
 
-def _nearest(cursor: Any, base: str, params: dict[str, object], count: int, scan: int) -> list[int]:
+def _nearest(
+    cursor: Any, base: str, params: dict[str, object], count: int, scan: int, ef: int = 0
+) -> list[int]:
     """The ``count`` memories nearest to the query's vector that ``base`` keeps, from the
-    vector index (at most ``scan`` of its tuples read, with the memory to hold them); the
-    planner's settings put back after."""
-    ef_search = max(count, settings.MM_HNSW_EF_SEARCH)
+    vector index (at most ``scan`` of its tuples read, with the memory to hold them; a search
+    list of at least ``ef``); the planner's settings put back after."""
+    ef_search = min(max(count, ef, settings.MM_HNSW_EF_SEARCH), 1000)  # pgvector's most
     wanted: dict[str, object] = dict(_INDEX_ONLY)
     wanted |= {"hnsw.ef_search": ef_search, "hnsw.max_scan_tuples": scan}
     names = [*wanted, "hnsw.scan_mem_multiplier"]

@@ -92,9 +92,10 @@ def test_a_common_value_of_a_named_key_gets_its_own_vector_index(customers, alic
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("customer", ["orion", AWKWARD])
-def test_a_search_filtered_on_the_value_reads_its_index(customers, alice, customer):
+def test_a_search_filtered_on_the_value_reads_its_index(customers, alice, settings, customer):
     """The planner proves the index's predicate from the search's condition (an awkward name
     included) and reads that index; the hits are the exact search's."""
+    settings.MM_SEARCH_CANDIDATES = 3  # no more than the index holds: it can give them
     workspace_indexes_sync()
     name = ValueIndex(alice.agent.workspace_id, "customer", customer).name
     reader = Reader.of_agent(alice.agent)
@@ -102,11 +103,11 @@ def test_a_search_filtered_on_the_value_reads_its_index(customers, alice, custom
     plans: list[str] = []
     nearest = chosen._nearest
 
-    def explained(cursor, base, params, count, scan):
+    def explained(cursor, base, params, count, *more):
         chosen._set(cursor, dict(chosen._INDEX_ONLY))  # as the scan itself is planned
         cursor.execute("EXPLAIN " + chosen.nearest_sql(base, count), params)
         plans.append("\n".join(row[0] for row in cursor.fetchall()))
-        return nearest(cursor, base, params, count, scan)
+        return nearest(cursor, base, params, count, *more)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(chosen, "_nearest", explained)

@@ -33,7 +33,8 @@ CHECK_MODULES = (
     "readiness/metrics.py",
     "memories/embeddings.py",
 )
-#: The search: its filters, the ranking statement, its words and statistics, its hits.
+#: The search: its filters, the ranking statement, its words and statistics, its hits, the
+#: indexes of metadata values it reads.
 SEARCH_MODULES = (
     "memories/search/filters.py",
     "memories/search/metadata.py",
@@ -41,6 +42,7 @@ SEARCH_MODULES = (
     "memories/search/words.py",
     "memories/search/statistics.py",
     "memories/search/hydration.py",
+    "memories/value_indexes.py",
     "memories/temporal/validity.py",
     "memories/commands.py",
     "memories/operations.py",
