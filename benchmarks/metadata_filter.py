@@ -191,6 +191,30 @@ def value_indexed(agent: Any, filters: dict[str, Any]) -> dict[str, bool]:
         }
 
 
+def value_index_sizes() -> dict[str, float]:
+    """How many indexes of metadata values there are, the vectors they hold and their bytes,
+    beside the table's own vector index's bytes."""
+    from django.db import connection
+
+    from memories.value_indexes import PREFIX
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*), coalesce(sum(c.reltuples), 0), "
+            "coalesce(sum(pg_relation_size(c.oid)), 0), pg_relation_size('memory_embedding_hnsw') "
+            "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = 'memories_memory'::regclass AND c.relname LIKE %s",
+            [PREFIX.replace("_", r"\_") + "%"],
+        )
+        count, vectors, size, table_index = cursor.fetchone()
+    return {
+        "indexes": count,
+        "vectors": float(vectors),
+        "bytes": size,
+        "table_index_bytes": table_index,
+    }
+
+
 def table(
     size: int, rows: list[dict[str, Any]], counts: dict[str, int], indexed: dict[str, bool]
 ) -> str:
@@ -279,7 +303,12 @@ def main() -> None:
     )
     print(describe(machine()))
     print(f"{args.size:,} memories, {args.queries} queries, limit 10")
-    print(f"MM_METADATA_INDEX_KEYS: {args.index_keys or '(none)'}")
+    sizes = value_index_sizes()
+    print(
+        f"MM_METADATA_INDEX_KEYS: {args.index_keys or '(none)'}: {sizes['indexes']} value "
+        f"indexes, {sizes['vectors']:,.0f} vectors, {sizes['bytes'] / 2**20:,.0f} MiB (the "
+        f"table's vector index: {sizes['table_index_bytes'] / 2**20:,.0f} MiB)"
+    )
     print(table(args.size, rows, counts, indexed))
     print(
         f"\nThe line's costs: an exact comparison {costs['exact_us_per_memory']:.2f} µs a "
@@ -296,6 +325,7 @@ def main() -> None:
                     "index_keys": settings.MM_METADATA_INDEX_KEYS,
                     "kept": counts,
                     "value_index": indexed,
+                    "value_index_sizes": sizes,
                     "rows": rows,
                     "line_costs": costs,
                 },
