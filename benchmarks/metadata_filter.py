@@ -200,8 +200,9 @@ def value_index_sizes() -> dict[str, float]:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*), coalesce(sum(c.reltuples), 0), "
-            "coalesce(sum(pg_relation_size(c.oid)), 0), pg_relation_size('memory_embedding_hnsw') "
+            "SELECT count(*), coalesce(sum(c.reltuples), 0)::float8, "
+            "coalesce(sum(pg_relation_size(c.oid)), 0)::bigint, "
+            "pg_relation_size('memory_embedding_hnsw') "
             "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             "WHERE i.indrelid = 'memories_memory'::regclass AND c.relname LIKE %s",
             [PREFIX.replace("_", r"\_") + "%"],
