@@ -118,22 +118,34 @@ def test_a_search_filtered_on_the_value_reads_its_index(customers, alice, settin
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_index_of_a_value_lets_no_one_see_more(customers, alice, bob, charlie):
+def test_the_index_of_a_value_lets_no_one_see_more(customers, alice, bob, charlie, settings):
     """Bob's private orion memory is in workspace A's orion index: alice's search through it
-    never finds it, bob's does; workspace B's search for orion finds only B's."""
+    (over HTTP, as any agent asks) never finds it, bob's does; workspace B's search for orion,
+    which has no index, finds only B's."""
+    settings.MM_SEARCH_CANDIDATES = 3  # no more than the index holds: it is read
     private = memory_remember(
         agent=bob.agent, text="Orion's private renewal notes.", metadata={"customer": "orion"}
     ).memory
     workspace_indexes_sync()
     assert ValueIndex(alice.agent.workspace_id, "customer", "orion").name in value_indexes()
-    asked = {"query": "renewal notes", "metadata": {"customer": "orion"}, "limit": 10}
-    for actor, sees in ((alice, False), (bob, True)):
-        found = [
-            h.memory.mem_id for h in memory_search(Reader.of_agent(actor.agent), arguments=asked)
-        ]
-        assert (private.mem_id in found) is sees
-        assert set(found) - {private.mem_id} <= set(customers["orion"])
-    found = [
-        h.memory.mem_id for h in memory_search(Reader.of_agent(charlie.agent), arguments=asked)
-    ]
+    asked = {"query": private.text, "metadata": {"customer": "orion"}, "limit": 3}
+    reads: list[int] = []
+    nearest = chosen._nearest
+
+    def counted(*args):
+        reads.append(1)
+        return nearest(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chosen, "_nearest", counted)
+        for actor, sees in ((alice, False), (bob, True)):
+            response = actor.client.post("/api/v1/search", asked, format="json")
+            assert response.status_code == 200, response.json()
+            found = [hit["mem_id"] for hit in response.json()["results"]]
+            assert (private.mem_id in found) is sees and len(found) == 3
+            assert set(found) - {private.mem_id} <= set(customers["orion"])
+        assert len(reads) == 2  # each search read the index
+        response = charlie.client.post("/api/v1/search", asked, format="json")
+    found = [hit["mem_id"] for hit in response.json()["results"]]
     assert found and set(found) <= set(customers["B orion"])
+    assert private.mem_id not in found
