@@ -199,6 +199,18 @@ class DivergenceCloseForm(forms.Form):
     right = forms.CharField(max_length=16, required=False)
 
 
+class UndoSupersessionForm(forms.Form):
+    """A curator's undo of a supersession from an entity's page: the superseded memory is
+    active again (``supersession_undo``)."""
+
+    undo = forms.CharField(widget=forms.HiddenInput, max_length=16)
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={"required": REASON_REQUIRED},
+        widget=forms.TextInput(attrs={"placeholder": "Why was it still true? (required)"}),
+    )
+
+
 class UnmergeForm(forms.Form):
     unmerge = forms.CharField(widget=forms.HiddenInput, initial="1")
     reason = forms.CharField(

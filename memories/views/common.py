@@ -152,3 +152,14 @@ def by_month(moments) -> list[tuple[str, int]]:
         (f"{date(n // 12, n % 12 + 1, 1):%b %y}", counts.get((n // 12, n % 12 + 1), 0))
         for n in range(first, last + 1)
     ]
+
+
+def by_day(memories) -> list[tuple[Any, list[Any]]]:
+    """Memories (in the order given) grouped by the day each was written, for a timeline."""
+    days: list[tuple[Any, list[Any]]] = []
+    for memory in memories:
+        day = memory.created_at.date()
+        if not days or days[-1][0] != day:
+            days.append((day, []))
+        days[-1][1].append(memory)
+    return days

@@ -6,8 +6,9 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from memories import services
@@ -18,9 +19,11 @@ from memories.forms import (
     MergeForm,
     RetypeForm,
     SplitForm,
+    UndoSupersessionForm,
     UnmergeForm,
 )
 from memories.models import Entity
+from memories.selectors.hub import entity_hub
 from memories.selectors.reader import Reader
 from memories.selectors.relations import (
     entity_by_name,
@@ -31,6 +34,7 @@ from memories.selectors.relations import (
 from memories.serializers import EntityListInput, parse
 from memories.views.common import (
     bars,
+    by_day,
     by_month,
     form_errors,
     page_context,
@@ -105,22 +109,50 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
     unmerge = UnmergeForm(request.POST if "unmerge" in request.POST else None)
     retype = RetypeForm(request.POST if "retype" in request.POST else None)
     split = SplitForm(request.POST if "split" in request.POST else None)
+    undo = UndoSupersessionForm(request.POST if "undo" in request.POST else None)
+    memories = entity_memories(reader, entity)
     if request.method == "POST":
-        done = _entity_change(request, reader, entity, merge, unmerge, retype, split)
+        if undo.is_bound:
+            done = _undo(request, memories, undo)
+        else:
+            done = _entity_change(request, reader, entity, merge, unmerge, retype, split)
         if done:
             messages.success(request, done)
             return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
-    memories = entity_memories(reader, entity)
     months = by_month(memories.values_list("created_at", flat=True))
+    page = paged(request, memories.select_related("scope", "attributed_to"))
     events = entity.events.select_related("user", "agent").order_by("created_at", "id")
     return render(
         request,
         "memories/entity.html",
-        page_context(request, membership, entity=entity, page=paged(request, memories),
+        page_context(request, membership, entity=entity, page=page, days=by_day(page),
                  over_time=bars(months), merge=merge, unmerge=unmerge, retype=retype,
                  events=events, merged=entity.merged.all(), split=split,
-                 namesakes=_namesakes(entity)),
+                 namesakes=_namesakes(entity), undo=undo,
+                 hub=entity_hub(reader, entity, memories, timezone.now())),
     )  # fmt: skip
+
+
+def _undo(request, memories, form) -> str | None:
+    """Undo the supersession of one of the entity's memories (a curator's, with a reason): the
+    message, or None with the form's errors set. A memory the reader does not see, or that does
+    not mention the entity, is a 404 like a missing one."""
+    mem_id = request.POST.get("undo", "")
+    memory = memories.filter(mem_id=mem_id).first()
+    if memory is None:
+        raise Http404("No such memory.")
+    if not form.is_valid():
+        return None
+    try:
+        services.supersession_undo(
+            memory=memory, reason=form.cleaned_data["reason"], user=request.user
+        )
+    except ValidationFailed as exc:
+        form_errors(form, exc, rename={"mem_id": "__all__"})
+        return None
+    except MemoryEngineError as exc:
+        raise page_error(exc) from exc
+    return f"Undone: {memory.text[:80]} is true again."
 
 
 def _namesakes(entity):
