@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -144,9 +145,10 @@ def _undo(request, memories, form) -> str | None:
     if not form.is_valid():
         return None
     try:
-        services.supersession_undo(
-            memory=memory, reason=form.cleaned_data["reason"], user=request.user
-        )
+        with transaction.atomic():
+            services.supersession_undo(
+                memory=memory, reason=form.cleaned_data["reason"], user=request.user
+            )
     except ValidationFailed as exc:
         form_errors(form, exc, rename={"mem_id": "__all__"})
         return None

@@ -1,0 +1,92 @@
+"""A customer's page and a conversation's page in headless Chromium at 1,366 px and 390 px:
+no sideways scroll of the page, a screenshot of each, and a curator undoing the change
+consolidation made, from the customer's page."""
+
+import pytest
+
+from consolidation.services import consolidation_execute, consolidation_start
+from memories.models import Entity, Memory
+from memories.operations import memory_remember
+from memories.tests.test_browser import SCREENSHOTS, browser, log_in, team  # noqa: F401
+
+HUB = SCREENSHOTS / "hub"
+WIDTHS = {"wide": 1366, "phone": 390}
+SESSION = "orion-call-1"
+
+
+@pytest.fixture
+def corrected(team):  # noqa: F811
+    """Alice's note of Orion's renewal month, then her plain correction of it in the same call,
+    which consolidation applies; Priya's word on the plan; a promise."""
+    from memories.models import Agent
+
+    alice = Agent.objects.get(name="alice")
+    march = memory_remember(
+        agent=alice, text="Orion Health renews its contract in March.", session=SESSION,
+        entities=[{"name": "Orion Health", "type": "customer"}],
+    ).memory  # fmt: skip
+    memory_remember(
+        agent=alice, text="Orion Health's renewal moved from March to June.", session=SESSION,
+        entities=[{"name": "Orion Health", "type": "customer"}],
+    )  # fmt: skip
+    memory_remember(
+        agent=alice, text="Priya Raman says Orion Health wants the data residency add-on.",
+        session=SESSION, entities=[{"name": "Orion Health", "type": "customer"},
+                                   {"name": "Priya Raman", "type": "person"}],
+    )  # fmt: skip
+    memory_remember(
+        agent=alice, text="We promised Orion Health a security review by May.",
+        category="commitment", entities=[{"name": "Orion Health", "type": "customer"}],
+    )  # fmt: skip
+    consolidation_execute(consolidation_start(workspace=alice.workspace, trigger="command"))
+    march.refresh_from_db()
+    assert march.status == Memory.Status.SUPERSEDED, "consolidation did not apply the correction"
+    return {"march": march, "orion": Entity.objects.get(name="Orion Health")}
+
+
+def overflow(page) -> int:
+    return page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+
+
+def test_the_customer_and_conversation_pages_at_both_widths(browser, live_server, corrected):  # noqa: F811
+    HUB.mkdir(parents=True, exist_ok=True)
+    page = log_in(browser, live_server.url, "vic")
+    paths = {
+        "customer": f"/w/acme/e/{corrected['orion'].entity_id}",
+        "conversation": f"/w/acme/s/{SESSION}",
+    }
+    for width_name, width in WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, path in paths.items():
+            assert page.goto(live_server.url + path).status == 200
+            page.screenshot(path=str(HUB / f"{name}-{width_name}.png"), full_page=True)
+            assert overflow(page) <= 1, f"{name} at {width}px scrolls sideways"
+            main = page.inner_text("main")
+            assert "What changed" in main and "consolidation" in main
+            assert "Undo (curator)" not in main  # a viewer
+    page.goto(live_server.url + paths["customer"])
+    page.click(f"a:has-text('{SESSION}')")
+    page.wait_for_url(f"**/s/{SESSION}")
+    assert "Priya Raman" in page.inner_text("main")
+
+
+def test_a_curator_undoes_consolidations_change_from_the_customers_page(
+    browser,  # noqa: F811
+    live_server,
+    corrected,  # noqa: F811
+):
+    page = log_in(browser, live_server.url, "carol")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(live_server.url + f"/w/acme/e/{corrected['orion'].entity_id}")
+    march = corrected["march"]
+    page.fill(
+        f"input[aria-label='Reason to undo the supersession of {march.mem_id}']", "still March"
+    )
+    page.click("button:has-text('Undo (curator)')")
+    page.wait_for_selector("text=is true again")
+    page.screenshot(path=str(HUB / "customer-undone-phone.png"), full_page=True)
+    assert "undone: true again" in page.inner_text("main")
+    march.refresh_from_db()
+    assert march.status == Memory.Status.ACTIVE
