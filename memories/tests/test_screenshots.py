@@ -1,4 +1,4 @@
-"""Every page of the dashboard, for a workspace that is empty and one that is full, at 1400 px
+"""Every page of the dashboard, for a workspace that is empty and one that is full, at 1366 px
 and at a phone's 390 px: each answers 200, none makes the phone scroll sideways (a wide table
 scrolls within itself), an empty page says how to begin, and a screenshot of each goes to
 ``var/screenshots/pages/`` for a person to look at."""
@@ -17,7 +17,7 @@ from memories.services.divergence import divergence_run
 from memories.tests.test_browser import SCREENSHOTS, browser  # noqa: F401 (a fixture)
 
 PAGES = SCREENSHOTS / "pages"
-WIDTHS = {"wide": 1400, "phone": 390}
+WIDTHS = {"wide": 1366, "phone": 390}
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 #: Pages of a workspace (``{ws}``), and those of one thing in it (``{memory}`` …: full only).
 WORKSPACE_PAGES = {
@@ -42,6 +42,7 @@ THING_PAGES = {
     "entity": "/w/{ws}/e/{entity}",
     "source": "/w/{ws}/sources/writer/alice",
     "thread": "/w/{ws}/threads/{thread}",
+    "conversation": "/w/{ws}/s/{session}",
 }
 #: What an empty page shows instead of a bare heading (a way to begin).
 EMPTY_SAYS = {
@@ -101,6 +102,7 @@ def workspaces(transactional_db, settings):
         "memory": march.mem_id,
         "entity": Entity.objects.get(name="Zephyr Logistics").entity_id,
         "thread": Thread.objects.first().thread_id,
+        "session": "s0",
     }
 
 
