@@ -53,7 +53,8 @@ class SearchForm(
             "related_to": "Linked to (mem_id)",
             "link_types": "Link types",
             "min_r": "Min connections",
-            "entity": "Mentions",
+            "entity": "Customer or person (mentions)",
+            "as_of": "As of (valid then)",
         },
         choices={
             "currently_valid": [

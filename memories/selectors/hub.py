@@ -209,3 +209,33 @@ def _threads(reader: Reader, memories: QuerySet[Memory]) -> list[Thread]:
     """The threads any of these memories belongs to."""
     threads = Thread.objects.filter(members__memory__in=memories.order_by().values("pk"))
     return list(reader.sees(threads).distinct().order_by("-last_seen", "id")[:LIST_SHOWN])
+
+
+#: The entity types a hit names first (what a team files its memories by).
+FIRST_KINDS = ("customer", "organization", "person")
+
+
+def named_entities(memories: list[Memory]) -> dict[int, list[Entity]]:
+    """The entities each memory mentions (merged ones as the entity they were merged into),
+    customers first, in one statement for them all (a search's hits)."""
+    if not memories:
+        return {}
+    rows = Link.objects.filter(
+        workspace_id=memories[0].workspace_id,
+        source__in=[m.pk for m in memories],
+        target_entity__isnull=False,
+        removed_at__isnull=True,
+    ).values_list("source_id", "target_entity__merged_into_id", "target_entity_id")
+    wanted: dict[int, set[int]] = {}
+    for source, merged, pk in rows:
+        wanted.setdefault(source, set()).add(merged or pk)
+    entities = Entity.objects.in_bulk({pk for pks in wanted.values() for pk in pks})
+
+    def order(entity: Entity) -> tuple[int, str]:
+        kind = entity.kind
+        return (FIRST_KINDS.index(kind) if kind in FIRST_KINDS else len(FIRST_KINDS), entity.name)
+
+    return {
+        source: sorted((entities[pk] for pk in pks if pk in entities), key=order)
+        for source, pks in wanted.items()
+    }

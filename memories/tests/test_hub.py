@@ -178,3 +178,14 @@ def test_an_entity_with_no_memory_teaches_what_fills_the_page(client, alice):
     page = client.get(f"/w/acme/e/{entity.entity_id}").content.decode()
     assert "No memory you can see mentions Nobody Yet yet" in page
     assert "Nothing has changed yet" in page and "Nothing is true now" in page
+
+
+def test_a_search_hit_names_its_customer_and_conversation_and_date(client, alice, orion):
+    member(client, "vic", alice.agent.workspace, "viewer")
+    page = client.get("/w/acme/search", {"query": "Orion renewal June"}).content.decode()
+    row = page[page.index(orion["new"].text) :]
+    row = row[: row.index("</tr>")]
+    assert f'href="/w/acme/e/{orion["entity"].entity_id}">Orion Health</a>' in row
+    assert 'href="/w/acme/s/orion/call%201%20%C2%B7%20%C3%BCn%C3%AFcode"' in row
+    assert orion["new"].created_at.strftime("%Y-%m-%d") in row
+    assert "More filters" in page and 'class="filters"' in page

@@ -40,6 +40,7 @@ from memories.selectors import (
     supersession_chain,
     workspace_overview,
 )
+from memories.selectors.hub import named_entities
 from memories.selectors.memories import memory_list
 from memories.selectors.relations import (
     memory_entities,
@@ -94,6 +95,10 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+#: The search filters a team sets most, shown first under "Filters" (the rest under "More").
+COMMON_FILTERS = ("currently_valid", "category", "entity", "session", "as_of")
+
+
 @login_required
 def search(request: HttpRequest, slug: str) -> HttpResponse:
     reader = page_reader(request, slug)
@@ -109,12 +114,21 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
             form_errors(form, exc)
     elif request.GET:
         form.add_error("query", "Type what you are looking for.")
-    rows = [{"hit": hit, "marks": stare_marks(hit.memory.stare_scores, "marks")} for hit in hits]
+    more = [f for f in form if f.name not in ("query", *COMMON_FILTERS)]
+    named = named_entities([hit.memory for hit in hits])
+    rows = [
+        {"hit": hit, "marks": stare_marks(hit.memory.stare_scores, "marks"),
+         "entities": named.get(hit.memory.pk, [])}
+        for hit in hits
+    ]  # fmt: skip
     return render(
         request,
         "memories/search.html",
         page_context(request, membership, form=form, rows=rows, errors=errors,
-                 feedback=FeedbackForm(), labels=FEEDBACK_LABELS),
+                 feedback=FeedbackForm(), labels=FEEDBACK_LABELS,
+                 common=[form[name] for name in COMMON_FILTERS], more=more,
+                 more_open=any(request.GET.get(f.name) or f.errors for f in more),
+                 filters_set=sum(1 for k, v in request.GET.items() if v and k != "query")),
     )  # fmt: skip
 
 
