@@ -26,10 +26,26 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from memories.compile import BudgetLine, CompileOptions, budget_line, compile_options, keys_of
+from memories.compile import (
+    PROTECTED_SIGNIFICANCE,
+    BudgetLine,
+    CompileOptions,
+    budget_line,
+    compile_options,
+    keys_of,
+)
 from memories.models import Memory
 from memories.selectors.reader import Reader
 from memories.temporal.validity import is_valid_at
+
+#: Each answer in the words the dashboard shows.
+ELIGIBLE_WORDS = {
+    "yes": "in the compiled file",
+    "protected": "in the compiled file, protected (pinned, or significance "
+    f"{PROTECTED_SIGNIFICANCE:.2f} or more: first in, last cut)",
+    "cut": "left out: over the compiled file's budget",
+    "-": "not in it now: not active, or not valid now",
+}
 
 logger = logging.getLogger(__name__)
 

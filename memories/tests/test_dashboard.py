@@ -68,7 +68,11 @@ def test_pin_shows_as_protected_in_the_compiled_file_page(curator, alice):
     curator.post(f"/w/acme/m/{memory.mem_id}/feedback", {"action": "pin", "reason": "key"})
     page = curator.get("/w/acme/compiled").content.decode()
 
-    assert f"{memory.mem_id}</a></td><td>0.1</td><td>0.1</td><td>protected</td>" in page
+    row = page[page.index('<table class="included">') :]
+    row = row[row.index(f'href="/w/acme/m/{memory.mem_id}"') :]
+    row = row[: row.index("</tr>")]
+    assert RENEWAL in row  # each line's text, not a bare id
+    assert "<td>0.1</td><td class=\"wide\">0.1</td><td>protected</td>" in row
     download = curator.get("/w/acme/compiled", {"download": "1"})
     assert download["Content-Disposition"] == 'attachment; filename="MEMORY-acme.md"'
     assert RENEWAL in download.content.decode()
@@ -241,7 +245,9 @@ def test_the_memory_page_shows_the_whole_supersession_chain(curator, alice):
     assert page.index(second.mem_id) < page.index(third.mem_id)
     assert f'Superseded by <a href="/w/acme/m/{third.mem_id}"' in page
     assert f'Supersedes <a href="/w/acme/m/{first.mem_id}"' in latest
-    assert 'aria-label="Validity window from' in page
+    first.refresh_from_db()  # its window closed where the next began, said in words
+    until = first.valid_until.strftime("%Y-%m-%d %H:%M")
+    assert f'aria-label="Validity: valid until {until}"' in page
 
 
 def test_the_overview_chart_has_every_week_and_a_search_needs_a_query(curator, alice):

@@ -189,3 +189,19 @@ def test_a_search_hit_names_its_customer_and_conversation_and_date(client, alice
     assert 'href="/w/acme/s/orion/call%201%20%C2%B7%20%C3%BCn%C3%AFcode"' in row
     assert orion["new"].created_at.strftime("%Y-%m-%d") in row
     assert "More filters" in page and 'class="filters"' in page
+
+
+def test_marks_eligibility_validity_and_links_read_in_plain_words(client, alice, orion):
+    """A legend beside the STARE marks (and the five scores on hover), "in the compiled file"
+    rather than "yes", a window in words, and "the engine" once for an automatic link."""
+    member(client, "vic", alice.agent.workspace, "viewer")
+    search = client.get("/w/acme/search", {"query": "Orion renewal"}).content.decode()
+    assert "What the STARE marks say" in search and 'title="[S' in search
+    assert "in the compiled file" in search and "<td>yes</td>" not in search
+    page = client.get(f"/w/acme/m/{orion['ahead'].mem_id}").content.decode()
+    assert "Valid from " in page and ", with no end." in page and "from always" not in page
+    supersedes = client.get(f"/w/acme/m/{orion['new'].mem_id}").content.decode()
+    links = supersedes[supersedes.index('<table class="links">') :]
+    assert "<td>the engine</td>" in links and ">engine<" not in links
+    listing = client.get("/w/acme/memories").content.decode()
+    assert "What the STARE marks say" in listing

@@ -12,6 +12,7 @@ from django.forms import Form
 from django.http import Http404, HttpRequest
 from django.utils import timezone
 
+from memories.compile.render import MARK_THRESHOLD
 from memories.errors import MemoryEngineError, ValidationFailed
 from memories.kinds import ENTITY_TYPES
 from memories.models import Membership
@@ -89,6 +90,7 @@ def page_context(request: HttpRequest, membership: Membership, **extra: Any) -> 
         "is_admin": membership.role == Membership.Role.ADMIN,
         "workspaces": memberships_of(request.user),
         "entity_types": ENTITY_TYPES,
+        "mark_threshold": MARK_THRESHOLD,
         **extra,
     }
 
@@ -163,3 +165,18 @@ def by_day(memories) -> list[tuple[Any, list[Any]]]:
             days.append((day, []))
         days[-1][1].append(memory)
     return days
+
+
+def validity_words(memory, *, short: bool = False) -> str:
+    """A memory's validity window in plain words ("valid from 2026-03-01, with no end")."""
+    fmt = "%Y-%m-%d" if short else "%Y-%m-%d %H:%M"
+    start, end = memory.valid_from, memory.valid_until
+    if start is None and end is None:
+        return "always" if short else "valid with no start or end given"
+    if end is None:
+        return f"from {start:{fmt}}" if short else f"valid from {start:{fmt}}, with no end"
+    if start is None:
+        return f"until {end:{fmt}}" if short else f"valid until {end:{fmt}}"
+    return (
+        f"{start:{fmt}} to {end:{fmt}}" if short else f"valid from {start:{fmt}} until {end:{fmt}}"
+    )

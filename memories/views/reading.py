@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 from memories import services
 from memories.compile import compile_options, compiled_memory_file, stare_marks
 from memories.compile.selection import PROTECTED_SIGNIFICANCE
+from memories.eligibility import ELIGIBLE_WORDS
 from memories.errors import MemoryEngineError, NotFound, ValidationFailed
 from memories.forms import (
     CompileForm,
@@ -57,6 +58,7 @@ from memories.views.common import (
     page_membership,
     page_reader,
     paged,
+    validity_words,
 )
 from memories.views.neighbourhood import neighbourhood
 
@@ -118,6 +120,9 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
     named = named_entities([hit.memory for hit in hits])
     rows = [
         {"hit": hit, "marks": stare_marks(hit.memory.stare_scores, "marks"),
+         "scores": stare_marks(hit.memory.stare_scores, "verbose"),
+         "eligible": ELIGIBLE_WORDS.get(hit.eligible, hit.eligible),
+         "valid": validity_words(hit.memory, short=True),
          "entities": named.get(hit.memory.pk, [])}
         for hit in hits
     ]  # fmt: skip
@@ -154,7 +159,8 @@ def memories_page(request: HttpRequest, slug: str) -> HttpResponse:
         "memories/memories.html",
         page_context(request, membership, form=form, page=page, query=query,
                  filters_set=len(data),
-                 rows=[{"memory": m, "marks": stare_marks(m.stare_scores, "marks")}
+                 rows=[{"memory": m, "marks": stare_marks(m.stare_scores, "marks"),
+                        "scores": stare_marks(m.stare_scores, "verbose")}
                        for m in page.object_list]),
     )  # fmt: skip
 
@@ -183,6 +189,8 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
         page_context(request, membership, memory=memory, scores=scores,
                  events=memory_history(memory), newer=newer, older=older,
                  feedback=FeedbackForm(), labels=FEEDBACK_LABELS, window=_window(memory),
+                 validity=validity_words(memory),
+                 scores_text=stare_marks(memory.stare_scores, "verbose"),
                  marks=stare_marks(memory.stare_scores, "marks"),
                  entities=memory_entities(memory), links=links,
                  neighbourhood=neighbourhood(memory, links), attributed=memory.claimant,
@@ -311,10 +319,11 @@ def compiled(request: HttpRequest, slug: str) -> HttpResponse:
         response = HttpResponse(result.markdown, content_type="text/markdown; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="MEMORY-{slug}.md"'
         return response
-    texts = memory_texts(reader, [entry.mem_id for entry in result.cut])
+    texts = memory_texts(reader, [e.mem_id for e in [*result.included, *result.cut]])
     return render(
         request,
         "memories/compiled.html",
         page_context(request, membership, form=form, result=result,
+                 included=[{"entry": e, "text": texts.get(e.mem_id, "")} for e in result.included],
                  cut=[{"entry": e, "text": texts.get(e.mem_id, "")} for e in result.cut]),
     )  # fmt: skip
