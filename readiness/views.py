@@ -144,6 +144,21 @@ def _source(report: CapabilityReport) -> str:
     return f"the release ({when})" if len(release) == len(found) else f"both (release {when})"
 
 
+def plain_summary(reports: list[CapabilityReport]) -> dict[str, list[CapabilityReport]]:
+    """The report in three groups a team lead reads first: on and passing its checks (what a
+    team can rely on), on but not proven or not finished (experimental), and off."""
+    groups: dict[str, list[CapabilityReport]] = {"rely": [], "experimental": [], "off": []}
+    for report in reports:
+        on = not report.deployment.startswith(("off", "opt-in (off"))
+        if not on:
+            groups["off"].append(report)
+        elif report.verdict == "pass" and report.capability.implementation == "GA":
+            groups["rely"].append(report)
+        else:
+            groups["experimental"].append(report)
+    return groups
+
+
 @login_required
 def page(request: HttpRequest, slug: str) -> HttpResponse:
     membership = page_membership(request, slug)
@@ -156,6 +171,7 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
             request,
             membership,
             reports=reports,
+            summary=plain_summary(reports),
             rows=[{"report": r, "source": _source(r)} for r in reports],
             open_checks=sum(s.status != "pass" for s in checks),
             all_checks=len(checks),

@@ -652,3 +652,30 @@ def test_asymmetry_ranking_refuses_to_start_without_passing_evidence(db, setting
     settings.MM_ASYMMETRY_RANKING = False
     record(cap, gated, 0.5, dataset="valid.tsv")
     call_command("check", databases=["default"])  # off: nothing to refuse
+
+
+def test_the_page_opens_with_what_a_team_can_rely_on(client, alice, settings):
+    """Above the table, every capability in one of three groups by whether it is on and
+    proven: a capability switched off is under Off, one on without passing evidence under
+    Experimental, and the lead sentence counts them."""
+    from django.contrib.auth import get_user_model
+
+    from memories.models import Membership
+    from readiness.report import readiness_report
+    from readiness.views import plain_summary
+
+    settings.MM_SEARCH_LEARNED = False
+    user = get_user_model().objects.create_user("vic", password="pw")
+    Membership.objects.create(user=user, workspace=alice.agent.workspace, role="viewer")
+    client.force_login(user)
+    reports = readiness_report()
+    groups = plain_summary(reports)
+    assert sum(len(g) for g in groups.values()) == len(reports)
+    learned = next(r for r in reports if r.deployment.startswith("off (switched off)"))
+    assert learned in groups["off"]
+    assert all(r.verdict == "pass" and r.capability.implementation == "GA" for r in groups["rely"])
+    page = client.get("/w/acme/readiness").content.decode()
+    summary = page[page.index('<section class="summary"') : page.index('<table class="readiness">')]
+    off = summary[summary.index("<h2>Off</h2>") :]
+    assert learned.capability.summary in off
+    assert f"{len(groups['rely'])} of the engine's {len(reports)} capabilities" in summary
