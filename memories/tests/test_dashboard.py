@@ -72,7 +72,7 @@ def test_pin_shows_as_protected_in_the_compiled_file_page(curator, alice):
     row = row[row.index(f'href="/w/acme/m/{memory.mem_id}"') :]
     row = row[: row.index("</tr>")]
     assert RENEWAL in row  # each line's text, not a bare id
-    assert "<td>0.1</td><td class=\"wide\">0.1</td><td>protected</td>" in row
+    assert '<td>0.1</td><td class="wide">0.1</td><td>protected</td>' in row
     download = curator.get("/w/acme/compiled", {"download": "1"})
     assert download["Content-Disposition"] == 'attachment; filename="MEMORY-acme.md"'
     assert RENEWAL in download.content.decode()

@@ -90,3 +90,48 @@ def test_a_curator_undoes_consolidations_change_from_the_customers_page(
     assert "undone: true again" in page.inner_text("main")
     march.refresh_from_db()
     assert march.status == Memory.Status.ACTIVE
+
+
+def test_the_navigation_folds_into_a_menu_on_a_phone(browser, live_server, corrected):  # noqa: F811
+    """At 390 px the navigation hides behind Menu, which opens every one of its links (none
+    cut off, no sideways scroll); at 1,366 px there is no Menu and every link shows."""
+    page = log_in(browser, live_server.url, "carol")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(live_server.url + "/w/acme/")
+    links = page.locator("#workspace-nav a")
+    assert links.count() >= 12 and not links.first.is_visible()
+    page.click("header button.menu")
+    assert page.get_attribute("header button.menu", "aria-expanded") == "true"
+    for i in range(links.count()):
+        box = links.nth(i).bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, links.nth(i).inner_text()
+    assert overflow(page) <= 1
+    page.screenshot(path=str(HUB / "menu-open-phone.png"), full_page=True)
+    page.click("#workspace-nav a:has-text('Entities')")
+    page.wait_for_url("**/entities")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    assert not page.locator("header button.menu").is_visible()
+    assert all(links.nth(i).is_visible() for i in range(links.count()))
+
+
+def test_wide_tables_reflow_into_rows_on_a_phone(browser, live_server, corrected):  # noqa: F811
+    """Recent changes, a memory's history and the readiness table fit a 390 px column: each
+    row one card, every cell under its label, nothing wider than the screen."""
+    page = log_in(browser, live_server.url, "carol")
+    page.set_viewport_size({"width": 390, "height": 844})
+    march = corrected["march"]
+    for name, path in {
+        "overview": "/w/acme/",
+        "memory": f"/w/acme/m/{march.mem_id}",
+        "readiness": "/w/acme/readiness",
+    }.items():
+        page.goto(live_server.url + path)
+        tables = page.locator("table.reflow")
+        assert tables.count() >= 1, name
+        for i in range(tables.count()):
+            wide = tables.nth(i).evaluate("t => [t.scrollWidth, t.getBoundingClientRect().right]")
+            assert wide[0] <= 390 and wide[1] <= 390, (name, wide)
+        assert overflow(page) <= 1, name
+        labelled = page.locator("table.reflow td[data-label]").first
+        assert labelled.evaluate("td => getComputedStyle(td, '::before').content") != "none"
+        page.screenshot(path=str(HUB / f"reflow-{name}-phone.png"), full_page=True)

@@ -9,6 +9,20 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
+  // On a phone the navigation folds behind a Menu button (shown only where a script runs:
+  // without one, the navigation stays open and wraps).
+  const menu = document.querySelector("header button.menu");
+  const nav = document.getElementById("workspace-nav");
+  if (menu && nav) {
+    menu.hidden = false;
+    document.documentElement.classList.add("folding-nav");
+    menu.addEventListener("click", () => {
+      const open = menu.getAttribute("aria-expanded") !== "true";
+      menu.setAttribute("aria-expanded", String(open));
+      nav.classList.toggle("open", open);
+    });
+  }
+
   // A copy button copies the text of the element it names (the readiness table as Markdown);
   // shown only where a script runs (without one, the text is there to select).
   document.querySelectorAll("button[data-copy]").forEach((button) => {
