@@ -167,7 +167,7 @@ def proposals(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "consolidation/proposals.html",
         page_context(request, membership, page=_paged(request, rows), form=form, status=status,
-                     states=PROPOSAL_STATES,
+                     states=PROPOSAL_STATES, every=settings.MM_CONSOLIDATE_EVERY,
                      failed=request.POST.get("proposal") if form.errors else None),
     )  # fmt: skip
 

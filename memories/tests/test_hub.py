@@ -205,3 +205,15 @@ def test_marks_eligibility_validity_and_links_read_in_plain_words(client, alice,
     assert "<td>the engine</td>" in links and ">engine<" not in links
     listing = client.get("/w/acme/memories").content.decode()
     assert "What the STARE marks say" in listing
+
+
+def test_an_empty_page_says_how_to_turn_its_feature_on(client, alice, settings):
+    """Divergences and threads, switched off, say which setting turns them on; proposals say
+    what makes one and how to run consolidation."""
+    settings.MM_DIVERGENCE = False
+    settings.MM_OPEN_THREADS = False
+    member(client, "vic", alice.agent.workspace, "viewer")
+    assert "MM_DIVERGENCE=true" in client.get("/w/acme/divergences").content.decode()
+    assert "MM_OPEN_THREADS=true" in client.get("/w/acme/threads").content.decode()
+    proposals = client.get("/w/acme/consolidation/proposals").content.decode()
+    assert "meaning-memory consolidate --workspace acme" in proposals

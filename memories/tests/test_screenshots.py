@@ -52,6 +52,7 @@ EMPTY_SAYS = {
     "entities": "No entities yet",
     "divergences": "No open divergences",
     "threads": "No open threads",
+    "proposals": "meaning-memory consolidate --workspace empty",
     "consolidation": "No consolidation run yet",
 }
 
