@@ -69,7 +69,10 @@ def test_the_configuration_reference_lists_every_variable_the_settings_read():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    settings_source = (root / "meaning_memory" / "settings.py").read_text()
+    settings_source = "\n".join(  # the settings and the modules they take names from
+        (root / "meaning_memory" / name).read_text()
+        for name in ("settings.py", "search_settings.py")
+    )
     names = set(re.findall(r'env\w*\(\s*"([A-Z0-9_]+)"', settings_source))
     readme = (root / "docs" / "configuration.md").read_text()
     documented = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", readme, flags=re.MULTILINE))
