@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memories.views import conversations, divergences, entities, reading, team
+from memories.views import conversations, divergences, entities, graph, reading, team
 
 app_name = "dashboard"
 
@@ -14,6 +14,9 @@ urlpatterns = [
     path("w/<slug:slug>/entities", entities.entities, name="entities"),
     path("w/<slug:slug>/e/<str:entity_id>", entities.entity_page, name="entity"),
     path("w/<slug:slug>/s/<path:session>", conversations.conversation_page, name="conversation"),
+    path("w/<slug:slug>/graph", graph.graph_page, name="graph"),
+    path("w/<slug:slug>/graph/data", graph.graph_data, name="graph-data"),
+    path("w/<slug:slug>/graph/path", graph.graph_path, name="graph-path"),
     path("w/<slug:slug>/divergences", divergences.divergences, name="divergences"),
     path("w/<slug:slug>/sources", reading.sources, name="sources"),
     path("w/<slug:slug>/sources/<str:kind>/<path:key>", reading.source_page, name="source"),

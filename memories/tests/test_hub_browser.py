@@ -44,6 +44,17 @@ def corrected(team):  # noqa: F811
     return {"march": march, "orion": Entity.objects.get(name="Orion Health")}
 
 
+def until(page, script: str, arg=None, seconds: float = 15) -> None:
+    """Poll ``script`` in the page until it is true (Playwright's wait_for_function evaluates
+    a string, which the pages' Content-Security-Policy forbids)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(script, arg):
+        assert time.monotonic() < deadline, f"never true: {script}"
+        page.wait_for_timeout(100)
+
+
 def overflow(page) -> int:
     return page.evaluate(
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
@@ -135,3 +146,56 @@ def test_wide_tables_reflow_into_rows_on_a_phone(browser, live_server, corrected
         labelled = page.locator("table.reflow td[data-label]").first
         assert labelled.evaluate("td => getComputedStyle(td, '::before').content") != "none"
         page.screenshot(path=str(HUB / f"reflow-{name}-phone.png"), full_page=True)
+
+
+def test_the_graph_draws_recentres_and_finds_a_path(browser, live_server, corrected, settings):  # noqa: F811
+    """Drawn by the site's own copy of its library, with no Content-Security-Policy error;
+    clicking Priya puts her at the centre (and in the address); "Path from here" then a
+    click on Orion lists the path through the memory naming both; at both widths."""
+    settings.MM_TRAVERSAL = True
+    page = log_in(browser, live_server.url, "carol")
+    problems = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    orion = corrected["orion"]
+    for width_name, width in WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(live_server.url + f"/w/acme/graph?entity={orion.entity_id}")
+        until(page, "() => document.getElementById('graph').graph !== undefined")
+        assert page.locator("#graph canvas").count() >= 1
+        assert overflow(page) <= 1, width_name
+        page.screenshot(path=str(HUB / f"graph-{width_name}.png"), full_page=True)
+    assert not problems, problems
+
+    def click(node_id: str) -> None:
+        position = page.evaluate(
+            "id => { const cy = document.getElementById('graph').graph;"
+            " const p = cy.getElementById(id).renderedPosition();"
+            " const box = cy.container().getBoundingClientRect();"
+            " return {x: box.left + p.x, y: box.top + p.y}; }",
+            node_id,
+        )
+        page.mouse.click(position["x"], position["y"])
+
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.goto(live_server.url + f"/w/acme/graph?entity={orion.entity_id}")
+    until(page, "() => document.getElementById('graph').graph !== undefined")
+    priya = page.evaluate(
+        "() => document.getElementById('graph').graph.nodes()"
+        ".filter(n => n.data('label') === 'Priya Raman')[0].id()"
+    )
+    click(priya)
+    until(page, "id => location.search === '?entity=' + id", priya[2:])  # pushed, not loaded
+    until(
+        page,
+        "id => document.getElementById('graph').graph.getElementById(id).data('centre')",
+        priya,
+    )
+    assert page.inner_text("#graph-title") == "Priya Raman"
+    page.click("#graph-path")
+    click(f"e:{orion.entity_id}")
+    page.wait_for_selector("ol.path-steps")
+    steps = page.inner_text("ol.path-steps")
+    assert "Priya Raman" in steps and "Orion Health" in steps and "mentions" in steps
+    page.screenshot(path=str(HUB / "graph-path-wide.png"), full_page=True)
+    assert not problems, problems

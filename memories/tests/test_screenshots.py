@@ -25,6 +25,7 @@ WORKSPACE_PAGES = {
     "search": "/w/{ws}/search?query=renewal",
     "memories": "/w/{ws}/memories",
     "entities": "/w/{ws}/entities",
+    "graph": "/w/{ws}/graph",
     "divergences": "/w/{ws}/divergences",
     "sources": "/w/{ws}/sources",
     "consolidation": "/w/{ws}/consolidation",
@@ -43,6 +44,7 @@ THING_PAGES = {
     "source": "/w/{ws}/sources/writer/alice",
     "thread": "/w/{ws}/threads/{thread}",
     "conversation": "/w/{ws}/s/{session}",
+    "graph-entity": "/w/{ws}/graph?entity={entity}",
 }
 #: What an empty page shows instead of a bare heading (a way to begin).
 EMPTY_SAYS = {
@@ -53,6 +55,7 @@ EMPTY_SAYS = {
     "divergences": "No open divergences",
     "threads": "No open threads",
     "proposals": "meaning-memory consolidate --workspace empty",
+    "graph": "No entity yet",
     "consolidation": "No consolidation run yet",
 }
 
