@@ -98,3 +98,12 @@ def test_the_vendored_library_is_the_pinned_packages_file(tmp_path):
         vendored = ROOT / "memories" / "static" / "memories" / "vendor" / ours
         digest = hashlib.sha256(vendored.read_bytes()).hexdigest()
         assert digest == hashlib.sha256((installed / theirs).read_bytes()).hexdigest(), ours
+
+
+def test_a_memory_and_a_customer_lead_to_the_graph(client, alice, orion):  # noqa: F811
+    member(client, "vic", alice.agent.workspace, "viewer")
+    centre = orion["entity"].entity_id
+    memory_page = client.get(f"/w/acme/m/{orion['plan'].mem_id}").content.decode()
+    assert f'href="/w/acme/graph?entity={centre}">Orion Health</a>' in memory_page
+    hub = client.get(f"/w/acme/e/{centre}").content.decode()
+    assert f'href="/w/acme/graph?entity={centre}">Walk the graph around Orion Health' in hub
