@@ -62,6 +62,8 @@ def test_the_path_between_two_nodes_names_each_link(client, alice, orion, settin
     member(client, "vic", alice.agent.workspace, "viewer")
     mine = f"e:{orion['entity'].entity_id}"
     settings.MM_TRAVERSAL = False
+    page = client.get("/w/acme/graph", {"entity": mine[2:]}).content.decode()
+    assert "Paths between two nodes are off on this engine" in page
     off = client.get("/w/acme/graph/path", {"from": mine, "to": f"m:{orion['plan'].mem_id}"})
     assert off.status_code == 403 and "MM_TRAVERSAL" in off.json()["detail"]
     settings.MM_TRAVERSAL = True
