@@ -109,3 +109,6 @@ def test_a_memory_and_a_customer_lead_to_the_graph(client, alice, orion):  # noq
     assert f'href="/w/acme/graph?entity={centre}">Orion Health</a>' in memory_page
     hub = client.get(f"/w/acme/e/{centre}").content.decode()
     assert f'href="/w/acme/graph?entity={centre}">Walk the graph around Orion Health' in hub
+    assert (
+        'href="/w/acme/graph">Walk the graph</a>' in client.get("/w/acme/entities").content.decode()
+    )

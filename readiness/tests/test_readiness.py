@@ -675,7 +675,7 @@ def test_the_page_opens_with_what_a_team_can_rely_on(client, alice, settings):
     assert learned in groups["off"]
     assert all(r.verdict == "pass" and r.capability.implementation == "GA" for r in groups["rely"])
     page = client.get("/w/acme/readiness").content.decode()
-    summary = page[page.index('<section class="summary"') : page.index('<table class="readiness">')]
+    summary = page[page.index('<section class="summary"') : page.index('<table class="readiness')]
     off = summary[summary.index("<h2>Off</h2>") :]
     assert learned.capability.summary in off
     assert f"{len(groups['rely'])} of the engine's {len(reports)} capabilities" in summary
