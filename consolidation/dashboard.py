@@ -29,6 +29,7 @@ from memories.errors import Conflict, ValidationFailed
 from memories.models import Link, Memory, Thread
 from memories.services import memory_restore
 from memories.views import page_context, page_membership
+from memories.views.common import by_day
 
 PAGE_SIZE = 25
 
@@ -211,14 +212,8 @@ def thread_page(request: HttpRequest, slug: str, thread_id: str) -> HttpResponse
         (member.memory for member in thread.members.all()), key=lambda m: (m.created_at, m.pk)
     )
     cued = {cue["mem_id"]: cue for cue in thread.cues}
-    days: list[tuple[object, list[Memory]]] = []
-    for memory in members:
-        day = memory.created_at.date()
-        if not days or days[-1][0] != day:
-            days.append((day, []))
-        days[-1][1].append(memory)
     return render(
         request,
         "consolidation/thread.html",
-        page_context(request, membership, thread=thread, days=days, cued=cued),
+        page_context(request, membership, thread=thread, days=by_day(members), cued=cued),
     )

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count
-
-from memories.models import Entity, Link, Memory
+from memories.models import Entity, Memory
+from memories.selectors.hub import related_entities
 from memories.selectors.reader import Reader
 from memories.selectors.relations import entity_members, entity_memories
 
@@ -43,37 +42,21 @@ def entity_graph(reader: Reader, entity: Entity) -> Graph:
     """The centre, its ``NEIGHBOURS`` entities named in most of the same memories, and for
     each the ``MEMORIES_EACH`` newest memories naming both (mention edges: memory → entity)."""
     memories = entity_memories(reader, entity)
-    own = entity_members(entity)
-    shared = (
-        Link.objects.filter(
-            workspace_id=reader.workspace_id,
-            source__in=memories.order_by().values("pk"),
-            target_entity__isnull=False,
-            target_entity__merged_into__isnull=True,
-            removed_at__isnull=True,
-        )
-        .exclude(target_entity_id__in=own)
-        .values("target_entity")
-        .annotate(n=Count("source", distinct=True))
-        .order_by("-n", "target_entity")[:NEIGHBOURS]
-    )
-    counts = {row["target_entity"]: row["n"] for row in shared}
-    neighbours = Entity.objects.in_bulk(list(counts))
+    related = related_entities(memories, entity_members(entity), NEIGHBOURS)
     graph = Graph(entity)
     graph.nodes.append(_entity_node(entity, memories.count(), centre=True))
     drawn: dict[int, Memory] = {}
     mentions: dict[int, set[int]] = defaultdict(set)
-    for pk, n in counts.items():
-        if pk not in neighbours:
-            continue
-        graph.nodes.append(_entity_node(neighbours[pk], n))
+    neighbours = {r.entity.pk: r.entity for r in related}
+    for r in related:
+        graph.nodes.append(_entity_node(r.entity, r.memories))
         both = memories.filter(
-            links_out__target_entity_id=pk, links_out__removed_at__isnull=True
+            links_out__target_entity_id=r.entity.pk, links_out__removed_at__isnull=True
         ).order_by("-created_at", "-id")[:MEMORIES_EACH]
         for memory in both:
             drawn[memory.pk] = memory
-            mentions[memory.pk].add(pk)
-    if not counts:
+            mentions[memory.pk].add(r.entity.pk)
+    if not related:
         for memory in memories.order_by("-created_at", "-id")[:ALONE]:
             drawn[memory.pk] = memory
     for memory in drawn.values():

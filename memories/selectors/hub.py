@@ -76,7 +76,7 @@ def entity_hub(reader: Reader, entity: Entity, memories: QuerySet[Memory], now: 
     """The hub of ``entity`` from ``memories``, those that mention it that the reader sees
     (``entity_memories``)."""
     hub = _hub(reader, memories, now)
-    hub.related = _related(memories, entity_members(entity))
+    hub.related = related_entities(memories, entity_members(entity))
     hub.sessions = _sessions(memories)
     return hub
 
@@ -85,7 +85,7 @@ def session_hub(reader: Reader, memories: QuerySet[Memory], now: datetime) -> Hu
     """What consolidation made of a conversation, from its memories the reader sees: the facts
     true now, the changes, the entities it mentions and its threads."""
     hub = _hub(reader, memories, now)
-    hub.related = _related(memories, [])
+    hub.related = related_entities(memories, [])
     hub.threads = _threads(reader, memories)
     return hub
 
@@ -174,9 +174,11 @@ def _why(reason: str) -> str:
     return rest if head.startswith("superseded by ") else reason
 
 
-def _related(memories: QuerySet[Memory], own: list[int]) -> list[Related]:
-    """The other entities these memories mention, most shared first (people and customers
-    alike: each with its type)."""
+def related_entities(
+    memories: QuerySet[Memory], own: list[int], shown: int = RELATED_SHOWN
+) -> list[Related]:
+    """The ``shown`` other entities (not ``own``) these memories mention, most shared first
+    (people and customers alike: each with its type)."""
     counted = (
         Link.objects.filter(
             source__in=memories.order_by().values("pk"),
@@ -187,7 +189,7 @@ def _related(memories: QuerySet[Memory], own: list[int]) -> list[Related]:
         .exclude(target_entity_id__in=own)
         .values("target_entity")
         .annotate(n=Count("source", distinct=True))
-        .order_by("-n", "target_entity")[:RELATED_SHOWN]
+        .order_by("-n", "target_entity")[:shown]
     )
     counts = {row["target_entity"]: row["n"] for row in counted}
     entities = Entity.objects.in_bulk(list(counts))
