@@ -211,6 +211,10 @@ class Search:
     expand: str | None = None
     as_of: datetime | None = None
     currently_valid: bool | None = None
+    #: Written at or after ``written_from`` and before ``written_until`` (the serializer makes
+    #: the end it is given exclusive: ``serializers.WrittenBound``).
+    written_from: datetime | None = None
+    written_until: datetime | None = None
     category: str | None = None
     memory_type: str | None = None
     source: str | None = None

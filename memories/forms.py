@@ -14,8 +14,17 @@ from memories.services import CURATE_ACTIONS
 from memories.shapes import form_class
 
 REASON_REQUIRED = "A reason is required: say why."
+#: The written range's fields, on a page a day picker each (a day: ``serializers.WrittenBound``).
+WRITTEN_LABELS = {"written_from": "Written from", "written_until": "Written until"}
 
 
+def _day_pickers(form: type[forms.Form]) -> type[forms.Form]:
+    for name in WRITTEN_LABELS:
+        form.base_fields[name].widget = forms.DateInput(attrs={"type": "date"})
+    return form
+
+
+@_day_pickers
 class MemoryListForm(
     form_class(
         MemoryPageInput,
@@ -26,6 +35,7 @@ class MemoryListForm(
             "attributed_to": "Claim by",
             "source_kind": "How it came",
             "ordering": "Order",
+            **WRITTEN_LABELS,
         },
         choices={
             "currently_valid": [
@@ -42,6 +52,7 @@ class MemoryListForm(
     """The Memories page's filters: text for ``MemoryPageInput`` to parse."""
 
 
+@_day_pickers
 class SearchForm(
     form_class(
         SearchInput,
@@ -55,6 +66,7 @@ class SearchForm(
             "min_r": "Min connections",
             "entity": "Customer or person (mentions)",
             "as_of": "As of (valid then)",
+            **WRITTEN_LABELS,
         },
         choices={
             "currently_valid": [

@@ -19,7 +19,7 @@ from django.core.management.base import CommandError
 from rest_framework import serializers
 
 from memories import metadata_filter
-from memories.serializers import MetadataFilter, Rule, TextList
+from memories.serializers import MetadataFilter, Rule, TextList, WrittenBound
 
 Fields = Mapping[str, serializers.Field]
 
@@ -125,6 +125,8 @@ def _type_schema(field: serializers.Field) -> dict[str, Any]:
         low, high = bounds(field)
         kind = "integer" if isinstance(field, serializers.IntegerField) else "number"
         return _without_none(type=kind, minimum=low, maximum=high)
+    if isinstance(field, WrittenBound):
+        return dict(field.schema)
     if isinstance(field, serializers.DateTimeField):
         return {"type": "string", "format": "date-time"}
     if isinstance(field, serializers.DictField):

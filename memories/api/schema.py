@@ -237,6 +237,15 @@ class MetadataFilterShape(OpenApiSerializerFieldExtension):
         return {**METADATA_FILTER, **({"nullable": True} if self.target.allow_null else {})}
 
 
+class WrittenBoundShape(OpenApiSerializerFieldExtension):
+    """One end of a written range: a day or an instant (``serializers.WrittenBound``)."""
+
+    target_class = "memories.serializers.WrittenBound"
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {**self.target.schema, **({"nullable": True} if self.target.allow_null else {})}
+
+
 #: The body of every error but a validation's: ``{"detail": "…"}`` (``presenters.error_response``).
 DETAIL = {
     "type": "object",

@@ -45,6 +45,12 @@ class SearchFilters:
         if currently_valid is not None:
             clauses.append(valid_at_sql("now") if currently_valid else ended_by_sql("now"))
             params["now"] = now
+        if search.written_from is not None:
+            clauses.append("created_at >= %(written_from)s")
+            params["written_from"] = search.written_from
+        if search.written_until is not None:
+            clauses.append("created_at < %(written_until)s")
+            params["written_until"] = search.written_until
         for column in COLUMN_FILTERS:
             if value := getattr(search, column):
                 clauses.append(f"{column} = %({column})s")

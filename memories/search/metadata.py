@@ -24,8 +24,8 @@ checks the guess: the exact read stops past the line (the filter keeps more than
 index is read instead), and the index's read stops after three times the tuples a filter at
 the line would need, never more than ``METADATA_SCAN_MAX`` (it keeps fewer than guessed: the
 exact read instead). The scan is given the memory its tuples take: pgvector also stops it when
-it holds more than ``work_mem``, which, left as it is, would stop it first past about twenty
-thousand tuples.
+it holds more than ``work_mem``, which, left as it is, would stop a long scan first (a test
+shows a scan at a small ``work_mem`` missing the memory farthest from the query).
 
 A filter on a value that has a vector index of its own (``memories.value_indexes``: an
 operator names the keys) reads that index first, whatever the line: it holds only the value's

@@ -137,6 +137,10 @@ def memory_list(reader: Reader, values: dict[str, Any], now: datetime) -> QueryS
         queryset = queryset.filter(valid_at_q(as_of))
     if currently_valid is not None:
         queryset = queryset.filter(valid_at_q(now) if currently_valid else ended_by_q(now))
+    if (start := values.pop("written_from", None)) is not None:
+        queryset = queryset.filter(created_at__gte=start)
+    if (end := values.pop("written_until", None)) is not None:
+        queryset = queryset.filter(created_at__lt=end)
     for column in COLUMN_FILTERS:
         if value := values.pop(column, None):
             queryset = queryset.filter(**{column: value})

@@ -4,6 +4,7 @@ ValidationFailed."""
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 from collections.abc import Callable
@@ -179,6 +180,37 @@ class TextList(serializers.ListField):
         if self.context.get("from_text", False) and isinstance(data, str):
             data = [part.strip() for part in data.split(",") if part.strip()]
         return super().to_internal_value(data)
+
+
+class WrittenBound(serializers.DateTimeField):
+    """One end of a range of when memories were written (``created_at``): a day
+    (``2026-03-01``, a whole day in UTC) or an instant (an ISO 8601 timestamp). Its value is
+    where the range starts (``end=False``: at or after it) or the instant it ends *before*
+    (``end=True``: through the whole day given, or up to and including the instant given)."""
+
+    default_error_messages = {
+        "invalid": "must be a day (2026-03-01) or an ISO 8601 timestamp (2026-03-01T09:00:00Z)."
+    }
+
+    #: Its JSON Schema (the MCP tools' and the OpenAPI schema's): text, a day or an instant.
+    schema = {"type": "string", "examples": ["2026-03-01", "2026-03-01T09:00:00Z"]}
+
+    def __init__(self, *, end: bool, **kwargs: Any) -> None:
+        self.end = end
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, value: Any) -> datetime.datetime:
+        if isinstance(value, str) and (day := DAY_TEXT.fullmatch(value.strip())):
+            try:
+                start = datetime.datetime(*map(int, day.groups()), tzinfo=datetime.UTC)
+            except ValueError:
+                self.fail("invalid")
+            return start + datetime.timedelta(days=1) if self.end else start
+        instant = super().to_internal_value(value)
+        return instant + datetime.timedelta(microseconds=1) if self.end else instant
+
+
+DAY_TEXT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 
 def unit_field(**kwargs: Any) -> Number:

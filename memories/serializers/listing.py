@@ -18,7 +18,7 @@ from memories.serializers.fields import (
     Text,
     choice_message,
 )
-from memories.serializers.search import SearchInput
+from memories.serializers.search import SearchInput, written_range
 
 #: What the list of memories (``GET /api/v1/memories``) may be ordered by.
 LIST_ORDERINGS = ("newest", "significance")
@@ -31,6 +31,8 @@ LIST_LIMIT_MAX = rules.PAGE_SIZE_MAX
 LIST_FILTERS = (
     "as_of",
     "currently_valid",
+    "written_from",
+    "written_until",
     "category",
     "memory_type",
     "source",
@@ -62,6 +64,9 @@ class _ListFilters:
             "significant first).",
         )
         return fields
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return written_range(super().validate(attrs))
 
 
 class MemoryListInput(_ListFilters, StrictSerializer):

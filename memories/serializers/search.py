@@ -29,6 +29,7 @@ from memories.serializers.fields import (
     StrictSerializer,
     Text,
     TextList,
+    WrittenBound,
     choice_message,
     unit_field,
 )
@@ -63,6 +64,20 @@ class SearchInput(StrictSerializer):
         allow_null=True,
         default=None,
         help_text="true: valid now; false: no longer valid. Without it or as_of, valid now.",
+    )
+    written_from = WrittenBound(
+        end=False,
+        required=False,
+        allow_null=True,
+        help_text="Only memories written at or after this: a day (2026-03-01, from its start in "
+        "UTC) or an ISO 8601 timestamp.",
+    )
+    written_until = WrittenBound(
+        end=True,
+        required=False,
+        allow_null=True,
+        help_text="Only memories written up to this: a day (2026-03-31, the whole day in UTC) "
+        "or an ISO 8601 timestamp (included).",
     )
     category = serializers.ChoiceField(
         choices=Memory.Category.choices,
@@ -184,4 +199,13 @@ class SearchInput(StrictSerializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("link_types") and not attrs.get("related_to"):
             raise serializers.ValidationError({"link_types": "needs related_to."})
-        return attrs
+        return written_range(attrs)
+
+
+def written_range(attrs: dict[str, Any]) -> dict[str, Any]:
+    """``attrs``, once its written range (``written_from``, ``written_until``) is one that can
+    hold a memory."""
+    start, end = attrs.get("written_from"), attrs.get("written_until")
+    if start is not None and end is not None and end <= start:
+        raise serializers.ValidationError({"written_until": "must not be before written_from."})
+    return attrs

@@ -98,7 +98,9 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 #: The search filters a team sets most, shown first under "Filters" (the rest under "More").
-COMMON_FILTERS = ("currently_valid", "category", "entity", "session", "as_of")
+COMMON_FILTERS = (
+    "currently_valid", "category", "entity", "session", "written_from", "written_until", "as_of",
+)  # fmt: skip
 
 
 @login_required

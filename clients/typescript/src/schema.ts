@@ -1782,6 +1782,18 @@ export interface components {
             /** @description true: valid now; false: no longer valid. Without it or as_of, valid now. */
             currently_valid?: boolean | null;
             /**
+             * @description Only memories written at or after this: a day (2026-03-01, from its start in UTC) or an ISO 8601 timestamp.
+             * @example 2026-03-01
+             * @example 2026-03-01T09:00:00Z
+             */
+            written_from?: string | null;
+            /**
+             * @description Only memories written up to this: a day (2026-03-31, the whole day in UTC) or an ISO 8601 timestamp (included).
+             * @example 2026-03-01
+             * @example 2026-03-01T09:00:00Z
+             */
+            written_until?: string | null;
+            /**
              * @description Only this category.
              *
              *     * `fact` - Fact
@@ -3015,6 +3027,10 @@ export interface operations {
                 source_kind?: "observed" | "stated" | "tool" | "inferred" | "hearsay" | null;
                 /** @description Only memories of this thread (the ongoing story a writer named). */
                 thread?: string | null;
+                /** @description Only memories written at or after this: a day (2026-03-01, from its start in UTC) or an ISO 8601 timestamp. */
+                written_from?: string | null;
+                /** @description Only memories written up to this: a day (2026-03-31, the whole day in UTC) or an ISO 8601 timestamp (included). */
+                written_until?: string | null;
             };
             header?: never;
             path?: never;
