@@ -13,24 +13,14 @@ from django.db.models import Count, Max, Min, QuerySet
 from memories.models import Entity, Link, Memory, ProvenanceEvent, Thread
 from memories.selectors.reader import Reader
 from memories.selectors.relations import entity_members
+from memories.selectors.subjects import Group, roles, subject_groups
 from memories.temporal.validity import not_yet_valid_q, valid_at_q
 
-#: How many memories each group of "what is true now" shows (its count says how many more).
-GROUP_SHOWN = 6
 #: How many changes, commitments, dates ahead, related entities and sessions are shown.
 CHANGES_SHOWN = 20
 LIST_SHOWN = 12
 RELATED_SHOWN = 24
 SESSIONS_SHOWN = 20
-#: The order "what is true now" groups its memories in (what a team asks first).
-GROUP_ORDER = ("fact", "decision", "preference", "commitment", "event", "procedure", "observation")
-
-
-@dataclass
-class Group:
-    category: str
-    count: int
-    memories: list[Memory]
 
 
 @dataclass
@@ -51,6 +41,8 @@ class Change:
 class Related:
     entity: Entity
     memories: int
+    #: What the notes true now say the person is ("CTO", "main contact"): ``subjects.roles``.
+    role: str = ""
 
 
 @dataclass
@@ -63,7 +55,10 @@ class Session:
 
 @dataclass
 class Hub:
+    #: Grouped by what each memory is about (``subjects.subject_groups``); ``now_true_more``
+    #: when more memories were true now than it groups.
     now_true: list[Group] = field(default_factory=list)
+    now_true_more: bool = False
     changes: list[Change] = field(default_factory=list)
     commitments: list[Memory] = field(default_factory=list)
     ahead: list[Memory] = field(default_factory=list)
@@ -75,8 +70,10 @@ class Hub:
 def entity_hub(reader: Reader, entity: Entity, memories: QuerySet[Memory], now: datetime) -> Hub:
     """The hub of ``entity`` from ``memories``, those that mention it that the reader sees
     (``entity_memories``)."""
-    hub = _hub(reader, memories, now)
-    hub.related = related_entities(memories, entity_members(entity))
+    own = entity_members(entity)
+    hub = _hub(reader, memories, now, entity, own)
+    hub.related = related_entities(memories, own)
+    _read_roles(hub, memories, now, [entity.name, *entity.aliases])
     hub.sessions = _sessions(memories)
     return hub
 
@@ -84,17 +81,30 @@ def entity_hub(reader: Reader, entity: Entity, memories: QuerySet[Memory], now: 
 def session_hub(reader: Reader, memories: QuerySet[Memory], now: datetime) -> Hub:
     """What consolidation made of a conversation, from its memories the reader sees: the facts
     true now, the changes, the entities it mentions and its threads."""
-    hub = _hub(reader, memories, now)
+    hub = _hub(reader, memories, now, None, [])
     hub.related = related_entities(memories, [])
+    _read_roles(hub, memories, now, [])
     hub.threads = _threads(reader, memories)
     return hub
 
 
-def _hub(reader: Reader, memories: QuerySet[Memory], now: datetime) -> Hub:
+def _current(memories: QuerySet[Memory], now: datetime) -> QuerySet[Memory]:
+    return memories.filter(status=Memory.Status.ACTIVE).filter(valid_at_q(now))
+
+
+def _hub(
+    reader: Reader,
+    memories: QuerySet[Memory],
+    now: datetime,
+    entity: Entity | None,
+    own: list[int],
+) -> Hub:
     active = memories.filter(status=Memory.Status.ACTIVE)
-    current = active.filter(valid_at_q(now))
+    current = _current(memories, now)
+    groups, more = subject_groups(current, entity, own)
     return Hub(
-        now_true=_groups(current),
+        now_true=groups,
+        now_true_more=more,
         changes=_changes(reader, memories),
         commitments=list(
             current.filter(category=Memory.Category.COMMITMENT).order_by("-created_at", "-id")[
@@ -103,24 +113,6 @@ def _hub(reader: Reader, memories: QuerySet[Memory], now: datetime) -> Hub:
         ),
         ahead=list(active.filter(not_yet_valid_q(now)).order_by("valid_from", "id")[:LIST_SHOWN]),
     )
-
-
-def _groups(current: QuerySet[Memory]) -> list[Group]:
-    counts = dict(
-        current.order_by()
-        .values_list("category")
-        .annotate(n=Count("id"))
-        .values_list("category", "n")
-    )
-    groups = []
-    for category in sorted(counts, key=lambda c: (_rank(c), c)):
-        shown = current.filter(category=category).order_by("-created_at", "-id")[:GROUP_SHOWN]
-        groups.append(Group(category, counts[category], list(shown)))
-    return groups
-
-
-def _rank(category: str) -> int:
-    return GROUP_ORDER.index(category) if category in GROUP_ORDER else len(GROUP_ORDER)
 
 
 def _changes(reader: Reader, memories: QuerySet[Memory]) -> list[Change]:
@@ -194,6 +186,14 @@ def related_entities(
     counts = {row["target_entity"]: row["n"] for row in counted}
     entities = Entity.objects.in_bulk(list(counts))
     return [Related(entities[pk], n) for pk, n in counts.items() if pk in entities]
+
+
+def _read_roles(hub: Hub, memories: QuerySet[Memory], now: datetime, places: list[str]) -> None:
+    """Each related person's role, as the memories true now give it."""
+    people = [r.entity for r in hub.related if r.entity.kind == "person"]
+    found = roles(_current(memories, now), people, places)
+    for related in hub.related:
+        related.role = found.get(related.entity.pk, "")
 
 
 def _sessions(memories: QuerySet[Memory]) -> list[Session]:

@@ -217,3 +217,42 @@ def test_an_empty_page_says_how_to_turn_its_feature_on(client, alice, settings):
     assert "MM_OPEN_THREADS=true" in client.get("/w/acme/threads").content.decode()
     proposals = client.get("/w/acme/consolidation/proposals").content.decode()
     assert "meaning-memory consolidate --workspace acme" in proposals
+
+
+def test_true_now_is_grouped_by_what_each_memory_is_about(client, alice):
+    """Each memory true now is in one group: the person or product most of them name beside
+    the customer, or the customer itself; the counts add up, and a person's role is read from
+    the notes (the newest that gives one)."""
+    workspace = alice.agent.workspace_id
+    orion = entity_declare(workspace_id=workspace, name="Orion Health", kind="customer").entity
+    for name, kind in (("Dana Reyes", "person"), ("Vault Sync", "product")):
+        entity_declare(workspace_id=workspace, name=name, kind=kind)
+    texts = {
+        "dana_role": "Dana Reyes, CTO of Orion Health, runs the SSO rollout.",
+        "dana_pref": "Dana Reyes prefers a written summary after each call with Orion Health.",
+        "dana_new": "At Orion Health, Dana Reyes is now their main contact for renewals.",
+        "vault_1": "Orion Health uses Vault Sync for nightly exports.",
+        "vault_2": "Vault Sync at Orion Health fails on files over 2 GB.",
+        "itself_1": "Orion Health has 400 seats.",
+        "itself_2": "Orion Health is headquartered in Leeds.",
+        "once": "Orion Health asked about Kestrel Analytics once.",
+    }
+    mem = {key: memory_remember(agent=alice.agent, text=text).memory for key, text in texts.items()}
+    member(client, "vera", alice.agent.workspace, "viewer")
+    page = client.get(f"/w/acme/e/{orion.entity_id}").content.decode()
+    now_true = section(page, "True now")
+    cards = now_true.split('<div class="card">')[1:]
+    titles = [card[: card.index("</h3>")] for card in cards]
+    assert "Orion Health itself" in titles[0] and "(3)" in titles[0]
+    assert "Dana Reyes" in titles[1] and "person" in titles[1] and "(3)" in titles[1]
+    assert "Vault Sync" in titles[2] and "(2)" in titles[2]
+    assert len(cards) == 3  # Kestrel, named once, is no group of its own
+    for key, card in (("dana_pref", 1), ("vault_2", 2), ("once", 0), ("itself_1", 0)):
+        assert mem[key].text in cards[card], key
+    assert sum(card.count("<li>") for card in cards) == len(texts)
+    related = section(page, "People and related")
+    dana = related[related.index("Dana Reyes") :]
+    assert dana.index("main contact") < dana.index("</a>")  # the newest note that says one
+    assert "CTO" not in related  # an older role, said before
+    vault = related[related.index("Vault Sync") :]
+    assert 'class="role"' not in vault[: vault.index("</a>")]  # a product has no role
