@@ -35,6 +35,11 @@ def corrected(team):  # noqa: F811
                                    {"name": "Priya Raman", "type": "person"}],
     )  # fmt: skip
     memory_remember(
+        agent=alice, text="Priya Raman, VP of Clinical Operations at Orion Health, signs off "
+        "the renewal.", entities=[{"name": "Orion Health", "type": "customer"},
+                                  {"name": "Priya Raman", "type": "person"}],
+    )  # fmt: skip
+    memory_remember(
         agent=alice, text="We promised Orion Health a security review by May.",
         category="commitment", entities=[{"name": "Orion Health", "type": "customer"}],
     )  # fmt: skip
@@ -77,6 +82,12 @@ def test_the_customer_and_conversation_pages_at_both_widths(browser, live_server
             main = page.inner_text("main")
             assert "What changed" in main and "consolidation" in main
             assert "Undo (curator)" not in main  # a viewer
+            if name == "customer":  # grouped by what each is about; Priya's role from a note
+                groups = page.locator("main h2:has-text('True now') + .grid h3").all_inner_texts()
+                assert any(g.startswith("Orion Health itself") for g in groups), groups
+                assert any(g.startswith("Priya Raman") for g in groups), groups
+                chip = page.locator(".chip:has-text('Priya Raman')").inner_text()
+                assert "VP of Clinical Operations" in chip, chip
     page.goto(live_server.url + paths["customer"])
     page.click(f"a:has-text('{SESSION}')")
     page.wait_for_url(f"**/s/{SESSION}")
@@ -199,3 +210,31 @@ def test_the_graph_draws_recentres_and_finds_a_path(browser, live_server, correc
     assert "Priya Raman" in steps and "Orion Health" in steps and "mentions" in steps
     page.screenshot(path=str(HUB / "graph-path-wide.png"), full_page=True)
     assert not problems, problems
+
+
+def test_search_by_the_days_a_memory_was_written(browser, live_server, corrected):  # noqa: F811
+    """The written range's day pickers are among the common filters: a range that ends before
+    the memories were written finds none, one that holds them finds them, the range is in the
+    URL, and the page does not scroll sideways on a phone with the filters open."""
+    from django.utils import timezone
+
+    today = timezone.now().date()
+    page = log_in(browser, live_server.url, "vic")
+    page.goto(live_server.url + "/w/acme/search?query=Orion+renewal")
+    page.click("summary:has-text('Filters')")
+    picker = page.locator("input[name=written_until]")
+    assert picker.get_attribute("type") == "date" and picker.is_visible()
+    picker.fill(f"{today.year - 1}-01-31")
+    page.click("button:has-text('Search')")
+    page.wait_for_url(f"**written_until={today.year - 1}-01-31**")
+    assert page.locator("main table").count() == 0
+    page.fill("input[name=written_from]", today.isoformat())
+    page.fill("input[name=written_until]", today.isoformat())
+    page.click("button:has-text('Search')")
+    page.wait_for_url(f"**written_from={today.isoformat()}**")
+    assert "renewal moved from March to June" in page.inner_text("main table")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert overflow(page) <= 1
+    page.screenshot(path=str(HUB / "search-written-phone.png"), full_page=True)
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.screenshot(path=str(HUB / "search-written-wide.png"), full_page=True)
