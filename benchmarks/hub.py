@@ -5,8 +5,8 @@ with many memories: server time and page weight.
 
 Writes ``--memories`` memories about one customer into a workspace of its own embedded
 PostgreSQL (through ``memory_remember_bulk``, as an agent writes them: entities linked,
-episodes), spread over 50 sessions, with a person named in one in ten, commitments, dates ahead
-and one supersession in twenty (``supersedes``), beside as many memories about other customers.
+episodes), spread over 50 sessions, with a person named (with a title) in one in ten,
+commitments, dates ahead and one supersession in twenty (``supersedes``), beside as many memories about other customers.
 Then a curator's GETs of the customer's page, its last timeline page and one conversation's
 page, in process (Django's test client: the server's time, no network): p50 and p95 ms, the
 page's bytes and its SQL statements. The target (issue 59): the customer page's p95 at most
@@ -26,6 +26,8 @@ from common import ROOT, add_smoke_option, describe, machine, setup_django, writ
 
 CUSTOMER = "Orion Health"
 PEOPLE = ("Priya Raman", "Tom Okafor", "Lena Fischer", "Marco Rossi", "Aiko Tanaka")
+#: Each person's title, as the notes that name them say it (the page reads it back as a role).
+TITLES = ("CTO", "VP of Clinical Operations", "Head of IT", "Procurement Lead", "CFO")
 SUBJECTS = (
     "renewal", "seat count", "security review", "invoice", "data residency add-on",
     "support plan", "onboarding", "integration", "pricing", "contract terms",
@@ -48,7 +50,7 @@ def items(n: int, customer: str, start: datetime, rng: np.random.Generator) -> l
         }
         if i % 10 == 3:
             person = PEOPLE[i % len(PEOPLE)]
-            item["text"] += f" {person} asked for it."
+            item["text"] += f" {person}, {TITLES[i % len(PEOPLE)]}, asked for it."
             item["entities"].append({"name": person, "type": "person"})
         if i % 25 == 7:
             item["category"] = "commitment"

@@ -125,7 +125,9 @@ DESCRIPTIONS = {
     "mm_search": "Search the memories you may see. Call it before answering from memory. "
     "Returns a markdown table (| # | mem_id | Sig | Eligible | Category | Date | Text |) and, as "
     "structured content, each hit with the figures that explain its rank. Only memories valid "
-    "now are searched unless you give as_of or currently_valid. related_to, entity and min_r "
+    "now are searched unless you give as_of or currently_valid; written_from and written_until "
+    "(days such as 2026-03-01, or timestamps) keep those written in that span. related_to, "
+    "entity and min_r "
     "keep the memories linked to one memory, those that mention an entity, or those with at "
     "least that many connections.",
     "mm_link": "Link a memory (mem_id) to another memory you may see (to) or to an entity "
