@@ -6,11 +6,11 @@ with many memories: server time and page weight.
 Writes ``--memories`` memories about one customer into a workspace of its own embedded
 PostgreSQL (through ``memory_remember_bulk``, as an agent writes them: entities linked,
 episodes), spread over 50 sessions, with a person named (with a title) in one in ten,
-commitments, dates ahead and one supersession in twenty (``supersedes``), beside as many memories about other customers.
-Then a curator's GETs of the customer's page, its last timeline page and one conversation's
-page, in process (Django's test client: the server's time, no network): p50 and p95 ms, the
-page's bytes and its SQL statements. The target (issue 59): the customer page's p95 at most
-150 ms with 1,000 memories about the customer.
+commitments, dates ahead and one supersession in twenty (``supersedes``), beside as many
+memories about other customers. Then a curator's GETs of the customer's page, its last
+timeline page and one conversation's page, in process (Django's test client: the server's
+time, no network): p50 and p95 ms, the page's bytes and its SQL statements. The target
+(issue 59): the customer page's p95 at most 150 ms with 1,000 memories about the customer.
 """
 
 from __future__ import annotations

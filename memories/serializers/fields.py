@@ -193,21 +193,32 @@ class WrittenBound(serializers.DateTimeField):
     }
 
     #: Its JSON Schema (the MCP tools' and the OpenAPI schema's): text, a day or an instant.
-    schema = {"type": "string", "examples": ["2026-03-01", "2026-03-01T09:00:00Z"]}
+    schema = {
+        "anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}],
+        "examples": ["2026-03-01", "2026-03-01T09:00:00Z"],
+    }
 
     def __init__(self, *, end: bool, **kwargs: Any) -> None:
         self.end = end
         super().__init__(**kwargs)
 
-    def to_internal_value(self, value: Any) -> datetime.datetime:
+    def to_internal_value(self, value: Any) -> datetime.datetime | None:
         if isinstance(value, str) and (day := DAY_TEXT.fullmatch(value.strip())):
             try:
                 start = datetime.datetime(*map(int, day.groups()), tzinfo=datetime.UTC)
             except ValueError:
                 self.fail("invalid")
-            return start + datetime.timedelta(days=1) if self.end else start
+            return self._after(start, datetime.timedelta(days=1)) if self.end else start
         instant = super().to_internal_value(value)
-        return instant + datetime.timedelta(microseconds=1) if self.end else instant
+        return self._after(instant, datetime.timedelta(microseconds=1)) if self.end else instant
+
+    @staticmethod
+    def _after(instant: datetime.datetime, step: datetime.timedelta) -> datetime.datetime | None:
+        """The end just after ``instant``; None (no end) past the last instant Python holds."""
+        try:
+            return instant + step
+        except OverflowError:
+            return None
 
 
 DAY_TEXT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")

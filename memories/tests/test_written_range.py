@@ -169,3 +169,13 @@ def test_the_dashboards_search_offers_the_range_among_its_common_filters(alice, 
         {"query": "Orion", "written_from": "2026-04-02", "written_until": "2026-04-01"},
     )
     assert "must not be before written_from" in wrong.content.decode()
+
+
+def test_the_last_day_python_holds_is_an_open_end(alice, renewals):
+    assert found(alice, written_from="2026-04-01", written_until="9999-12-31") == {
+        renewals["april"]
+    }
+    assert found(alice, written_until="9999-12-31T23:59:59.999999Z") == set(renewals.values())
+    assert found(alice, written_from="0001-01-01", written_until="2026-02-28") == {
+        renewals["february"]
+    }

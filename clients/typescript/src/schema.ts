@@ -1786,13 +1786,13 @@ export interface components {
              * @example 2026-03-01
              * @example 2026-03-01T09:00:00Z
              */
-            written_from?: string | null;
+            written_from?: (string) | null;
             /**
              * @description Only memories written up to this: a day (2026-03-31, the whole day in UTC) or an ISO 8601 timestamp (included).
              * @example 2026-03-01
              * @example 2026-03-01T09:00:00Z
              */
-            written_until?: string | null;
+            written_until?: (string) | null;
             /**
              * @description Only this category.
              *
@@ -3028,9 +3028,9 @@ export interface operations {
                 /** @description Only memories of this thread (the ongoing story a writer named). */
                 thread?: string | null;
                 /** @description Only memories written at or after this: a day (2026-03-01, from its start in UTC) or an ISO 8601 timestamp. */
-                written_from?: string | null;
+                written_from?: (string) | null;
                 /** @description Only memories written up to this: a day (2026-03-31, the whole day in UTC) or an ISO 8601 timestamp (included). */
-                written_until?: string | null;
+                written_until?: (string) | null;
             };
             header?: never;
             path?: never;
