@@ -28,6 +28,10 @@ from memories.models.tenancy import (
 
 
 class Memory(WorkspaceRow):
+    #: What a page that lists memories never reads (``.defer(*Memory.UNREAD_ON_PAGES)``): the
+    #: vectors, each hundreds of numbers decoded per row, and the full-text document.
+    UNREAD_ON_PAGES = ("embedding", "episode_embedding", "search_vector")
+
     class Category(models.TextChoices):
         FACT = "fact"
         DECISION = "decision"

@@ -127,6 +127,7 @@ def _changes(reader: Reader, memories: QuerySet[Memory]) -> list[Change]:
         .exclude(new_values__superseded_by=None)
         .filter(new_values__has_key="superseded_by")
         .select_related("memory", "memory__scope", "agent", "user")
+        .defer(*(f"memory__{name}" for name in Memory.UNREAD_ON_PAGES))
         .order_by("-created_at", "-id")[:CHANGES_SHOWN]
     )
     events = list(events)
@@ -134,7 +135,9 @@ def _changes(reader: Reader, memories: QuerySet[Memory]) -> list[Change]:
         m.mem_id: m
         for m in reader.sees(
             Memory.objects.filter(mem_id__in=[e.new_values["superseded_by"] for e in events])
-        ).select_related("scope")
+        )
+        .select_related("scope")
+        .defer(*Memory.UNREAD_ON_PAGES)
     }
     restored = set(
         ProvenanceEvent.objects.filter(

@@ -67,7 +67,11 @@ def subject_groups(
         about = min(named.get(pk, ()), key=lambda e: rank.get(e, len(rank)), default=None)
         members.setdefault(about if about in rank else None, []).append(pk)
     shown_ids = [pk for pks in members.values() for pk in pks[:GROUP_SHOWN]]
-    shown = Memory.objects.select_related("scope", "attributed_to").in_bulk(shown_ids)
+    shown = (
+        Memory.objects.select_related("scope", "attributed_to")
+        .defer(*Memory.UNREAD_ON_PAGES)
+        .in_bulk(shown_ids)
+    )
     entities = Entity.objects.in_bulk(subjects)
     own_title = f"{own.name} itself" if own else "Not about a named entity"
     order = [None, *sorted(subjects, key=lambda pk: (-len(members.get(pk, [])), rank[pk]))]

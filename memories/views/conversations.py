@@ -23,7 +23,7 @@ def conversation_page(request: HttpRequest, slug: str, session: str) -> HttpResp
     """The session ``session``: 404 when the reader sees none of its memories (another
     workspace's session, another agent's private one, or none of that name)."""
     reader = page_reader(request, slug)
-    memories = reader.sees(Memory.objects.filter(session=session))
+    memories = reader.sees(Memory.objects.filter(session=session)).defer(*Memory.UNREAD_ON_PAGES)
     if not memories.exists():
         raise Http404("No such conversation.")
     timeline = memories.select_related("scope", "attributed_to").order_by("created_at", "id")

@@ -23,7 +23,7 @@ from memories.forms import (
     UndoSupersessionForm,
     UnmergeForm,
 )
-from memories.models import Entity
+from memories.models import Entity, Memory
 from memories.selectors.hub import entity_hub
 from memories.selectors.reader import Reader
 from memories.selectors.relations import (
@@ -121,7 +121,8 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
             messages.success(request, done)
             return redirect("dashboard:entity", slug=slug, entity_id=entity.entity_id)
     months = by_month(memories.values_list("created_at", flat=True))
-    page = paged(request, memories.select_related("scope", "attributed_to"))
+    shown = memories.defer(*Memory.UNREAD_ON_PAGES)
+    page = paged(request, shown.select_related("scope", "attributed_to"))
     events = entity.events.select_related("user", "agent").order_by("created_at", "id")
     return render(
         request,
@@ -130,7 +131,7 @@ def entity_page(request: HttpRequest, slug: str, entity_id: str) -> HttpResponse
                  over_time=bars(months), merge=merge, unmerge=unmerge, retype=retype,
                  events=events, merged=entity.merged.all(), split=split,
                  namesakes=_namesakes(entity), undo=undo,
-                 hub=entity_hub(reader, entity, memories, timezone.now())),
+                 hub=entity_hub(reader, entity, shown, timezone.now())),
     )  # fmt: skip
 
 
