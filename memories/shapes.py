@@ -126,7 +126,7 @@ def _type_schema(field: serializers.Field) -> dict[str, Any]:
         kind = "integer" if isinstance(field, serializers.IntegerField) else "number"
         return _without_none(type=kind, minimum=low, maximum=high)
     if isinstance(field, WrittenBound):
-        return dict(field.schema)
+        return {**field.schema, "examples": list(field.examples)}
     if isinstance(field, serializers.DateTimeField):
         return {"type": "string", "format": "date-time"}
     if isinstance(field, serializers.DictField):

@@ -243,7 +243,12 @@ class WrittenBoundShape(OpenApiSerializerFieldExtension):
     target_class = "memories.serializers.WrittenBound"
 
     def map_serializer_field(self, auto_schema, direction):
-        return {**self.target.schema, **({"nullable": True} if self.target.allow_null else {})}
+        target = self.target
+        return {
+            **target.schema,
+            "example": target.examples[0],
+            **({"nullable": True} if target.allow_null else {}),
+        }
 
 
 #: The body of every error but a validation's: ``{"detail": "…"}`` (``presenters.error_response``).

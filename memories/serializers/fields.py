@@ -194,9 +194,9 @@ class WrittenBound(serializers.DateTimeField):
 
     #: Its JSON Schema (the MCP tools' and the OpenAPI schema's): text, a day or an instant.
     schema = {
-        "anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}],
-        "examples": ["2026-03-01", "2026-03-01T09:00:00Z"],
+        "anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]
     }
+    examples = ("2026-03-01", "2026-03-01T09:00:00Z")
 
     def __init__(self, *, end: bool, **kwargs: Any) -> None:
         self.end = end

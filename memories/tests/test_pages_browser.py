@@ -76,11 +76,14 @@ def test_a_new_workspaces_pages_say_what_fills_them(browser, live_server, team):
         "threads": "/w/globex/threads",
     }
     texts = sweep(page, live_server.url, paths, "new")
-    for name in ("divergences", "proposals", "threads"):
-        assert page.locator(".empty").count() or texts[name], name
-    assert "MM_DIVERGENCE" in texts["divergences"]
-    assert "MM_THREADS" in texts["threads"] or "thread" in texts["threads"].lower()
-    assert "consolidation" in texts["proposals"].lower()
+    # What fills each page, and the setting or command that turns its feature on.
+    said = {
+        "divergences": ("No open divergences.", "MM_DIVERGENCE=true"),
+        "proposals": ("No open proposals.", "meaning-memory consolidate --workspace globex"),
+        "threads": ("No open threads.", "MM_OPEN_THREADS=true"),
+    }
+    for name, (heading, how) in said.items():
+        assert heading in texts[name] and how in texts[name], (name, texts[name])
     for name in paths:
         assert len(texts[name].strip()) > 40, f"{name} says nothing on a new workspace"
 

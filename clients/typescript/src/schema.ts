@@ -1784,13 +1784,11 @@ export interface components {
             /**
              * @description Only memories written at or after this: a day (2026-03-01, from its start in UTC) or an ISO 8601 timestamp.
              * @example 2026-03-01
-             * @example 2026-03-01T09:00:00Z
              */
             written_from?: (string) | null;
             /**
              * @description Only memories written up to this: a day (2026-03-31, the whole day in UTC) or an ISO 8601 timestamp (included).
              * @example 2026-03-01
-             * @example 2026-03-01T09:00:00Z
              */
             written_until?: (string) | null;
             /**
