@@ -10,7 +10,8 @@ a session one second apart, in order), with the session as the memory's ``sessio
 is ``"<speaker>: <turn>"`` and, for a turn that shares a photo, ``" [shares a photo: <caption>]"``
 (``--speaker source`` keeps the speaker in ``source`` instead). Then every question with
 evidence is asked, and the top 20 of each method are scored against its evidence turns:
-recall@k (the share of the evidence turns in the top k) and hit@k (any of them), k = 5, 10, 20,
+recall@k (the share of the evidence turns in the top k), hit@k (any of them) and session-level
+recall@k (the share of the evidence's sessions with an evidence turn in the top k), k = 5, 10, 20,
 per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial) and overall.
 
 Methods, all on the same memories:
@@ -49,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import re
 import shlex
 import sys
@@ -186,8 +188,15 @@ def stop_words() -> set[str]:
     return {line.strip() for line in path.read_text().splitlines() if line.strip()}
 
 
+def session_of(dia_id: str) -> str:
+    """The session a turn's id names (LoCoMo's ``D<session>:<turn>``)."""
+    return dia_id.partition(":")[0]
+
+
 class Scores:
-    """recall@k and hit@k per method and category."""
+    """recall@k, hit@k and session-level recall@k per method and category: a question's
+    session-level recall@k is the share of its evidence's sessions of which at least one
+    evidence turn is in the top k turns."""
 
     def __init__(self) -> None:
         self.rows: dict[str, list[tuple[int, dict[str, float]]]] = defaultdict(list)
@@ -201,10 +210,12 @@ class Scores:
         if ms is not None:
             self.ms[method].append(ms)
         figures = {}
+        sessions = {session_of(turn) for turn in question.evidence}
         for k in KS:
-            found = len(question.evidence & set(ranking[:k]))
-            figures[f"recall@{k}"] = found / len(question.evidence)
-            figures[f"hit@{k}"] = float(found > 0)
+            found = question.evidence & set(ranking[:k])
+            figures[f"recall@{k}"] = len(found) / len(question.evidence)
+            figures[f"hit@{k}"] = float(bool(found))
+            figures[f"session_recall@{k}"] = len({session_of(t) for t in found}) / len(sessions)
         self.rows[method].append((question.category, figures))
 
     @staticmethod
@@ -228,14 +239,23 @@ class Scores:
         return methods
 
 
-def table(methods: dict[str, Any]) -> str:
-    categories = sorted({c for m in methods.values() for c in m["by_category"]})
-    header = ["method", "R@5", "R@10", "R@20", "hit@10", "R@10 (1–4)"]
-    header += [f"R@10 {c} {CATEGORIES[int(c)]}" for c in categories] + ["p95 ms"]
+def category_names(path: Path) -> dict[int, str]:
+    """LoCoMo's category names, or those the file gives (``category_names`` of a conversation:
+    ``benchmarks/longmemeval.py`` writes LongMemEval's question types)."""
+    names = dict(CATEGORIES)
+    for item in json.loads(path.read_text(encoding="utf-8")):
+        names.update({int(k): v for k, v in item.get("category_names", {}).items()})
+    return names
+
+
+def table(methods: dict[str, Any], names: dict[int, str] = CATEGORIES) -> str:
+    categories = sorted({c for m in methods.values() for c in m["by_category"]}, key=int)
+    header = ["method", "R@5", "R@10", "R@20", "hit@10", "session R@10", "R@10 (1–4)"]
+    header += [f"R@10 {c} {names.get(int(c), c)}" for c in categories] + ["p95 ms"]
     lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
     for name, m in methods.items():
         cells = [f"`{name}`"] + [f"{m[key]:.3f}" for key in ("recall@5", "recall@10")]
-        cells += [f"{m['recall@20']:.3f}", f"{m['hit@10']:.3f}"]
+        cells += [f"{m['recall@20']:.3f}", f"{m['hit@10']:.3f}", f"{m['session_recall@10']:.3f}"]
         cells += [f"{m['categories_1_4']['recall@10']:.3f}"]
         cells += [f"{m['by_category'][c]['recall@10']:.3f}" for c in categories]
         cells += [f"{m['p95_ms']:.1f}" if m.get("p95_ms") is not None else "—"]
@@ -524,7 +544,7 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
         f"evidence; {dropped} evidence ids dropped (malformed or naming no turn). "
         f"Speaker in the {args.speaker}.\n"
     )
-    print(table(methods))
+    print(table(methods, category_names(args.data)))
     print(
         f"\nEngine search p50 {latency['search_p50_ms']:.1f} ms, p95 "
         f"{latency['search_p95_ms']:.1f} ms (query embedded beforehand); with the query's "
