@@ -22,6 +22,11 @@ LoCoMo numbers its question categories; the types map onto them by what they ask
 (``CATEGORY_OF``), and each conversation carries ``category_names`` so that the benchmark's
 table heads its columns with LongMemEval's names. ``--questions N`` keeps the first ``N``
 questions by id (a smaller run of the ``s`` file, whose haystacks are large).
+
+Some assistant turns are longer than a memory's text may be by default (``MM_MAX_TEXT_CHARS``,
+10,000 characters): the converter prints the longest (``longest_turn_chars``), and the
+benchmark runs with ``MM_MAX_TEXT_CHARS`` at least that, as an operator storing such chats
+would set it. The embedder reads the start of a long text; full-text search reads all of it.
 """
 
 from __future__ import annotations
@@ -88,6 +93,8 @@ def convert(question: dict) -> tuple[dict, Counter]:
             if turn.get("has_answer") is True
         ]
         counts.update(turns=len(turns))
+        longest = max((len(turn["content"]) for turn in turns), default=0)
+        counts["longest_turn_chars"] = max(counts["longest_turn_chars"], longest)
     kind = question["question_type"]
     counts.update(
         questions=1,
@@ -131,7 +138,9 @@ def main() -> None:
     for question in questions:
         item, counts = convert(question)
         items.append(item)
+        longest = max(total["longest_turn_chars"], counts.pop("longest_turn_chars"))
         total.update(counts)
+        total["longest_turn_chars"] = longest
     args.out.write_text(json.dumps(items, ensure_ascii=False, indent=1), encoding="utf-8")
     for key, value in sorted(total.items()):
         print(f"{key:<36} {value:>8,}")

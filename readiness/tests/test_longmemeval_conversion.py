@@ -5,6 +5,7 @@ headed with LongMemEval's question types."""
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 
@@ -60,6 +61,7 @@ def test_a_question_becomes_a_conversation_the_reader_takes(tmp_path):
     assert item["qa"][0]["evidence"] == ["D1:1", "D2:1"]
     assert item["qa"][0]["category"] == 1
     assert counts["evidence_turns"] == 2 and counts["turns"] == 4
+    assert counts["longest_turn_chars"] == len("Congratulations on the move!")
 
     path = tmp_path / "lme.json"
     abstains, _ = converter.convert(question("q2_abs", "single-session-user", marked=False))
@@ -83,6 +85,7 @@ def test_the_command_writes_the_first_questions_by_id(tmp_path):
     )  # fmt: skip
     assert [item["sample_id"] for item in json.loads(out.read_text())] == ["lme-q3", "lme-q5"]
     assert "questions" in done.stdout and "evidence_turns" in done.stdout
+    assert re.search(r"^longest_turn_chars +28$", done.stdout, re.MULTILINE)
     refused = subprocess.run(
         [sys.executable, str(BENCHMARKS / "longmemeval.py"), str(source), str(out),
          "--questions", "0"],
