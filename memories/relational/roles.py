@@ -16,6 +16,7 @@ not the role. A text that says none of these gives no role: nothing is guessed.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -38,9 +39,10 @@ _PART = (
 _OWNER = r"(?:the|our|their|its|his|her|a|an)"
 
 
-def _patterns(name: str) -> list[re.Pattern[str]]:
+@functools.lru_cache(maxsize=1024)
+def _patterns(name: str) -> tuple[re.Pattern[str], ...]:
     person = rf"(?<![\w]){re.escape(name)}(?![\w])"
-    return [
+    return (
         re.compile(rf"{person}\s*,\s*(?:{_OWNER}\s+)?(?P<role>{_ROLE})"),
         re.compile(rf"{person}\s*\(\s*(?P<role>{_ROLE})\s*\)"),
         re.compile(rf"(?P<role>{_ROLE})\s*,?\s+{person}"),
@@ -48,7 +50,7 @@ def _patterns(name: str) -> list[re.Pattern[str]]:
             rf"{person}\s+(?:is|was|became|is\s+now|has\s+become)\s+{_OWNER}\s+(?:new\s+)?"
             rf"(?P<role>{_ROLE}|{_PART})",
         ),
-    ]
+    )
 
 
 def _without_place(role: str, places: Iterable[str]) -> str:

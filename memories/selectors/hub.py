@@ -107,11 +107,15 @@ def _hub(
         now_true_more=more,
         changes=_changes(reader, memories),
         commitments=list(
-            current.filter(category=Memory.Category.COMMITMENT).order_by("-created_at", "-id")[
-                :LIST_SHOWN
-            ]
+            current.filter(category=Memory.Category.COMMITMENT)
+            .select_related("attributed_to")  # each line says who said it
+            .order_by("-created_at", "-id")[:LIST_SHOWN]
         ),
-        ahead=list(active.filter(not_yet_valid_q(now)).order_by("valid_from", "id")[:LIST_SHOWN]),
+        ahead=list(
+            active.filter(not_yet_valid_q(now))
+            .select_related("attributed_to")
+            .order_by("valid_from", "id")[:LIST_SHOWN]
+        ),
     )
 
 

@@ -14,6 +14,10 @@ from memories.services import entity_declare
 from memories.tests.test_dashboard import member
 
 SESSION = "orion/call 1 · ünïcode"
+SPEAKERS = (
+    "Ana Ruiz", "Ben Okoro", "Cleo Marsh", "Dev Patel", "Eli Stone", "Fay Lindqvist",
+    "Gus Moreau", "Hana Sato", "Ivo Brandt", "Jae Kim", "Kofi Mensah", "Lena Vogel",
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -256,3 +260,33 @@ def test_true_now_is_grouped_by_what_each_memory_is_about(client, alice):
     assert "CTO" not in related  # an older role, said before
     vault = related[related.index("Vault Sync") :]
     assert 'class="role"' not in vault[: vault.index("</a>")]  # a product has no role
+
+
+def test_the_hubs_statements_do_not_grow_with_what_it_lists(client, alice):
+    """Commitments and dates ahead said by people: who said each is read with it, so twelve
+    cost the page what one does."""
+    workspace = alice.agent.workspace_id
+    orion = entity_declare(workspace_id=workspace, name="Orion Health", kind="customer").entity
+    member(client, "vera", alice.agent.workspace, "viewer")
+    url = f"/w/acme/e/{orion.entity_id}"
+    ahead = (timezone.now() + timedelta(days=30)).isoformat()
+
+    def write(first: int, last: int) -> None:
+        for i in range(first, last):
+            for extra in ({"category": "commitment"}, {"valid_from": ahead}):
+                memory_remember(
+                    agent=alice.agent, text=f"Orion Health gets review {i} ({len(extra)}).",
+                    attributed_to=SPEAKERS[i], **extra,
+                )  # fmt: skip
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    write(0, 1)
+    with CaptureQueriesContext(connection) as one:
+        assert client.get(url).status_code == 200
+    write(1, 12)
+    with CaptureQueriesContext(connection) as twelve:
+        page = client.get(url)
+    assert f"said by {SPEAKERS[11]}" in page.content.decode()
+    assert len(twelve.captured_queries) == len(one.captured_queries)
