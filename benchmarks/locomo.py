@@ -84,6 +84,18 @@ from readiness.locomo import (
 
 KS = (5, 10, 20)
 RRF_K = 60
+#: The cross-session methods: the default recipe (``memories.search.recipe``) with one piece
+#: changed. ``+neighbours``: the turns before and after the 5 strongest of each candidate list
+#: join the candidates; ``+session-cap``: at most 2 turns of a session before the others;
+#: ``+wide-pool``: lists of 100 candidates rather than 50.
+VARIANTS = {
+    "engine+neighbours": {
+        "sources": ("vector", "keyword", "time_neighbours"),
+        "time_neighbour_seeds": 5,
+    },
+    "engine+session-cap": {"session_cap": 2},
+    "engine+wide-pool": {"candidates": 100},
+}
 
 
 def loaded(conversations: list[Conversation]) -> dict[str, Any]:
@@ -196,7 +208,10 @@ def session_of(dia_id: str) -> str:
 class Scores:
     """recall@k, hit@k and session-level recall@k per method and category: a question's
     session-level recall@k is the share of its evidence's sessions of which at least one
-    evidence turn is in the top k turns."""
+    evidence turn is in the top k turns; its session-unit recall@k, the share of its evidence's
+    sessions among the first k sessions of the ranking, each session placed by its best turn
+    (sessions as the retrieval unit, as LongMemEval's and peers' session-level figures count;
+    a session with no turn among the top 20 is not placed)."""
 
     def __init__(self) -> None:
         self.rows: dict[str, list[tuple[int, dict[str, float]]]] = defaultdict(list)
@@ -211,11 +226,16 @@ class Scores:
             self.ms[method].append(ms)
         figures = {}
         sessions = {session_of(turn) for turn in question.evidence}
+        # Sessions as units: in the order of their best turn in the ranking.
+        ranked_sessions = list(dict.fromkeys(session_of(turn) for turn in ranking))
         for k in KS:
             found = question.evidence & set(ranking[:k])
             figures[f"recall@{k}"] = len(found) / len(question.evidence)
             figures[f"hit@{k}"] = float(bool(found))
             figures[f"session_recall@{k}"] = len({session_of(t) for t in found}) / len(sessions)
+            figures[f"session_unit_recall@{k}"] = len(sessions & set(ranked_sessions[:k])) / len(
+                sessions
+            )
         self.rows[method].append((question.category, figures))
 
     @staticmethod
@@ -250,12 +270,14 @@ def category_names(path: Path) -> dict[int, str]:
 
 def table(methods: dict[str, Any], names: dict[int, str] = CATEGORIES) -> str:
     categories = sorted({c for m in methods.values() for c in m["by_category"]}, key=int)
-    header = ["method", "R@5", "R@10", "R@20", "hit@10", "session R@10", "R@10 (1–4)"]
+    header = ["method", "R@5", "R@10", "R@20", "hit@10", "session R@10", "session-unit R@5"]
+    header += ["session-unit R@10", "R@10 (1–4)"]
     header += [f"R@10 {c} {names.get(int(c), c)}" for c in categories] + ["p95 ms"]
     lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
     for name, m in methods.items():
         cells = [f"`{name}`"] + [f"{m[key]:.3f}" for key in ("recall@5", "recall@10")]
         cells += [f"{m['recall@20']:.3f}", f"{m['hit@10']:.3f}", f"{m['session_recall@10']:.3f}"]
+        cells += [f"{m['session_unit_recall@5']:.3f}", f"{m['session_unit_recall@10']:.3f}"]
         cells += [f"{m['categories_1_4']['recall@10']:.3f}"]
         cells += [f"{m['by_category'][c]['recall@10']:.3f}" for c in categories]
         cells += [f"{m['p95_ms']:.1f}" if m.get("p95_ms") is not None else "—"]
@@ -326,6 +348,33 @@ def cross_validate(
             ranking = reranked(hits, query=question.text, limit=max(KS), model=model)
             took = every_ms + (time.perf_counter() - started) * 1000
             scores.add(method, question, dia_ids(ranking), took)
+
+
+def ask(
+    name: str,
+    question: Question,
+    reader: Any,
+    asked: dict[str, Any],
+    recipe: Any,
+    scores: Scores,
+    pool: dict[str, list],
+) -> None:
+    """One question asked by a cross-session method (``VARIANTS``), and its candidates kept in
+    ``pool`` (by conversation) when the recipe reads other candidates than the default's."""
+    from memories.operations import memory_search
+    from memories.search.recipe import Recipe
+
+    started = time.perf_counter()
+    hits = memory_search(reader, **asked, recipe=recipe)
+    scores.add(name, question, dia_ids(hits), (time.perf_counter() - started) * 1000)
+    default = Recipe.default()
+    if (recipe.sources, recipe.candidates) == (default.sources, default.candidates):
+        return
+    started = time.perf_counter()
+    every = memory_search(reader, **asked, recipe=recipe, every_candidate=True)
+    took = (time.perf_counter() - started) * 1000
+    labels = np.array([h.memory.metadata["dia_id"] in question.evidence for h in every])
+    pool[reader.workspace.slug].append((question, every, labels, took))
 
 
 def coverage(candidates: dict[str, list]) -> dict[str, float]:
@@ -418,8 +467,17 @@ def main() -> None:
         help="the engine's own embedder, or one measured in its place (benchmarks/embedders.py; "
         "its memories in benchmarks/out/locomo-<embedder>-db unless --data-dir is given)",
     )
+    parser.add_argument(
+        "--variants",
+        type=lambda text: tuple(name.strip() for name in text.split(",") if name.strip()),
+        default=tuple(VARIANTS),
+        help=f"the cross-session methods to ask, comma-separated, of {', '.join(VARIANTS)} "
+        "(default: all; '' none)",
+    )
     add_smoke_option(parser)
     args = parser.parse_args()
+    if unknown := set(args.variants) - set(VARIANTS):
+        parser.error(f"--variants: unknown {sorted(unknown)}; known: {tuple(VARIANTS)}")
     check_data(parser, args)
     if args.embedder != "engine" and args.data_dir == parser.get_default("data_dir"):
         args.data_dir = ROOT / "benchmarks" / "out" / f"locomo-{args.embedder}-db"
@@ -442,10 +500,12 @@ def main() -> None:
 
 def measure(args: argparse.Namespace, conversations: list[Conversation], embedder: Any) -> None:
     """Load (or reuse) the memories, ask every question of every method, print the tables."""
+    from django.db import connection
     from django.test.utils import override_settings
 
     from memories.operations import memory_search
     from memories.search.learned import FEATURES
+    from memories.search.recipe import Recipe
     from memories.selectors.reader import Reader
 
     seconds: dict[str, float] = {}
@@ -456,12 +516,19 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
     else:
         agents = load(conversations, speaker_in_text=args.speaker == "text")
     seconds["load"] = time.perf_counter() - started
+    # The words too common to select keyword candidates come from the table's statistics: read
+    # from every row, not from whichever rows an automatic ANALYZE during the load had seen.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
     words = stop_words()
     scores = Scores()
     search_ms, embed_ms, embed_cpu_ms, graph_ms, formula_ms = [], [], [], [], []
     for method in ("engine", "engine-formula", "engine-relevance", "engine-graph", "baselines"):
         seconds[method] = 0.0
     candidates: dict[str, list[tuple[Question, list[Any], np.ndarray, float]]] = defaultdict(list)
+    default = Recipe.default()
+    variants = {name: default.but(**VARIANTS[name]) for name in args.variants}
+    pools: dict[str, dict[str, list]] = {name: defaultdict(list) for name in variants}
     for conversation in conversations:
         agent = agents[conversation.sample_id]
         reader = Reader.of_agent(agent)
@@ -503,17 +570,24 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
             every_ms = (time.perf_counter() - started) * 1000
             labels = np.array([h.memory.metadata["dia_id"] in question.evidence for h in every])
             candidates[conversation.sample_id].append((question, every, labels, every_ms))
+            for name, recipe in variants.items():
+                ask(name, question, reader, asked, recipe, scores, pools[name])
             started = time.perf_counter()
             for name, ranking in baselines.rankings(question.text, vector).items():
                 scores.add(name, question, ranking)
             seconds["baselines"] += time.perf_counter() - started
     stacks = {name: stacked(rows) for name, rows in candidates.items()}
     cross_validate(candidates, stacks, scores, "engine-learned-cv", args.learned_features)
+    pool_figures = {"engine": coverage(candidates)}
+    for name, pool in pools.items():
+        if pool:  # its own candidates: the model fitted on them, and what they hold
+            own = {key: stacked(rows) for key, rows in pool.items()}
+            cross_validate(pool, own, scores, f"{name}-cv", args.learned_features)
+            pool_figures[name] = coverage(pool)
     if args.learned_features != FEATURES:
         cross_validate(candidates, stacks, scores, "engine-learned-cv-all", FEATURES)
     if args.fit_model:
         fit_model(candidates, stacks, conversations, args)
-    pool = coverage(candidates)
     written = turn_cost(embedder, conversations)
 
     methods = scores.summary()
@@ -557,11 +631,13 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
         f"Load {seconds['load']:.1f} s. Searched at "
         + ("each conversation's last turn." if args.now == "pinned" else "the instant of the run.")
     )
-    print(
-        f"Candidates (every one the statement reads): {pool['per_question']:.1f} a question on "
-        f"average, holding {pool['evidence_share']:.3f} of the evidence turns "
-        f"({pool['multihop_evidence_share']:.3f} of the multi-hop questions')."
-    )
+    for name, figures in pool_figures.items():
+        print(
+            f"Candidates of {name} (every one the statement reads): "
+            f"{figures['per_question']:.1f} a question on average, holding "
+            f"{figures['evidence_share']:.3f} of the evidence turns "
+            f"({figures['multihop_evidence_share']:.3f} of the multi-hop questions')."
+        )
     from django.conf import settings
 
     print(
@@ -591,7 +667,9 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
             "methods": methods,
             "seconds": seconds,
             "latency": latency,
-            "candidates": pool,
+            "candidates": pool_figures["engine"],
+            "candidates_by_method": pool_figures,
+            "variants": {name: VARIANTS[name] for name in variants},
             "command": command,
             "machine": info,
         }

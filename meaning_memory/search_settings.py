@@ -25,6 +25,11 @@ MM_SEARCH_EPISODE_VECTOR_WEIGHT = envfloat(
 )
 MM_SEARCH_NEIGHBOUR_WEIGHT = envfloat("MM_SEARCH_NEIGHBOUR_WEIGHT", 0.3, minimum=0, maximum=1)
 MM_SEARCH_LEARNED = envbool("MM_SEARCH_LEARNED", True)  # memories.search.learned
+#: The recipe's cross-session pieces (memories.search.recipe): how many of the strongest of each
+#: candidate list bring the turns next to them in their session as candidates (0: none), and
+#: at most how many of one session's memories come before the rest (0: no cap).
+MM_SEARCH_TIME_NEIGHBOURS = envint("MM_SEARCH_TIME_NEIGHBOURS", 0, minimum=0, maximum=100)
+MM_SEARCH_SESSION_CAP = envint("MM_SEARCH_SESSION_CAP", 0, minimum=0, maximum=1000)
 MM_WORKSPACE_INDEX_MIN_ROWS = envint("MM_WORKSPACE_INDEX_MIN_ROWS", 5_000, minimum=1)
 # Metadata keys whose common values get a vector index of their own (memories.value_indexes).
 MM_METADATA_INDEX_KEYS = envlist("MM_METADATA_INDEX_KEYS", [])

@@ -19,6 +19,7 @@ from memories.commands import Remember, Search, message_memories
 from memories.errors import ValidationFailed
 from memories.models import Agent
 from memories.search import SearchHit, search
+from memories.search.recipe import Recipe
 from memories.selectors.reader import Reader
 from memories.serializers import (
     MessagesInput,
@@ -67,14 +68,15 @@ def memory_search(
     query_vector: np.ndarray | None = None,
     exact: bool = False,
     every_candidate: bool = False,
+    recipe: Recipe | None = None,
     **given: Any,
 ) -> list[SearchHit]:
     """Search what ``reader`` sees (``memories.search``) with the arguments ``SearchInput``
     declares (``query``, ``limit``, the filters), given as ``arguments`` (a request's raw
     values, as they came) or as keyword arguments (code); ``from_text`` when the values came as
     text (a command line, a page's query string), otherwise each must have its JSON type.
-    ``now``, ``query_vector``, ``exact`` and ``every_candidate`` are for code only (see
-    ``memories.search.ranking.search``)."""
+    ``now``, ``query_vector``, ``exact``, ``every_candidate`` and ``recipe`` are for code only
+    (see ``memories.search.ranking.search``)."""
     if arguments is None:
         arguments = given
     elif given:
@@ -87,6 +89,7 @@ def memory_search(
         query_vector=query_vector,
         exact=exact,
         every_candidate=every_candidate,
+        recipe=recipe,
     )
 
 

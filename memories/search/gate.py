@@ -6,20 +6,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from django.conf import settings
-
 from memories.search.hydration import SearchHit
+from memories.search.recipe import Recipe
 
 
-def gated(hits: list[SearchHit], limit: int) -> list[SearchHit]:
-    """The gate and the order of ``memories.search`` (steps 3 and 4), on the new relevance."""
-    gate_size = int(max(limit, settings.MM_SEARCH_GATE_K))
+def gated(
+    hits: list[SearchHit], limit: int, *, keep: int | None = None, recipe: Recipe | None = None
+) -> list[SearchHit]:
+    """The gate and the order of ``memories.search`` (steps 3 and 4), on the new relevance, for
+    a search of ``limit``; the first ``keep`` (``limit`` unless given)."""
+    recipe = recipe or Recipe.default()
+    gate_size = int(max(limit, recipe.gate_k))
     by_relevance = sorted(hits, key=lambda hit: (-hit.relevance, hit.memory.pk))
     best = by_relevance[0].relevance
     passed = {
         hit.memory.pk
         for hit in by_relevance[:gate_size]
-        if hit.relevance >= float(settings.MM_SEARCH_GATE_RATIO) * best
+        if hit.relevance >= recipe.gate_ratio * best
     }
     marked = [replace(hit, gated=hit.memory.pk in passed) for hit in hits]
     marked.sort(
@@ -31,7 +34,7 @@ def gated(hits: list[SearchHit], limit: int) -> list[SearchHit]:
             hit.memory.pk,
         )
     )
-    return marked[:limit]
+    return marked[: keep or limit]
 
 
 def scored(hit: SearchHit, relevance: float) -> float:

@@ -33,15 +33,23 @@ from django.conf import settings
 from memories.reading import reader
 from memories.search.gate import gated, scored
 from memories.search.hydration import SearchHit
+from memories.search.recipe import Recipe
 
 #: Entities and links named in a hit's explanation.
 SHOWN_VIA = 3
 
 
-def expanded(hits: list[SearchHit], *, limit: int, workspace_id: int) -> list[SearchHit]:
+def expanded(
+    hits: list[SearchHit],
+    *,
+    limit: int,
+    workspace_id: int,
+    keep: int | None = None,
+    recipe: Recipe | None = None,
+) -> list[SearchHit]:
     """``hits`` (every candidate of one search, in the ranking's order) re-ordered by relevance
-    with the graph's contribution, gated and scored as ``memories.search`` does; the first
-    ``limit``."""
+    with the graph's contribution, gated and scored as ``memories.search`` does for a search of
+    ``limit``; the first ``keep`` (``limit`` unless given)."""
     if not hits:
         return []
     ids = [hit.memory.pk for hit in hits]
@@ -74,7 +82,7 @@ def expanded(hits: list[SearchHit], *, limit: int, workspace_id: int) -> list[Se
         )
         for index, hit in enumerate(hits)
     ]
-    return gated(rescored, limit)
+    return gated(rescored, limit, keep=keep, recipe=recipe)
 
 
 def _edges(

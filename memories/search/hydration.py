@@ -13,6 +13,7 @@ from django.db.models.expressions import Col
 
 from memories.models import Memory, Scope
 from memories.reading import reader
+from memories.search.recipe import SOURCES
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class SearchHit:
     #: With ``MM_SEARCH_LEARNED``, the model's score and each feature's share
     #: (``memories.search.learned``).
     learned: dict = field(default_factory=dict)
+    #: The candidate sources that found it (``memories.search.recipe.SOURCES``).
+    found_by: tuple[str, ...] = ()
+    #: The pieces after the sources that placed it (``Recipe.placed_by``), and whether a
+    #: session's cap moved it down (``memories.search.sessions``).
+    placed_by: tuple[str, ...] = ()
+    capped: bool = False
     #: A candidate's row, while its memory holds only ``CANDIDATE_MEMORY_FIELDS``
     #: (``hit_from_row(row, candidate=True)``); ``hydrated`` reads the rest from it.
     row: tuple | None = field(default=None, repr=False, compare=False)
@@ -71,6 +78,11 @@ class SearchHit:
             **({"relations": self.relations} if self.relations else {}),
             **({"graph": self.graph} if self.graph else {}),
             **({"learned": self.learned} if self.learned else {}),
+            "pieces": {
+                "found_by": list(self.found_by),
+                "placed_by": list(self.placed_by),
+                **({"capped": True} if self.capped else {}),
+            },
         }
 
 
@@ -112,7 +124,7 @@ def hit_from_row(row: tuple, *, candidate: bool = False) -> SearchHit:
             )
     (similarity, keyword_rank, episode_similarity, *rest) = figures
     similarity_z, keyword_z, episode_z, fused, neighbour, relevance, *rest = rest
-    age_days, age_factor, asymmetry_factor, score, gated = rest
+    age_days, age_factor, asymmetry_factor, score, gated, found_by = rest
     return SearchHit(
         memory=memory,
         similarity=similarity,
@@ -129,6 +141,7 @@ def hit_from_row(row: tuple, *, candidate: bool = False) -> SearchHit:
         asymmetry_factor=asymmetry_factor,
         score=score,
         gated=gated,
+        found_by=tuple(source for source in SOURCES if source in found_by),
         eligible="",  # set by ``ranked`` for all hits at once
         row=row if candidate else None,
     )

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 
 from memories.relational.spans import speaker
 from memories.search.gate import gated, scored
 from memories.search.hydration import SearchHit
+from memories.search.recipe import Recipe
 from memories.temporal.expressions import asks_when, says_when
 
 #: How mature what this module implements is, read by the readiness registry.
@@ -159,22 +159,30 @@ def features(hits: list[SearchHit], query: str) -> np.ndarray:
 
 
 def reranked(
-    hits: list[SearchHit], *, query: str, limit: int, model: Model | None = None
+    hits: list[SearchHit],
+    *,
+    query: str,
+    limit: int,
+    keep: int | None = None,
+    model: Model | None = None,
+    recipe: Recipe | None = None,
 ) -> list[SearchHit]:
     """``hits`` (every candidate of one search) re-ordered by the model's relevance, gated and
-    scored as ``memories.search`` does; the first ``limit``."""
+    scored as ``memories.search`` does for a search of ``limit``; the first ``keep`` (``limit``
+    unless given)."""
     if not hits:
         return []
     model = model or shipped_model()
+    recipe = recipe or Recipe.default()
     values = features(hits, query)[:, model.columns]
     standardised = (values - model.mean) / model.scale
     logits = standardised @ model.weights + model.intercept
     low, high = logits.min(), logits.max()
     relevant = (logits - low) / (high - low) if high > low else np.ones_like(logits)
-    # The gate passes only candidates among the max(limit, MM_SEARCH_GATE_K) most relevant, and
-    # the first ``limit`` of the order are among them: the others are never shown.
+    # The gate passes only candidates among the max(limit, gate_k) most relevant, and the first
+    # ``limit`` of the order are among them: the others are shown only if more are kept.
     shown = sorted(range(len(hits)), key=lambda i: (-relevant[i], hits[i].memory.pk))
-    shown = shown[: max(limit, int(settings.MM_SEARCH_GATE_K))]
+    shown = shown[: max(keep or limit, recipe.gate_k)]
     rescored = []
     for index in shown:
         hit = hits[index]
@@ -195,4 +203,4 @@ def reranked(
                 },
             )
         )
-    return gated(rescored, limit)
+    return gated(rescored, limit, keep=keep, recipe=recipe)

@@ -18,6 +18,8 @@ SEARCH_SETTINGS = (
     "MM_HNSW_EF_SEARCH",
     "MM_SEARCH_KEYWORD_SCAN_MAX",
     "MM_SEARCH_LEARNED",
+    "MM_SEARCH_TIME_NEIGHBOURS",
+    "MM_SEARCH_SESSION_CAP",
 )
 #: What every check depends on besides a capability's own modules: how checks measure, and
 #: the embedder.
@@ -39,6 +41,10 @@ SEARCH_MODULES = (
     "memories/search/filters.py",
     "memories/search/metadata.py",
     "memories/search/ranking.py",
+    "memories/search/recipe.py",
+    "memories/search/statement.py",
+    "memories/search/sessions.py",
+    "memories/search/gate.py",
     "memories/search/words.py",
     "memories/search/statistics.py",
     "memories/search/hydration.py",

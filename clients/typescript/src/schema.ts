@@ -983,6 +983,7 @@ export interface components {
             relations?: components["schemas"]["RelationsWhy"];
             graph?: components["schemas"]["GraphShare"];
             learned?: components["schemas"]["LearnedShare"];
+            pieces: components["schemas"]["Pieces"];
         };
         /** @description Refuses fields it does not know, so a misspelt argument is an error, not a no-op. */
         FeedbackInput: {
@@ -1004,6 +1005,13 @@ export interface components {
             /** @description Why (required; kept in the history). */
             reason: string;
         };
+        /**
+         * @description * `vector` - vector
+         *     * `keyword` - keyword
+         *     * `time_neighbours` - time_neighbours
+         * @enum {string}
+         */
+        FoundByEnum: "vector" | "keyword" | "time_neighbours";
         /** @description With `expand: "graph"`: the graph's share of the hit's relevance. */
         GraphShare: {
             /** Format: double */
@@ -1388,6 +1396,15 @@ export interface components {
          * @enum {string}
          */
         PhasesEnum: "dedupe" | "link" | "supersede" | "threads" | "extract" | "divergence" | "rescore" | "asymmetry" | "compile";
+        /** @description The pieces of the search's recipe that placed the hit (`memories.search.recipe`). */
+        Pieces: {
+            /** @description The candidate sources that found it. */
+            found_by: components["schemas"]["FoundByEnum"][];
+            /** @description The pieces that placed it, in the order they ran. */
+            placed_by: string[];
+            /** @description Moved after the others by the session cap. */
+            capped?: boolean;
+        };
         /** @description A capability after one run that measured it. */
         Point: {
             /** @description Null: a row outside a run. */

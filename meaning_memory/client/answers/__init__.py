@@ -12,11 +12,11 @@ from meaning_memory.client.answers.part1 import (
     ListedEntity,
     Measured,
     MemoryLink,
+    Pieces,
     RelatedLink,
     RelatedTo,
     RelationsWhy,
     Source,
-    SourceEvent,
 )
 from meaning_memory.client.answers.part2 import (
     BulkItem,
@@ -25,9 +25,7 @@ from meaning_memory.client.answers.part2 import (
     Compiled,
     Divergence,
     DivergencePage,
-    Entity,
-    EntityNode,
-    EntityPage,
+    SourceEvent,
     SourcePage,
     StareOrigins,
     StareScores,
@@ -35,19 +33,20 @@ from meaning_memory.client.answers.part2 import (
     Via,
 )
 from meaning_memory.client.answers.part3 import (
+    Entity,
+    EntityNode,
+    EntityPage,
     GraphShare,
     Memory,
     MemoryNode,
     MemoryPage,
     Point,
     Provenance,
-    Run,
 )
 from meaning_memory.client.answers.part4 import (
     Bulk,
     CapabilityHistory,
-    CapabilityReport,
-    EntityDetail,
+    Run,
     SagaMemory,
     SourceDetail,
     Step,
@@ -55,6 +54,8 @@ from meaning_memory.client.answers.part4 import (
     Thread,
 )
 from meaning_memory.client.answers.part5 import (
+    CapabilityReport,
+    EntityDetail,
     Explanation,
     History,
     MemoryDetail,
@@ -62,10 +63,8 @@ from meaning_memory.client.answers.part5 import (
     Reached,
     Readiness,
     Saga,
-    Search,
-    SearchHit,
-    Traversal,
 )
+from meaning_memory.client.answers.part6 import Search, SearchHit, Traversal
 
 __all__ = [
     "CompiledEntry",
@@ -77,6 +76,7 @@ __all__ = [
     "ListedEntity",
     "Measured",
     "MemoryLink",
+    "Pieces",
     "RelatedLink",
     "RelatedTo",
     "RelationsWhy",

@@ -229,6 +229,28 @@ class MemoryLink(BaseModel):
     created_at: Annotated[AwareDatetime | None, Field(...)]
 
 
+class Pieces(BaseModel):
+    """
+    The pieces of the search's recipe that placed the hit (`memories.search.recipe`).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    found_by: list[str]
+    """
+    The candidate sources that found it.
+    """
+    placed_by: list[str]
+    """
+    The pieces that placed it, in the order they ran.
+    """
+    capped: bool | None = None
+    """
+    Moved after the others by the session cap.
+    """
+
+
 class RelatedLink(BaseModel):
     """
     A link between a hit and the memory named by related_to.
@@ -302,51 +324,3 @@ class Source(BaseModel):
     """
     Shrunk toward the workspace's prior.
     """
-
-
-class SourceEvent(BaseModel):
-    """
-    An event behind a source's record.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    mem_id: str
-    text: str
-    action: str
-    """
-    * `remember` - Remember
-    * `important` - Important
-    * `demote` - Demote
-    * `pin` - Pin
-    * `unpin` - Unpin
-    * `supersede` - Supersede
-    * `merge` - Merge
-    * `forget` - Forget
-    * `restore` - Restore
-    * `rescore` - Rescore
-    * `revoke` - Revoke
-    * `link` - Link
-    * `unlink` - Unlink
-    * `unmerge` - Unmerge
-    * `diverge` - Diverge
-    * `resolve` - Resolve
-    * `dismiss` - Dismiss
-    * `erase` - Erase
-    * `retype` - Retype
-    * `split` - Split
-
-    One of: remember, important, demote, pin, unpin, supersede, merge, forget, restore, rescore, revoke, link, unlink, unmerge, diverge, resolve, dismiss, erase, retype, split (or a newer value).
-    """
-    effect: str
-    """
-    * `right` - right
-    * `wrong` - wrong
-    * `none` - none
-
-    One of: right, wrong, none (or a newer value).
-    """
-    actor: str
-    reason: str
-    at: AwareDatetime

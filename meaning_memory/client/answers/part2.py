@@ -4,11 +4,59 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from meaning_memory.client.answers.part1 import CompiledEntry, DivergingMemory, ListedEntity, Source
+from meaning_memory.client.answers.part1 import CompiledEntry, DivergingMemory, Source
+
+
+class SourceEvent(BaseModel):
+    """
+    An event behind a source's record.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    mem_id: str
+    text: str
+    action: str
+    """
+    * `remember` - Remember
+    * `important` - Important
+    * `demote` - Demote
+    * `pin` - Pin
+    * `unpin` - Unpin
+    * `supersede` - Supersede
+    * `merge` - Merge
+    * `forget` - Forget
+    * `restore` - Restore
+    * `rescore` - Rescore
+    * `revoke` - Revoke
+    * `link` - Link
+    * `unlink` - Unlink
+    * `unmerge` - Unmerge
+    * `diverge` - Diverge
+    * `resolve` - Resolve
+    * `dismiss` - Dismiss
+    * `erase` - Erase
+    * `retype` - Retype
+    * `split` - Split
+
+    One of: remember, important, demote, pin, unpin, supersede, merge, forget, restore, rescore, revoke, link, unlink, unmerge, diverge, resolve, dismiss, erase, retype, split (or a newer value).
+    """
+    effect: str
+    """
+    * `right` - right
+    * `wrong` - wrong
+    * `none` - none
+
+    One of: right, wrong, none (or a newer value).
+    """
+    actor: str
+    reason: str
+    at: AwareDatetime
 
 
 class SourcePage(BaseModel):
@@ -278,81 +326,3 @@ class DivergencePage(BaseModel):
     How many items in all.
     """
     results: list[Divergence]
-
-
-class Entity(BaseModel):
-    """
-    An entity, with when and how the reader first knew of it.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    entity_id: str
-    name: str
-    type: str
-    """
-    person, customer, custom:<name>…
-    """
-    aliases: list[str]
-    declared: bool
-    """
-    In the workspace's gazetteer.
-    """
-    origin: str
-    """
-    How the reader first knew of it.
-
-    * `writer` - Writer
-    * `gazetteer` - Gazetteer
-    * `extraction` - Extraction
-    * `member` - Member
-    """
-    merged_into: Annotated[str | None, Field(...)]
-    """
-    The entity_id it was merged into, null when not merged.
-    """
-    created_at: Annotated[AwareDatetime | None, Field(...)]
-    """
-    When the reader could first know of it (null: not yet).
-    """
-
-
-class EntityNode(BaseModel):
-    """
-    An entity a walk reached or passed through.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    kind: Literal["entity"]
-    """
-    * `entity` - entity
-
-    One of: entity (or a newer value).
-    """
-    entity_id: str
-    name: str
-    type: str
-
-
-class EntityPage(BaseModel):
-    """
-    A page of the entities the reader may know of, most mentioned first.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    page: Annotated[int, Field(ge=1)]
-    page_size: Annotated[int, Field(ge=1)]
-    pages: Annotated[int, Field(ge=0)]
-    """
-    How many pages in all.
-    """
-    count: Annotated[int, Field(ge=0)]
-    """
-    How many items in all.
-    """
-    results: list[ListedEntity]

@@ -8,8 +8,86 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from meaning_memory.client.answers.part1 import EntityRef, Measured
+from meaning_memory.client.answers.part1 import EntityRef, ListedEntity, Measured
 from meaning_memory.client.answers.part2 import StareOrigins, StareScores, Via
+
+
+class Entity(BaseModel):
+    """
+    An entity, with when and how the reader first knew of it.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    entity_id: str
+    name: str
+    type: str
+    """
+    person, customer, custom:<name>…
+    """
+    aliases: list[str]
+    declared: bool
+    """
+    In the workspace's gazetteer.
+    """
+    origin: str
+    """
+    How the reader first knew of it.
+
+    * `writer` - Writer
+    * `gazetteer` - Gazetteer
+    * `extraction` - Extraction
+    * `member` - Member
+    """
+    merged_into: Annotated[str | None, Field(...)]
+    """
+    The entity_id it was merged into, null when not merged.
+    """
+    created_at: Annotated[AwareDatetime | None, Field(...)]
+    """
+    When the reader could first know of it (null: not yet).
+    """
+
+
+class EntityNode(BaseModel):
+    """
+    An entity a walk reached or passed through.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    kind: Literal["entity"]
+    """
+    * `entity` - entity
+
+    One of: entity (or a newer value).
+    """
+    entity_id: str
+    name: str
+    type: str
+
+
+class EntityPage(BaseModel):
+    """
+    A page of the entities the reader may know of, most mentioned first.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    page: Annotated[int, Field(ge=1)]
+    page_size: Annotated[int, Field(ge=1)]
+    pages: Annotated[int, Field(ge=0)]
+    """
+    How many pages in all.
+    """
+    count: Annotated[int, Field(ge=0)]
+    """
+    How many items in all.
+    """
+    results: list[ListedEntity]
 
 
 class GraphShare(BaseModel):
@@ -242,52 +320,3 @@ class Provenance(BaseModel):
     """
     reason: str
     at: AwareDatetime
-
-
-class Run(BaseModel):
-    """
-    A consolidation run: its state, each phase's counts and seconds.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    run_id: str
-    status: str
-    """
-    * `queued` - Queued
-    * `running` - Running
-    * `done` - Done
-    * `failed` - Failed
-
-    One of: queued, running, done, failed (or a newer value).
-    """
-    trigger: str
-    """
-    * `schedule` - Schedule
-    * `command` - Command
-    * `api` - Api
-    * `bulk` - Bulk
-
-    One of: schedule, command, api, bulk (or a newer value).
-    """
-    phases: list[str]
-    """
-    In run order.
-    """
-    dry_run: bool
-    counts: dict[str, dict[str, float]]
-    """
-    By phase that ran: what it did (or would do), each count by name.
-    """
-    timings: dict[str, float]
-    """
-    By phase: its seconds.
-    """
-    error: str
-    """
-    Why it failed (blank unless it did).
-    """
-    created_at: AwareDatetime
-    started_at: Annotated[AwareDatetime | None, Field(...)]
-    finished_at: Annotated[AwareDatetime | None, Field(...)]

@@ -8,17 +8,64 @@ from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from meaning_memory.client.answers.part1 import EntityRef, Source, SourceEvent
+from meaning_memory.client.answers.part1 import EntityRef, Source
 from meaning_memory.client.answers.part2 import (
     BulkItem,
     Check,
-    CheckStatus,
-    Entity,
-    EntityNode,
+    SourceEvent,
     StareOrigins,
     StareScores,
 )
-from meaning_memory.client.answers.part3 import Memory, MemoryNode, Point
+from meaning_memory.client.answers.part3 import EntityNode, MemoryNode, Point
+
+
+class Run(BaseModel):
+    """
+    A consolidation run: its state, each phase's counts and seconds.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    run_id: str
+    status: str
+    """
+    * `queued` - Queued
+    * `running` - Running
+    * `done` - Done
+    * `failed` - Failed
+
+    One of: queued, running, done, failed (or a newer value).
+    """
+    trigger: str
+    """
+    * `schedule` - Schedule
+    * `command` - Command
+    * `api` - Api
+    * `bulk` - Bulk
+
+    One of: schedule, command, api, bulk (or a newer value).
+    """
+    phases: list[str]
+    """
+    In run order.
+    """
+    dry_run: bool
+    counts: dict[str, dict[str, float]]
+    """
+    By phase that ran: what it did (or would do), each count by name.
+    """
+    timings: dict[str, float]
+    """
+    By phase: its seconds.
+    """
+    error: str
+    """
+    Why it failed (blank unless it did).
+    """
+    created_at: AwareDatetime
+    started_at: Annotated[AwareDatetime | None, Field(...)]
+    finished_at: Annotated[AwareDatetime | None, Field(...)]
 
 
 class SagaMemory(BaseModel):
@@ -296,74 +343,3 @@ class CapabilityHistory(BaseModel):
     """
     Oldest first.
     """
-
-
-class CapabilityReport(BaseModel):
-    """
-    A capability's row of the report: how far it is built, deployed and evidenced.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    dim: str
-    """
-    * `S` - S
-    * `T` - T
-    * `A` - A
-    * `R` - R
-    * `E` - E
-
-    One of: S, T, A, R, E (or a newer value).
-    """
-    capability: str
-    summary: str
-    implementation: str
-    """
-    GA, beta, preview or not built.
-    """
-    deployment: str
-    switch: Annotated[str | None, Field(...)]
-    """
-    The setting that switches it.
-    """
-    evidence: str
-    """
-    * `none` - none
-    * `synthetic` - synthetic
-    * `gated-eval` - gated-eval
-
-    One of: none, synthetic, gated-eval (or a newer value).
-    """
-    verdict: str
-    """
-    * `pass` - pass
-    * `fail` - fail
-    * `stale` - stale
-    * `pending` - pending
-
-    One of: pass, fail, stale, pending (or a newer value).
-    """
-    checks: list[CheckStatus]
-
-
-class EntityDetail(BaseModel):
-    """
-    An entity and a page of the memories that mention it, newest first.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    page: Annotated[int, Field(ge=1)]
-    page_size: Annotated[int, Field(ge=1)]
-    pages: Annotated[int, Field(ge=0)]
-    """
-    How many pages in all.
-    """
-    count: Annotated[int, Field(ge=0)]
-    """
-    How many items in all.
-    """
-    entity: Entity
-    memories: list[Memory]

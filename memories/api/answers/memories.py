@@ -16,6 +16,7 @@ from rest_framework import serializers
 from memories.compile import DISPLAY_MODES
 from memories.kinds import LINK_DIRECTIONS, SOURCE_KINDS
 from memories.models import STARE_DIMENSIONS, Entity, Link, Memory, ProvenanceEvent
+from memories.search.recipe import SOURCES
 
 #: A link's origin as a reader is shown it: as stored, or ``engine`` for the engine's own links
 #: (what a memory supersedes and follows; ``selectors.relations.links``, ``traversal``).
@@ -316,6 +317,21 @@ class LearnedShareAnswer(Answer):
     features = serializers.DictField(child=serializers.FloatField())
 
 
+class PiecesAnswer(Answer):
+    """The pieces of the search's recipe that placed the hit (``memories.search.recipe``)."""
+
+    found_by = serializers.ListField(
+        child=serializers.ChoiceField(choices=SOURCES),
+        help_text="The candidate sources that found it.",
+    )
+    placed_by = serializers.ListField(
+        child=serializers.CharField(), help_text="The pieces that placed it, in the order they ran."
+    )
+    capped = serializers.BooleanField(
+        required=False, help_text="Moved after the others by the session cap."
+    )
+
+
 class ExplanationAnswer(Answer):
     """The figures behind a hit's place (docs/search.md).
 
@@ -342,6 +358,7 @@ class ExplanationAnswer(Answer):
     relations = RelationsWhyAnswer(required=False)
     graph = GraphShareAnswer(required=False)
     learned = LearnedShareAnswer(required=False)
+    pieces = PiecesAnswer()
 
 
 class SearchHitAnswer(MemoryAnswer):
