@@ -28,7 +28,19 @@ Methods, all on the same memories:
 * ``bm25``: ``rank_bm25``'s BM25Okapi over the memory texts, lower-cased words without
   PostgreSQL's English stop words;
 * ``cosine``: the engine's embedder alone, cosine of the stored memory vectors to the query's;
-* ``rrf``: reciprocal-rank fusion (k = 60) of ``bm25`` and ``cosine``, the naive hybrid.
+* ``rrf``: reciprocal-rank fusion (k = 60) of ``bm25`` and ``cosine``, the naive hybrid;
+* the cross-session methods (``VARIANTS``, ``--variants``): the default recipe
+  (``memories.search.recipe``) with one piece changed, each also cross-validated on its own
+  candidates (``<method>-cv``), with the share of the evidence its candidates hold;
+  ``engine+second-hop`` (``second_hop``) asks the engine again with the salient words of its
+  first hits and fuses the two rankings.
+
+Besides turn level, each method's sessions are scored as units (``session-unit R@k``: the
+sessions in the order of their best turn in the method's top 20, and the share of the evidence's
+sessions among the first k), the definition LongMemEval and peers' session-level figures use.
+``--loads N`` writes the memories N times (the first may be ``--reuse``'d) and prints each
+figure's mean and range over the loads: two loads of the same turns differ only in the vector
+index's random levels and the rows' physical order.
 
 Every search runs at a pinned instant (``--now pinned``, the default): each conversation's
 last turn, so the age factor of the score is the same any day the benchmark runs
@@ -164,6 +176,7 @@ class Baselines:
             .values_list("pk", "text", "embedding")
         )
         self.stop_words = stop_words
+        self.speakers = {turn.speaker.lower() for turn in conversation.turns}
         self.dia_ids = [conversation.memory_ids[pk] for pk, _, _ in rows]
         self.bm25 = BM25Okapi([self.words(text) for _, text, _ in rows])
         vectors = np.array([vector for _, _, vector in rows], dtype=np.float32)
@@ -285,6 +298,47 @@ def table(methods: dict[str, Any], names: dict[int, str] = CATEGORIES) -> str:
     return "\n".join(lines)
 
 
+#: The figures the spread over several loads shows.
+SPREAD = {
+    "R@5": ("recall@5",),
+    "R@10": ("recall@10",),
+    "R@20": ("recall@20",),
+    "session R@10": ("session_recall@10",),
+    "session-unit R@10": ("session_unit_recall@10",),
+    "R@10 multi-hop": ("by_category", "1", "recall@10"),
+}
+
+
+def spread_figures(runs: list[dict[str, Any]]) -> dict[str, dict[str, list[float]]]:
+    """Each method's ``SPREAD`` figures, one per load."""
+    figures: dict[str, dict[str, list[float]]] = {}
+    for name in runs[0]:
+        figures[name] = {}
+        for column, path in SPREAD.items():
+            values = []
+            for run in runs:
+                value = run.get(name, {})
+                for key in path:
+                    value = value.get(key, {}) if isinstance(value, dict) else {}
+                if isinstance(value, float):
+                    values.append(value)
+            if len(values) == len(runs):
+                figures[name][column] = values
+    return figures
+
+
+def spread_table(figures: dict[str, dict[str, list[float]]]) -> str:
+    columns = list(SPREAD)
+    lines = ["| method | " + " | ".join(columns) + " |", "|---" + "|---:" * len(columns) + "|"]
+    for name, by_column in figures.items():
+        cells = [
+            f"{np.mean(v):.3f} ({min(v):.3f}–{max(v):.3f})" if (v := by_column.get(c)) else "—"
+            for c in columns
+        ]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def verdict(methods: dict[str, Any], method: str, base: str) -> str:
     """Whether ``method`` earns the default over ``base`` (issue rule): higher recall@10
     overall and on multi-hop (category 1), and no other category lower by more than 0.01."""
@@ -350,6 +404,47 @@ def cross_validate(
             scores.add(method, question, dia_ids(ranking), took)
 
 
+#: The second hop: the salient words of the first hop's best hits (``HOP_SEEDS``), the
+#: ``HOP_WORDS`` rarest in the conversation that neither the question nor a speaker's name
+#: holds, added to the question; the two rankings fused by reciprocal rank, the second's
+#: weighed ``HOP_WEIGHT``.
+HOP_SEEDS, HOP_WORDS, HOP_WEIGHT = 3, 3, 0.5
+
+
+def second_hop(
+    reader: Any,
+    question: Question,
+    asked: dict[str, Any],
+    first: list[Any],
+    baselines: Baselines,
+    embedder: Any,
+) -> list[str]:
+    """The ``engine+second-hop`` method: the engine asked again with the salient words of its
+    first hits, fused with its first ranking (no LLM: the words are counted, not generated)."""
+    from collections import Counter
+
+    from memories.operations import memory_search
+
+    held = set(baselines.words(question.text)) | baselines.speakers
+    salient: Counter = Counter()
+    for hit in first[:HOP_SEEDS]:
+        body = hit.memory.text.partition(": ")[2] or hit.memory.text  # speaker in source
+        for word in set(baselines.words(body)) - held:
+            salient[word] += baselines.bm25.idf.get(word, 0.0)
+    words = [word for word, _ in salient.most_common(HOP_WORDS)]
+    if not words:
+        return dia_ids(first)
+    query = f"{question.text} {' '.join(words)}"
+    with asking(embedder):
+        vector = embedder.embed([query])[0]
+    again = memory_search(reader, **{**asked, "query": query, "query_vector": vector})
+    fused: dict[str, float] = defaultdict(float)
+    for weight, ranking in ((1.0, dia_ids(first)), (HOP_WEIGHT, dia_ids(again))):
+        for position, dia_id in enumerate(ranking):
+            fused[dia_id] += weight / (RRF_K + position)
+    return sorted(fused, key=lambda dia_id: -fused[dia_id])[: max(KS)]
+
+
 def ask(
     name: str,
     question: Question,
@@ -411,24 +506,34 @@ def fit_model(
     conversations: list[Conversation],
     args: argparse.Namespace,
 ) -> None:
-    """The model fitted on every question of the file, written to ``--fit-model``."""
+    """The model fitted on every question of the file but those of its last
+    ``--fit-hold-out`` conversations (kept apart, so the readiness check measures the shipped
+    model on them), written to ``--fit-model``."""
     from search_model import fit, write
 
-    rows = [row for kept in candidates.values() for row in kept]
-    values = np.vstack([values for values, _ in stacks.values()])
-    labels = np.concatenate([labels for _, labels in stacks.values()])
+    kept_apart = {c.sample_id for c in conversations[len(conversations) - args.fit_hold_out :]}
+    if args.fit_hold_out == 0:
+        kept_apart = set()
+    fit_on = [c for c in conversations if c.sample_id not in kept_apart]
+    names = [name for name in candidates if name not in kept_apart]
+    if not names:
+        raise SystemExit("--fit-hold-out keeps every conversation apart: nothing to fit on")
+    rows = [row for name in names for row in candidates[name]]
+    values = np.vstack([stacks[name][0] for name in names])
+    labels = np.concatenate([stacks[name][1] for name in names])
     model = fit(values, labels, args.learned_features)
     fitted_on = {
         "dataset": args.data.name,
         "dataset_sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
-        "conversations": len(candidates),
+        "conversations": len(names),
+        "kept_apart": sorted(kept_apart),
         "questions": len(rows),
         "candidates": len(labels),
         "evidence_candidates": int(labels.sum()),
         "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),
         # What readiness checks to measure the model only on conversations it was not fitted on.
-        "fit_on": sorted(candidates),
-        "fit_on_turns": sorted({p for c in conversations for p in turn_prints(c)}),
+        "fit_on": sorted(names),
+        "fit_on_turns": sorted({p for c in fit_on for p in turn_prints(c)}),
     }
     write(model, args.fit_model, fitted_on)
     print(f"model {model.version} written to {args.fit_model}", flush=True)
@@ -474,8 +579,32 @@ def main() -> None:
         help=f"the cross-session methods to ask, comma-separated, of {', '.join(VARIANTS)} "
         "(default: all; '' none)",
     )
+    parser.add_argument(
+        "--no-second-hop",
+        dest="second_hop",
+        action="store_false",
+        help="leave out the engine+second-hop method (two searches a question)",
+    )
+    parser.add_argument(
+        "--fit-hold-out",
+        type=int,
+        default=0,
+        help="with --fit-model: fit on every conversation but the file's last N, which the "
+        "readiness check then measures the shipped model on",
+    )
+    parser.add_argument(
+        "--loads",
+        type=int,
+        default=1,
+        help="load the memories this many times (the first may be --reuse'd) and print the "
+        "spread of each figure over the loads",
+    )
     add_smoke_option(parser)
     args = parser.parse_args()
+    if args.loads < 1:
+        parser.error("--loads: at least 1")
+    if args.fit_hold_out < 0:
+        parser.error("--fit-hold-out: not negative")
     if unknown := set(args.variants) - set(VARIANTS):
         parser.error(f"--variants: unknown {sorted(unknown)}; known: {tuple(VARIANTS)}")
     check_data(parser, args)
@@ -486,6 +615,7 @@ def main() -> None:
         conversations = [first_sessions(conversations[0], 5)]
         conversations[0].questions = conversations[0].questions[:20]
         args.data_dir, args.reuse = ROOT / "benchmarks/out/smoke-locomo", False
+        args.loads = 2  # the spread over loads runs too
 
     setup_django(args.data_dir)
     from memories.search.learned import FEATURES, shipped_model
@@ -498,9 +628,15 @@ def main() -> None:
         measure(args, conversations, embedder)
 
 
-def measure(args: argparse.Namespace, conversations: list[Conversation], embedder: Any) -> None:
-    """Load (or reuse) the memories, ask every question of every method, print the tables."""
-    from django.db import connection
+def asked(
+    args: argparse.Namespace,
+    conversations: list[Conversation],
+    embedder: Any,
+    agents: dict[str, Any],
+    seconds: dict[str, float],
+) -> dict[str, Any]:
+    """Every question of every method asked on the memories ``agents`` hold: the scores, the
+    candidates and the timings (``seconds`` adds each method's)."""
     from django.test.utils import override_settings
 
     from memories.operations import memory_search
@@ -508,18 +644,6 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
     from memories.search.recipe import Recipe
     from memories.selectors.reader import Reader
 
-    seconds: dict[str, float] = {}
-    started = time.perf_counter()
-    agents = loaded(conversations) if args.reuse else {}
-    if agents:
-        print("reusing the memories already loaded", flush=True)
-    else:
-        agents = load(conversations, speaker_in_text=args.speaker == "text")
-    seconds["load"] = time.perf_counter() - started
-    # The words too common to select keyword candidates come from the table's statistics: read
-    # from every row, not from whichever rows an automatic ANALYZE during the load had seen.
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memories_memory")
     words = stop_words()
     scores = Scores()
     search_ms, embed_ms, embed_cpu_ms, graph_ms, formula_ms = [], [], [], [], []
@@ -548,6 +672,11 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
             search_ms.append((time.perf_counter() - started) * 1000)
             seconds["engine"] += search_ms[-1] / 1000
             scores.add("engine", question, dia_ids(hits), search_ms[-1])
+            if args.second_hop:
+                started = time.perf_counter()
+                ranking = second_hop(reader, question, asked, hits, baselines, embedder)
+                took = search_ms[-1] + (time.perf_counter() - started) * 1000
+                scores.add("engine+second-hop", question, ranking, took)
             started = time.perf_counter()
             with override_settings(MM_SEARCH_LEARNED=False):
                 hits = memory_search(reader, **asked)
@@ -588,6 +717,51 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
         cross_validate(candidates, stacks, scores, "engine-learned-cv-all", FEATURES)
     if args.fit_model:
         fit_model(candidates, stacks, conversations, args)
+    return {
+        "scores": scores,
+        "pool_figures": pool_figures,
+        "search_ms": search_ms,
+        "embed_ms": embed_ms,
+        "embed_cpu_ms": embed_cpu_ms,
+        "graph_ms": graph_ms,
+        "formula_ms": formula_ms,
+    }
+
+
+def analyzed() -> None:
+    """The words too common to select keyword candidates come from the table's statistics:
+    read from every row, not from whichever rows an automatic ANALYZE during the load saw."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+
+
+def measure(args: argparse.Namespace, conversations: list[Conversation], embedder: Any) -> None:
+    """Load (or reuse) the memories, ask every question of every method (again after each
+    further load, ``--loads``), print the tables."""
+
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    agents = loaded(conversations) if args.reuse else {}
+    if agents:
+        print("reusing the memories already loaded", flush=True)
+    else:
+        agents = load(conversations, speaker_in_text=args.speaker == "text")
+    seconds["load"] = time.perf_counter() - started
+    analyzed()
+    run = asked(args, conversations, embedder, agents, seconds)
+    scores, pool_figures = run["scores"], run["pool_figures"]
+    search_ms, embed_ms, embed_cpu_ms = run["search_ms"], run["embed_ms"], run["embed_cpu_ms"]
+    graph_ms, formula_ms = run["graph_ms"], run["formula_ms"]
+    # Each further load: every memory written again from nothing, every question asked again.
+    spread = [scores.summary()]
+    for number in range(2, args.loads + 1):
+        print(f"load {number} of {args.loads}", flush=True)
+        agents = load(conversations, speaker_in_text=args.speaker == "text")
+        analyzed()
+        again = argparse.Namespace(**{**vars(args), "fit_model": None})
+        spread.append(asked(again, conversations, embedder, agents, {})["scores"].summary())
     written = turn_cost(embedder, conversations)
 
     methods = scores.summary()
@@ -619,6 +793,9 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
         f"Speaker in the {args.speaker}.\n"
     )
     print(table(methods, category_names(args.data)))
+    if len(spread) > 1:
+        print(f"\nOver {len(spread)} loads (the first is the table above): mean (min–max).\n")
+        print(spread_table(spread_figures(spread)))
     print(
         f"\nEngine search p50 {latency['search_p50_ms']:.1f} ms, p95 "
         f"{latency['search_p95_ms']:.1f} ms (query embedded beforehand); with the query's "
@@ -669,7 +846,8 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
             "latency": latency,
             "candidates": pool_figures["engine"],
             "candidates_by_method": pool_figures,
-            "variants": {name: VARIANTS[name] for name in variants},
+            "variants": {name: VARIANTS[name] for name in args.variants},
+            "loads": spread_figures(spread),
             "command": command,
             "machine": info,
         }

@@ -72,6 +72,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
         # Per question of a conversation the learned ranking was not fitted on: its category,
         # recall@10 with the learned ranking and without.
         learned: list[tuple[int, float, float]] = []
+        learned_on: list[str] = []
         for conversation in chosen:
             agent, dia = _written(conversation)
             threaded.append(_cothreading(agent, conversation))
@@ -103,6 +104,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                     found.setdefault(question.category, []).append(recall)
             if not fitted(conversation, "search"):
                 learned.extend(_learned_gain(agent, conversation, dia))
+                learned_on.append(conversation.sample_id)
             if not fitted(conversation):
                 _score(agent, conversation, scored, bundled_scorer())
                 measured.append(conversation.sample_id)
@@ -141,7 +143,8 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
                 },
             )
         if learned:
-            results["s.learned.locomo_gain"] = _learned_result(learned)
+            value, detail = _learned_result(learned)
+            results["s.learned.locomo_gain"] = (value, {**detail, "measured_on": learned_on})
         if joined:
             results["r.traversal.locomo_multihop_joined"] = (
                 sum(value for value, _, _ in joined) / len(joined),
@@ -196,7 +199,7 @@ def locomo_checks(path: Path, conversations: int | None) -> dict[str, Result]:
 
 
 def learned_checks(path: Path, conversations: int | None = None) -> dict[str, Result]:
-    """Only the learned ranking's gain (``s.learned.locomo_gain``), on the conversations of
+    """Only the learned ranking's gain (``s.learned.held_out_gain``), on the conversations of
     ``path`` its model was not fitted on: conversations kept apart from the ones every other
     check reads (another dataset in LoCoMo's shape); all rolled back."""
 
@@ -210,13 +213,13 @@ def learned_checks(path: Path, conversations: int | None = None) -> dict[str, Re
         results: dict[str, Result] = {"_conversations": (len(held_out), {})}
         if rows:
             value, detail = _learned_result(rows)
-            results["s.learned.locomo_gain"] = (
+            results["s.learned.held_out_gain"] = (
                 value,
                 {**detail, "measured_on": [c.sample_id for c in held_out]},
             )
         else:
             why = _locomo_not_run({}, [], [], {d: ([], []) for d in "str"})
-            results["_not_run"] = (None, {"s.learned.locomo_gain": why["s.learned.locomo_gain"]})
+            results["_not_run"] = (None, {"s.learned.held_out_gain": why["s.learned.locomo_gain"]})
         return results
 
     return _sandboxed(run)

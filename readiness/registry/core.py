@@ -83,11 +83,22 @@ CORE: tuple[Capability, ...] = (
                 "s.learned.locomo_gain",
                 "gated-eval",
                 "LoCoMo recall@10 gained by the learned ranking over the formula, on the "
-                "conversations its model was not fitted on",
+                "conversations of the --locomo file its model was not fitted on (the dev "
+                "file's conversations kept apart from the fit)",
                 LEARNED_GAIN,
                 "S learned as gated-eval (its gain carries over to conversations it was not "
                 "fitted on)",
                 needs="locomo",
+            ),
+            Check(
+                "s.learned.held_out_gain",
+                "gated-eval",
+                "recall@10 gained by the learned ranking over the formula, on conversations "
+                "of another dataset in LoCoMo's shape, none of which its model was fitted on",
+                LEARNED_GAIN,
+                "S learned as gated-eval (its gain carries over to another dataset's "
+                "conversations)",
+                needs="held_out",
             ),
         ),
     ),

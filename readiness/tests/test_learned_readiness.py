@@ -75,6 +75,7 @@ def test_the_gain_is_measured_on_a_conversation_the_model_was_not_fitted_on(
     run = Evidence.objects.get(check_id="s.learned.locomo_gain")
     detail = run.detail
     assert run.kind == "gated-eval" and run.dataset == "ours.json"
+    assert detail["measured_on"] == ["own-1"]
     assert detail["questions"] == 3 and set(detail["gain_by_category"]) == {"1", "2", "4"}
     assert run.value == pytest.approx(detail["recall_learned"] - detail["recall_formula"], abs=1e-3)
     assert 0 <= detail["recall_learned"] <= 1 and 0 <= detail["recall_formula"] <= 1
@@ -83,6 +84,10 @@ def test_the_gain_is_measured_on_a_conversation_the_model_was_not_fitted_on(
     assert row.deployment == "customer-default"
     core = Evidence.objects.get(check_id="s.core.locomo_recall").detail
     assert core["learned_ranking"] is True and core["learned_fitted_on"] == 0
+    # Another dataset's conversations were not given: that check says what it needs.
+    assert EvaluationRun.objects.get().not_run["s.learned.held_out_gain"].startswith(
+        "needs --held-out-conversations FILE"
+    )
 
 
 def test_a_conversation_the_model_was_fitted_on_is_left_out_and_said_so(
@@ -111,8 +116,9 @@ def test_held_out_conversations_measure_the_gain_alone_beside_a_fitted_locomo_ru
     db, tmp_path, gated_only
 ):
     """The learned ranking's evidence from other conversations than --locomo's (which its
-    model was fitted on): only ``s.learned.locomo_gain`` runs on them, with their file's name;
-    the LoCoMo checks keep theirs, and the run does not call the learned check "not run"."""
+    model was fitted on): only ``s.learned.held_out_gain`` runs on them, with their file's
+    name; the LoCoMo checks keep theirs, and the run does not call the learned check "not
+    run"."""
     from memories.search.learned import shipped_model
 
     fitted = shipped_model().fitted_on["fit_on"][0]
@@ -122,16 +128,18 @@ def test_held_out_conversations_measure_the_gain_alone_beside_a_fitted_locomo_ru
     call_command(
         "stare-eval", "--locomo", str(dev), "--held-out-conversations", str(held), stdout=out
     )
-    learned = Evidence.objects.get(check_id="s.learned.locomo_gain")
+    learned = Evidence.objects.get(check_id="s.learned.held_out_gain")
     assert learned.dataset == "held.json" and learned.detail["measured_on"] == ["elsewhere-1"]
     assert learned.detail["questions"] == 3 and learned.detail["conversations"] == 1
     assert Evidence.objects.get(check_id="s.core.locomo_recall").dataset == "dev.json"
     # Nothing else ran on the held-out file.
     assert set(Evidence.objects.filter(dataset="held.json").values_list("check_id", flat=True)) == {
-        "s.learned.locomo_gain"
+        "s.learned.held_out_gain"
     }
     run = EvaluationRun.objects.get()
-    assert "s.learned.locomo_gain" not in run.not_run
+    assert "s.learned.held_out_gain" not in run.not_run
+    # The dev file's conversation was fitted on: its own learned check says so.
+    assert "s.learned.locomo_gain" in run.not_run
     assert run.datasets["held_out"]["file"] == "held.json"
 
 
