@@ -85,8 +85,10 @@ def test_the_gain_is_measured_on_a_conversation_the_model_was_not_fitted_on(
     core = Evidence.objects.get(check_id="s.core.locomo_recall").detail
     assert core["learned_ranking"] is True and core["learned_fitted_on"] == 0
     # Another dataset's conversations were not given: that check says what it needs.
-    assert EvaluationRun.objects.get().not_run["s.learned.held_out_gain"].startswith(
-        "needs --held-out-conversations FILE"
+    assert (
+        EvaluationRun.objects.get()
+        .not_run["s.learned.held_out_gain"]
+        .startswith("needs --held-out-conversations FILE")
     )
 
 
