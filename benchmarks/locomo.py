@@ -298,23 +298,35 @@ def table(methods: dict[str, Any], names: dict[int, str] = CATEGORIES) -> str:
     return "\n".join(lines)
 
 
-#: The figures the spread over several loads shows.
+#: The figures the spread over several loads shows, besides each category's recall@10.
 SPREAD = {
     "R@5": ("recall@5",),
     "R@10": ("recall@10",),
     "R@20": ("recall@20",),
+    "hit@10": ("hit@10",),
     "session R@10": ("session_recall@10",),
+    "session-unit R@5": ("session_unit_recall@5",),
     "session-unit R@10": ("session_unit_recall@10",),
-    "R@10 multi-hop": ("by_category", "1", "recall@10"),
+    "R@10 (1–4)": ("categories_1_4", "recall@10"),
 }
 
 
-def spread_figures(runs: list[dict[str, Any]]) -> dict[str, dict[str, list[float]]]:
-    """Each method's ``SPREAD`` figures, one per load."""
+def spread_columns(run: dict[str, Any], names: dict[int, str]) -> dict[str, tuple[str, ...]]:
+    """``SPREAD`` and each category's recall@10 (as the table heads it)."""
+    categories = sorted({c for m in run.values() for c in m["by_category"]}, key=int)
+    return SPREAD | {
+        f"R@10 {c} {names.get(int(c), c)}": ("by_category", c, "recall@10") for c in categories
+    }
+
+
+def spread_figures(
+    runs: list[dict[str, Any]], names: dict[int, str] = CATEGORIES
+) -> dict[str, dict[str, list[float]]]:
+    """Each method's figures (``spread_columns``), one per load."""
     figures: dict[str, dict[str, list[float]]] = {}
     for name in runs[0]:
         figures[name] = {}
-        for column, path in SPREAD.items():
+        for column, path in spread_columns(runs[0], names).items():
             values = []
             for run in runs:
                 value = run.get(name, {})
@@ -328,7 +340,8 @@ def spread_figures(runs: list[dict[str, Any]]) -> dict[str, dict[str, list[float
 
 
 def spread_table(figures: dict[str, dict[str, list[float]]]) -> str:
-    columns = list(SPREAD)
+    """One row a method, each cell the mean and (min–max) over the loads."""
+    columns = list(dict.fromkeys(c for by_column in figures.values() for c in by_column))
     lines = ["| method | " + " | ".join(columns) + " |", "|---" + "|---:" * len(columns) + "|"]
     for name, by_column in figures.items():
         cells = [
@@ -795,7 +808,7 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
     print(table(methods, category_names(args.data)))
     if len(spread) > 1:
         print(f"\nOver {len(spread)} loads (the first is the table above): mean (min–max).\n")
-        print(spread_table(spread_figures(spread)))
+        print(spread_table(spread_figures(spread, category_names(args.data))))
     print(
         f"\nEngine search p50 {latency['search_p50_ms']:.1f} ms, p95 "
         f"{latency['search_p95_ms']:.1f} ms (query embedded beforehand); with the query's "
@@ -847,7 +860,7 @@ def measure(args: argparse.Namespace, conversations: list[Conversation], embedde
             "candidates": pool_figures["engine"],
             "candidates_by_method": pool_figures,
             "variants": {name: VARIANTS[name] for name in args.variants},
-            "loads": spread_figures(spread),
+            "loads": spread_figures(spread, category_names(args.data)),
             "command": command,
             "machine": info,
         }
