@@ -48,6 +48,10 @@ def test_curator_searches_demotes_with_a_reason_and_sees_the_history(curator, al
 
     page = curator.get("/w/acme/search", {"query": "Zephyr contract", "category": "commitment"})
     assert RENEWAL.encode() in page.content and b"Dana" not in page.content
+    # Why it is there, in words: the sources that found it and the pieces that placed it.
+    why = page.content.decode()
+    assert "found by vector and keyword; placed by fusion → neighbour →" in why
+    assert "pieces:" not in why and "{&#x27;found_by" not in why
 
     curator.post(
         f"/w/acme/m/{memory.mem_id}/feedback",

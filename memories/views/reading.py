@@ -125,7 +125,8 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
          "scores": stare_marks(hit.memory.stare_scores, "verbose"),
          "eligible": ELIGIBLE_WORDS.get(hit.eligible, hit.eligible),
          "valid": validity_words(hit.memory, short=True),
-         "entities": named.get(hit.memory.pk, [])}
+         "entities": named.get(hit.memory.pk, []),
+         "found_by": " and ".join(hit.found_by), "placed_by": " → ".join(hit.placed_by)}
         for hit in hits
     ]  # fmt: skip
     return render(
