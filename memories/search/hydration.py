@@ -104,10 +104,13 @@ CANDIDATE_MEMORY_FIELDS = tuple(
 _CANDIDATE_COLUMNS = tuple(SHOWN_MEMORY_FIELDS.index(f) for f in CANDIDATE_MEMORY_FIELDS)
 
 
-def hit_from_row(row: tuple, *, candidate: bool = False) -> SearchHit:
+def hit_from_row(
+    row: tuple, *, candidate: bool = False, placed_by: tuple[str, ...] = ()
+) -> SearchHit:
     """A search hit from a row of the ranking statement (``ranking.ranked``): the memory with
-    its scope and replacement, and the figures that explain its place. A ``candidate``'s
-    memory holds only ``CANDIDATE_MEMORY_FIELDS`` until ``hydrated``."""
+    its scope and replacement, and the figures that explain its place (``placed_by``: the
+    recipe's pieces). A ``candidate``'s memory holds only ``CANDIDATE_MEMORY_FIELDS`` until
+    ``hydrated``."""
     memory_end = len(SHOWN_MEMORY_FIELDS)
     scope_end = memory_end + len(SCOPE_FIELDS)
     replacement_mem_id, *figures = row[scope_end:]
@@ -142,6 +145,7 @@ def hit_from_row(row: tuple, *, candidate: bool = False) -> SearchHit:
         score=score,
         gated=gated,
         found_by=tuple(source for source in SOURCES if source in found_by),
+        placed_by=placed_by,
         eligible="",  # set by ``ranked`` for all hits at once
         row=row if candidate else None,
     )

@@ -216,7 +216,7 @@ def ranked(
     # The learned ranking reads a few fields of every candidate; the rest is read for the hits
     # it keeps (the graph, which keeps every candidate, reads them whole).
     candidates = recipe.relevance == "learned" and not every_candidate and not recipe.graph
-    hits = [replace(hit_from_row(row, candidate=candidates), placed_by=placed_by) for row in rows]
+    hits = [hit_from_row(row, candidate=candidates, placed_by=placed_by) for row in rows]
     if every_candidate:
         return hits
     # The gate counts from the search's limit; a session cap needs the candidates after it too.
