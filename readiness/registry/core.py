@@ -66,7 +66,9 @@ CORE: tuple[Capability, ...] = (
         name="learned",
         implementation=declared("memories.search.learned", "S/learned"),
         summary="a learned ranking: the candidates re-ordered by a logistic model of their "
-        "signals, session, length and phrases of time (MM_SEARCH_LEARNED)",
+        "signals, session, length and phrases of time (MM_SEARCH_LEARNED); fitted on chats "
+        "between people, it ranks below the formula on a user's chats with an assistant "
+        "(LongMemEval, BENCHMARKS.md)",
         modules=(
             "memories/search/learned.py",
             "memories/search/gate.py",
