@@ -67,7 +67,7 @@ CORE: tuple[Capability, ...] = (
         implementation=declared("memories.search.learned", "S/learned"),
         summary="a learned ranking: the candidates re-ordered by a logistic model of their "
         "signals, session, length and phrases of time (MM_SEARCH_LEARNED); fitted on chats "
-        "between people, it ranks below the formula on a user's chats with an assistant "
+        "between people, it ranks below the formula on chats of a user with an assistant "
         "(LongMemEval, BENCHMARKS.md)",
         modules=(
             "memories/search/learned.py",
