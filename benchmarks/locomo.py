@@ -67,7 +67,7 @@ import re
 import shlex
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -434,8 +434,6 @@ def second_hop(
 ) -> list[str]:
     """The ``engine+second-hop`` method: the engine asked again with the salient words of its
     first hits, fused with its first ranking (no LLM: the words are counted, not generated)."""
-    from collections import Counter
-
     from memories.operations import memory_search
 
     held = set(baselines.words(question.text)) | baselines.speakers
@@ -465,18 +463,17 @@ def ask(
     asked: dict[str, Any],
     recipe: Any,
     scores: Scores,
-    pool: dict[str, list],
+    pool: dict[str, list] | None,
 ) -> None:
     """One question asked by a cross-session method (``VARIANTS``), and its candidates kept in
-    ``pool`` (by conversation) when the recipe reads other candidates than the default's."""
+    ``pool`` (by conversation) when the recipe reads other candidates than the default's (a
+    pool is given only then)."""
     from memories.operations import memory_search
-    from memories.search.recipe import Recipe
 
     started = time.perf_counter()
     hits = memory_search(reader, **asked, recipe=recipe)
     scores.add(name, question, dia_ids(hits), (time.perf_counter() - started) * 1000)
-    default = Recipe.default()
-    if (recipe.sources, recipe.candidates) == (default.sources, default.candidates):
+    if pool is None:
         return
     started = time.perf_counter()
     every = memory_search(reader, **asked, recipe=recipe, every_candidate=True)
@@ -665,7 +662,12 @@ def asked(
     candidates: dict[str, list[tuple[Question, list[Any], np.ndarray, float]]] = defaultdict(list)
     default = Recipe.default()
     variants = {name: default.but(**VARIANTS[name]) for name in args.variants}
-    pools: dict[str, dict[str, list]] = {name: defaultdict(list) for name in variants}
+    # The methods that read other candidates than the default's keep them (their own -cv).
+    pools: dict[str, dict[str, list]] = {
+        name: defaultdict(list)
+        for name, recipe in variants.items()
+        if (recipe.sources, recipe.candidates) != (default.sources, default.candidates)
+    }
     for conversation in conversations:
         agent = agents[conversation.sample_id]
         reader = Reader.of_agent(agent)
@@ -713,7 +715,7 @@ def asked(
             labels = np.array([h.memory.metadata["dia_id"] in question.evidence for h in every])
             candidates[conversation.sample_id].append((question, every, labels, every_ms))
             for name, recipe in variants.items():
-                ask(name, question, reader, asked, recipe, scores, pools[name])
+                ask(name, question, reader, asked, recipe, scores, pools.get(name))
             started = time.perf_counter()
             for name, ranking in baselines.rankings(question.text, vector).items():
                 scores.add(name, question, ranking)
