@@ -18,6 +18,7 @@ from memories.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from memories.models import Agent, Workspace
 from memories.selectors.permissions import require_role
 from memories.services.decisions import deciding, decision_reason
+from memories.services.enrichment import enrich_workspace
 from memories.services.supersede import supersede, supersession_undo
 
 #: The advisory lock namespace of consolidation runs (the key is the workspace's id).
@@ -139,6 +140,8 @@ def consolidation_execute(
     try:
         run.status, run.started_at = ConsolidationRun.Status.RUNNING, timezone.now()
         run.save(update_fields=["status", "started_at"])
+        # No phase reads a memory written with MM_ENRICH_LATER before its entities are stored.
+        enrich_workspace(run.workspace_id)
         context = PhaseContext(run=run, progress=progress)
         for phase in run.phases:
             started = time.perf_counter()

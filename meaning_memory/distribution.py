@@ -38,6 +38,7 @@ DISTRIBUTED = (
     "memories_thread",
     "memories_threadmember",
     "memories_sourcerecord",
+    "memories_memoryenrichment",
     "consolidation_consolidationrun",
     "consolidation_phasewatermark",
     "consolidation_compiledsnapshot",

@@ -24,11 +24,12 @@ from django.conf import settings
 logger = logging.getLogger(__name__)
 
 
-def lower_worker_priority() -> int:
-    """Lower this process's priority by ``MM_WORKER_NICE`` (its forked processes inherit it),
-    and, with the embedded database, each new connection's backend's; returns the increment
-    applied (0: none). Call before the process opens its connection pool."""
-    increment = int(settings.MM_WORKER_NICE)
+def lower_worker_priority(increment: int | None = None) -> int:
+    """Lower this process's priority by ``increment`` (default ``MM_WORKER_NICE``; its forked
+    processes inherit it), and, with the embedded database, each new connection's backend's;
+    returns the increment applied (0: none). Call before the process opens its connection
+    pool."""
+    increment = int(settings.MM_WORKER_NICE if increment is None else increment)
     if increment <= 0 or not hasattr(os, "nice"):  # Windows has no niceness
         return 0
     os.nice(increment)

@@ -36,3 +36,14 @@ MM_METADATA_INDEX_KEYS = envlist("MM_METADATA_INDEX_KEYS", [])
 MM_HNSW_EF_SEARCH = envint("MM_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
 MM_SEARCH_PREPARED = envbool("MM_SEARCH_PREPARED", True)
 MM_SEARCH_PREPARED_MAX = envint("MM_SEARCH_PREPARED_MAX", 200, minimum=1)
+
+#: A write acknowledged before it is understood (``memories.services.enrichment``): its entities,
+#: links, claimant and A score are made by the enricher (``meaning-memory enrich --follow``,
+#: which ``serve`` runs and turns this on for its web processes) a moment later. Off: in the
+#: write's own transaction, before it is answered.
+MM_ENRICH_LATER = envbool("MM_ENRICH_LATER", False)
+#: How many pending memories the enricher takes at once, how many tries one gets before it is
+#: left ``failed`` for a curator, and how much lower its CPU priority is than the web's.
+MM_ENRICH_BATCH = envint("MM_ENRICH_BATCH", 64, minimum=1, maximum=1000)
+MM_ENRICH_ATTEMPTS = envint("MM_ENRICH_ATTEMPTS", 5, minimum=1, maximum=100)
+MM_ENRICH_NICE = envint("MM_ENRICH_NICE", 5, minimum=0, maximum=19)

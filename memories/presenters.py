@@ -17,7 +17,7 @@ from memories.models import (
     ProvenanceEvent,
 )
 from memories.search import SearchHit
-from memories.selectors import memory_history
+from memories.selectors import enrichment_state, memory_history
 from memories.selectors.first_seen import Known, as_known
 from memories.selectors.reader import Reader
 from memories.selectors.relations import LinkView, memory_entities, memory_links
@@ -107,6 +107,7 @@ def memory_detail(memory: Memory, reader: Reader) -> dict[str, Any]:
         "entities": [entity_to_dict(e, seen=seen) for e in entities],
         "links": [link_to_dict(link) for link in memory_links(reader, memory)],
         "provenance": [provenance_to_dict(e) for e in events],
+        "enrichment": enrichment_state(memory),
     }
 
 

@@ -1,8 +1,9 @@
-"""Entities and links, read-only."""
+"""Entities and links, read-only; the enrichments still to come, retried by a curator."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.utils import timezone
 
 from memories.admin.common import (
     LINK_PREVIEW,
@@ -14,6 +15,7 @@ from memories.admin.common import (
 from memories.models import (
     Entity,
     Link,
+    MemoryEnrichment,
 )
 
 
@@ -79,3 +81,35 @@ class LinkAdmin(WorkspaceScoped, ReadOnlyAdmin):
     @admin.display(description="removed", ordering="removed_at")
     def removed(self, link: Link) -> str:
         return f"{link.removed_at:%Y-%m-%d}" if link.removed_at else "—"
+
+
+@admin.register(MemoryEnrichment)
+class MemoryEnrichmentAdmin(WorkspaceScoped, ReadOnlyAdmin):
+    """The memories whose enrichment (entities, links, claimant, A score) is still to come or
+    was given up on (``memories.services.enrichment``): a curator retries the failed ones."""
+
+    list_display = ("memory_preview", "state", "attempts", "error", "created_at", "next_at")
+    list_filter = (WORKSPACE_FILTER, "state")
+    list_select_related = ("memory", "workspace")
+    search_fields = ("memory__mem_id", "last_error")
+    fields = ("memory", "workspace", "agent", "state", "attempts", "last_error", "given")
+    readonly_fields = fields
+    actions = ("retry",)
+
+    @admin.display(description="memory")
+    def memory_preview(self, row: MemoryEnrichment) -> str:
+        return f"{row.memory.mem_id}: {cut(row.memory.text, LINK_PREVIEW)}"
+
+    @admin.display(description="last error")
+    def error(self, row: MemoryEnrichment) -> str:
+        return cut(row.last_error, LINK_PREVIEW * 2)
+
+    @admin.action(description="Try the selected enrichments again now", permissions=["view"])
+    def retry(self, request, queryset) -> None:
+        done = queryset.update(
+            state=MemoryEnrichment.State.PENDING,
+            attempts=0,
+            last_error="",
+            next_at=timezone.now(),
+        )
+        self.message_user(request, f"{done} enrichments will be tried again in a moment.")

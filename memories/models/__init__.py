@@ -14,6 +14,7 @@ from memories.models.base import (
     new_public_id,
 )
 from memories.models.divergence import Divergence, DivergenceScan
+from memories.models.enrichment import MemoryEnrichment
 from memories.models.history import ProvenanceEvent
 from memories.models.memory import PLAIN_FIELDS, TIME_FIELDS, Memory
 from memories.models.relations import TYPE_RANK, Entity, Link, MemoryDegree
@@ -48,6 +49,7 @@ __all__ = [
     "PLAIN_FIELDS",
     "TIME_FIELDS",
     "MemoryDegree",
+    "MemoryEnrichment",
     "OWN_WEIGHT",
     "ProvenanceEvent",
     "STARE_DIMENSIONS",

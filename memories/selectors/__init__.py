@@ -5,6 +5,7 @@ Each module answers one kind of question; the public names are also importable f
 
 from memories.selectors.memories import (
     CHAIN_MAX,
+    enrichment_state,
     is_mem_id,
     memory_get,
     memory_history,
@@ -43,6 +44,7 @@ from memories.selectors.visibility import (
 __all__ = [
     "Reader",
     "CHAIN_MAX",
+    "enrichment_state",
     "SHARED_SCOPE_IDS_SQL",
     "WORKSPACE_SCOPE_IDS_SQL",
     "Overview",

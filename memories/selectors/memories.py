@@ -18,6 +18,7 @@ from memories.models import (
     STARE_DIMENSIONS,
     Link,
     Memory,
+    MemoryEnrichment,
     ProvenanceEvent,
 )
 from memories.reading import reader as database
@@ -186,3 +187,14 @@ def memory_list_page(
     rows, page = page_with_more(memories, values)
     attach_references(rows)
     return rows, page
+
+
+def enrichment_state(memory: Memory) -> str:
+    """``done``, ``pending`` (its enrichment is still to come: ``memories.services.enrichment``)
+    or ``failed`` (given up on, until a curator retries it)."""
+    state = (
+        MemoryEnrichment.objects.filter(workspace_id=memory.workspace_id, memory_id=memory.pk)
+        .values_list("state", flat=True)
+        .first()
+    )
+    return state or "done"

@@ -8,11 +8,11 @@ their items here, then store them through the one storing function
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -31,17 +31,10 @@ from memories.models import (
 from memories.selectors.memories import memory_get
 from memories.selectors.reader import Reader
 from memories.selectors.relations import visible_entities
+from memories.services.enrichment import Understood
 from memories.services.episodes import Episode
 from memories.services.provenance import Action, provenance_event
-from memories.services.relations import (
-    RELATIONS_VERSION,
-    LinkRef,
-    Recognised,
-    WrittenRelations,
-    attributed_entities,
-    names_of,
-    resolve_links,
-)
+from memories.services.relations import RELATIONS_VERSION, LinkRef, resolve_links
 
 
 def _writable_scope(
@@ -103,12 +96,12 @@ class Placed:
         vector: Any,
         episode_vector: Any,
         model_name: str,
-        recognised: Recognised,
     ) -> Memory:
         """The memory to insert, with every value it is stored with that is known before its
         relations are (its extraction's version among them: ``store_relations`` runs in the
-        same transaction). Each later UPDATE of the new row would leave a dead version in
-        every index of the table, its vector index too."""
+        same transaction, or the enricher stores them later and sets no column of the row but
+        a claimant's and the A score). Each later UPDATE of the new row would leave a dead
+        version in every index of the table, its vector index too."""
         command = self.command
         memory = Memory(
             **{name: getattr(command, name) for name in STORED_AS_GIVEN},
@@ -129,15 +122,20 @@ class Placed:
             source_kind=self.source_kind,
             attributed_to_id=self.attributed_entity,
             attribution=self.attribution,
-            relations_version=RELATIONS_VERSION if recognised.extracted else None,
+            relations_version=RELATIONS_VERSION if settings.MM_ENTITY_EXTRACTION else None,
         )
         for key, value in command.stare_scores.items():
             setattr(memory, f"{key}_score", value)
             setattr(memory, f"{key}_origin", Memory.ScoreOrigin.WRITER)
         return memory
 
-    def relations(self, memory: Memory, recognised: Recognised) -> WrittenRelations:
-        return WrittenRelations(memory, list(self.command.entities), self.links, recognised)
+    def understood(self, memory: Memory) -> Understood:
+        """What the enrichment of the stored memory starts from: what the writer gave (its
+        entities, its links, a claimant it named or a cue read)."""
+        claimant = None
+        if self.attributed_name and self.attributed_entity is None:
+            claimant = (self.attributed_name, self.attributed_origin)
+        return Understood(memory, list(self.command.entities), list(self.links), claimant)
 
     def event(self, memory: Memory) -> ProvenanceEvent:
         """The ``remember`` provenance event of the stored memory (unsaved)."""
@@ -160,27 +158,6 @@ class Placed:
                 ),
             },
         )
-
-
-def resolve_attributions(
-    pairs: Sequence[tuple[Placed, Memory]], recognised: Sequence[Recognised], *, agent: Agent
-) -> None:
-    """Set ``attributed_to`` on memories (not yet saved) whose claim's maker was given or cued
-    by name (inside the write's transaction: it may make entities; a new claimant's name is
-    locked with the names the memories' relations resolve next, ``recognised`` by memory)."""
-    named = [(p, m) for p, m in pairs if p.attributed_name and p.attributed_entity is None]
-    if not named:
-        return
-    found = attributed_entities(
-        agent.workspace_id,
-        [(p.attributed_name, p.attributed_origin) for p, _ in named],
-        agent=agent,
-        also_lock=names_of(
-            [p.relations(m, r) for (p, m), r in zip(pairs, recognised, strict=True)]
-        ),
-    )
-    for (_, memory), entity in zip(named, found, strict=True):
-        memory.attributed_to_id = entity
 
 
 def content_hash(*, scope_id: int, source: str, text: str) -> str:

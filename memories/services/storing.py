@@ -3,7 +3,10 @@ bulk API and tool, ``seed``) store their placed items (``memories.services.placi
 
 ``store`` finds the items stored already, embeds the new ones with their episodes (outside any
 transaction), recognises their names, and inserts them with their provenance, relations, A
-scores and supersessions in one transaction. What differs between the two is said by
+scores and supersessions in one transaction. With ``MM_ENRICH_LATER`` the names are not read
+here: the transaction leaves each memory's enrichment (relations, claimant, A score) to the
+enricher (``memories.services.enrichment``), and the write is answered once it is durable
+and searchable. What differs between the two is said by
 ``batch``, and only this:
 
 * a batch's items are matched by their idempotency key or, without one, by their scope, source
@@ -29,11 +32,11 @@ from memories.embeddings import get_embedder
 from memories.errors import ValidationFailed
 from memories.models import Agent, Memory
 from memories.scorer import auto_scores
-from memories.services.asymmetry import asymmetry_fill
+from memories.services.enrichment import attribute, leave_for_later, relate
 from memories.services.episodes import Episode, episode_rows
-from memories.services.placing import Placed, lock_workspace, resolve_attributions
+from memories.services.placing import Placed, lock_workspace
 from memories.services.provenance import record_many
-from memories.services.relations import recognise, store_relations
+from memories.services.relations import Recognised, recognise
 from memories.services.supersede import supersede
 
 
@@ -142,8 +145,9 @@ class _Repeat:
 
 
 def _built(agent: Agent, prepared: list[Placed], *, scored: bool) -> list[Memory]:
-    """Unsaved memories with their episodes, vectors and (``scored``) the bundled scorer's
-    scores (embedding happens here, outside any transaction)."""
+    """Unsaved memories with their episodes, vectors, (``scored``) the bundled scorer's scores
+    and, unless ``MM_ENRICH_LATER``, what their texts name (embedding and recognising happen
+    here, outside any transaction)."""
     episodes = _episodes(agent, prepared)
     texts = [p.command.text for p in prepared]
     with_episode = [i for i, (episode, _) in enumerate(episodes) if episode.text]
@@ -153,7 +157,11 @@ def _built(agent: Agent, prepared: list[Placed], *, scored: bool) -> list[Memory
     )
     own, episode_vectors = vectors[: len(texts)], vectors[len(texts) :]
     episode_vector_of = dict(zip(with_episode, episode_vectors, strict=True))
-    recognised = recognise(agent.workspace_id, texts)
+    recognised = (
+        [Recognised() for _ in texts]
+        if settings.MM_ENRICH_LATER
+        else recognise(agent.workspace_id, texts)
+    )
     scores = (
         auto_scores(
             texts,
@@ -171,7 +179,6 @@ def _built(agent: Agent, prepared: list[Placed], *, scored: bool) -> list[Memory
             vector=own[i],
             episode_vector=episode_vector_of.get(i),
             model_name=embedder.model_name,
-            recognised=recognised[i],
         )
         memory._recognised = recognised[i]
         for dim, value in scores[i].items():
@@ -215,11 +222,12 @@ def _episodes(agent: Agent, prepared: list[Placed]) -> list[tuple[Episode, int |
 def _insert(agent: Agent, prepared: list[Placed], memories: list[Memory]) -> list[Memory]:
     if not memories:
         return []
-    resolve_attributions(
-        list(zip(prepared, memories, strict=True)),
-        [memory._recognised for memory in memories],
-        agent=agent,
-    )
+    later = settings.MM_ENRICH_LATER
+    understood = [p.understood(memory) for p, memory in zip(prepared, memories, strict=True)]
+    for item in understood:
+        item.recognised = item.memory._recognised
+    if not later:
+        attribute(understood, agent=agent)  # before the insert: no UPDATE of the new rows
     stored = Memory.objects.bulk_create(memories, batch_size=500)
     follows = []
     for memory in stored:
@@ -230,14 +238,10 @@ def _insert(agent: Agent, prepared: list[Placed], memories: list[Memory]) -> lis
     if follows:
         Memory.objects.bulk_update(follows, ["follows"], batch_size=500)
     record_many([p.event(memory) for p, memory in zip(prepared, stored, strict=True)])
-    store_relations(
-        [
-            p.relations(memory, memory._recognised)
-            for p, memory in zip(prepared, stored, strict=True)
-        ],
-        agent=agent,
-    )
-    asymmetry_fill(stored)
+    if later:
+        leave_for_later(understood, agent=agent)
+    else:
+        relate(understood, agent=agent)
     for p, memory in zip(prepared, stored, strict=True):
         if p.supersedes is not None:
             supersede(old=p.supersedes, new=memory, agent=agent)

@@ -1,7 +1,10 @@
 """``meaning-memory serve``: migrate, then run the web server and the background worker.
 
-The command supervises two child processes, an ASGI server (uvicorn) and the django-q2
-cluster, each the leader of its own process group (one that dies is started again, unless it
+The command supervises three child processes, an ASGI server (uvicorn), the django-q2 cluster
+and the enricher (``meaning-memory enrich --follow``: a write is answered once it is durable and
+searchable, and its entities, links and A score follow a moment later, ``MM_ENRICH_LATER``,
+which this turns on for its web processes unless the environment says otherwise), each the
+leader of its own process group (one that dies is started again, unless it
 keeps dying), so that Ctrl-C reaches this command only
 and a signal to a group reaches every process a child started (the cluster's workers, pusher
 and monitor). On Ctrl-C or SIGTERM it asks both groups to stop (SIGTERM), kills what is left
@@ -63,7 +66,10 @@ class Command(BaseCommand):
             help="Web server processes (each loads the embedder once).",
         )
         parser.add_argument(
-            "--no-worker", action="store_true", help="Do not start the background worker here."
+            "--no-worker",
+            action="store_true",
+            help="Do not start the background worker and the enricher here (run them "
+            "elsewhere: `meaning-memory qcluster`, `meaning-memory enrich --follow`).",
         )
 
     def handle(self, *args, **options):
@@ -110,13 +116,17 @@ class Command(BaseCommand):
                 *SERVER_OPTIONS,  # proxies are the app's to trust (meaning_memory.proxies)
             ],
         }
+        environments = {}
         if not options["no_worker"]:
             commands["worker"] = [sys.executable, "-m", "meaning_memory", "qcluster"]
+            commands["enricher"] = [sys.executable, "-m", "meaning_memory", "enrich", "--follow"]
+            # The enricher runs: the web answers a write before its enrichment.
+            environments["web"] = {"MM_ENRICH_LATER": os.environ.get("MM_ENRICH_LATER", "1")}
         restarts = _Restarts()
         keeper = Keeper(str(settings.MM_DATA_DIR))  # stops the children if serve is killed
         try:
             for name, command in commands.items():
-                children[name] = _start_child(command, keeper)
+                children[name] = _start_child(command, keeper, environments.get(name))
             if not _wait_for_port(host, port, children["web"], lambda: signals_received > 0):
                 if not signals_received:
                     raise CommandError(
@@ -156,7 +166,7 @@ class Command(BaseCommand):
                     self.stderr.write(
                         f"The {name} process exited with {child.returncode}; starting it again."
                     )
-                    children[name] = _start_child(commands[name], keeper)
+                    children[name] = _start_child(commands[name], keeper, environments.get(name))
                 if watcher is not None:
                     fatal = watcher.check(self.stderr)
                     if fatal:
@@ -182,8 +192,11 @@ def _metrics_directory() -> None:
     os.environ[MULTIPROCESS_DIR] = str(directory)
 
 
-def _start_child(command: list[str], keeper: Keeper) -> subprocess.Popen[bytes]:
-    child = subprocess.Popen(command, start_new_session=True)
+def _start_child(
+    command: list[str], keeper: Keeper, environment: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ, **environment} if environment else None
+    child = subprocess.Popen(command, start_new_session=True, env=env)
     keeper.watch(child.pid)
     return child
 

@@ -198,6 +198,12 @@ class MemoryDetailAnswer(MemoryAnswer):
     entities = EntityAnswer(many=True)
     links = MemoryLinkAnswer(many=True)
     provenance = ProvenanceAnswer(many=True)
+    enrichment = serializers.ChoiceField(
+        choices=["done", "pending", "failed"],
+        help_text="Whether its entities, links, claimant and A score are stored (done), still "
+        "to come from the enricher (pending: a moment after the write), or given up on after "
+        "every try (failed: a curator retries it).",
+    )
 
 
 class MemoryPageAnswer(Answer):

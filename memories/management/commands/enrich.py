@@ -1,0 +1,61 @@
+import signal
+
+from django.core.management.base import BaseCommand
+
+from memories.management.acting import workspace_option
+from memories.models import MemoryEnrichment
+from memories.services.enrichment import enrich_pending, follow, retry_failed
+
+
+class Command(BaseCommand):
+    help = (
+        "Enrich the memories written with MM_ENRICH_LATER (their entities, links, claimant and "
+        "A score): once, every pending one that is due (default), or as they come (--follow, "
+        "what `meaning-memory serve` runs). --retry-failed first makes the failed ones pending "
+        "again."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--follow", action="store_true", help="Keep enriching as memories are written."
+        )
+        parser.add_argument(
+            "--retry-failed",
+            action="store_true",
+            help="Make the enrichments given up on pending again first.",
+        )
+        parser.add_argument("--workspace", help="Only this workspace's memories (its slug).")
+
+    def handle(self, *args, **options):
+        workspace = workspace_option(options["workspace"]) if options["workspace"] else None
+        workspace_id = workspace.pk if workspace is not None else None
+        if options["retry_failed"]:
+            again = retry_failed(workspace_id=workspace_id)
+            self.stdout.write(f"{again} failed enrichments are pending again.")
+        if options["follow"]:
+            self._follow()
+            return
+        enriched = failed = 0
+        while True:
+            done = enrich_pending(workspace_id=workspace_id)
+            enriched, failed = enriched + done.enriched, failed + done.failed
+            if not (done.enriched or done.failed):
+                break
+        waiting = MemoryEnrichment.objects.filter(state=MemoryEnrichment.State.PENDING)
+        if workspace_id is not None:
+            waiting = waiting.filter(workspace_id=workspace_id)
+        self.stdout.write(
+            f"{enriched} memories enriched, {failed} failed for good; "
+            f"{waiting.count()} pending and not due yet."
+        )
+
+    def _follow(self) -> None:
+        from django.conf import settings
+
+        from meaning_memory.priority import lower_worker_priority
+
+        lower_worker_priority(settings.MM_ENRICH_NICE)
+        stopping = []
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stopping.append(True))
+        follow(stop=lambda: bool(stopping))
