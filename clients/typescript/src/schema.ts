@@ -741,6 +741,13 @@ export interface components {
          * @enum {string}
          */
         EligibleEnum: "yes" | "protected" | "cut" | "-";
+        /**
+         * @description * `done` - done
+         *     * `pending` - pending
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        EnrichmentEnum: "done" | "pending" | "failed";
         /** @description An entity, with when and how the reader first knew of it. */
         Entity: {
             entity_id: string;
@@ -1243,6 +1250,14 @@ export interface components {
             entities: components["schemas"]["Entity"][];
             links: components["schemas"]["MemoryLink"][];
             provenance: components["schemas"]["Provenance"][];
+            /**
+             * @description Whether its entities, links, claimant and A score are stored (done), still to come from the enricher (pending: a moment after the write), or given up on after every try (failed: a curator retries it).
+             *
+             *     * `done` - done
+             *     * `pending` - pending
+             *     * `failed` - failed
+             */
+            enrichment: components["schemas"]["EnrichmentEnum"];
         };
         /** @description One of a memory's links, with the memory or the entity at its other end, who or what made it and why. */
         MemoryLink: {

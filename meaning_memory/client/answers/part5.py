@@ -233,6 +233,14 @@ class MemoryDetail(BaseModel):
     entities: list[Entity]
     links: list[MemoryLink]
     provenance: list[Provenance]
+    enrichment: str
+    """
+    Whether its entities, links, claimant and A score are stored (done), still to come from the enricher (pending: a moment after the write), or given up on after every try (failed: a curator retries it).
+
+    * `done` - done
+    * `pending` - pending
+    * `failed` - failed
+    """
 
 
 class Path(BaseModel):
