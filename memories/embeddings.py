@@ -26,6 +26,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from memories.coalescing import Coalescer
 from memories.errors import MemoryEngineError
 from memories.heap import give_back
 from memories.metrics import EMBED_SECONDS, EMBEDDED_TEXTS, QUERY_VECTORS
@@ -206,6 +207,8 @@ class LocalEmbedder(BatchingEmbedder):
         )
         self._input_names = {i.name for i in self.session.get_inputs()}
         self.gate = RunGate(max(2, len(os.sched_getaffinity(0)) // threads))
+        # Queries and single writes that wait for the model share its next run.
+        self.coalescer = Coalescer(self._embedded, self.gate.capacity, fits)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Runs of at most ``LOCAL_BATCH_SIZE`` texts and ``LOCAL_RUN_TOKENS`` padded tokens
@@ -213,7 +216,10 @@ class LocalEmbedder(BatchingEmbedder):
         it (``RunGate``)."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = self._embedded(self.tokenizer.encode_batch(texts))
+        encodings = self.tokenizer.encode_batch(texts)
+        if len(texts) < self.batch_size and fits([len(e.ids) for e in encodings]):
+            return self.coalescer(encodings)  # a single write's: shared when the model is busy
+        vectors = self._embedded(encodings)
         if len(texts) >= self.batch_size:
             give_back()  # a bulk write's working memory back to the system (memories.heap)
         return vectors
@@ -224,7 +230,7 @@ class LocalEmbedder(BatchingEmbedder):
         same query)."""
         encoding = self.tokenizer.encode(text)
         key = np.asarray(encoding.ids, dtype=np.int32).tobytes()
-        return query_vectors.get((self.model_name, key), lambda: self._embedded([encoding])[0])
+        return query_vectors.get((self.model_name, key), lambda: self.coalescer([encoding])[0])
 
     def _embedded(self, encodings: list) -> np.ndarray:
         """The encoded texts' vectors, run by run (``runs``), each run timed and counted."""
@@ -251,6 +257,11 @@ class LocalEmbedder(BatchingEmbedder):
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def fits(lengths: list[int]) -> bool:
+    """Whether texts of these token counts make one run of the local model."""
+    return len(lengths) <= LOCAL_BATCH_SIZE and max(lengths) * len(lengths) <= LOCAL_RUN_TOKENS
 
 
 def runs(lengths: list[int]) -> Iterator[list[int]]:

@@ -23,6 +23,17 @@ EMBED_SECONDS = Histogram(
     buckets=LATENCY_BUCKETS,
 )
 EMBEDDED_TEXTS = Counter("mm_embedded_texts", "Texts embedded.", ["embedder"])
+EMBED_SHARED_TEXTS = Histogram(
+    "mm_embed_shared_texts",
+    "Texts per run of the local model for queries and single writes (requests that waited "
+    "for the model share a run).",
+    buckets=(1, 2, 3, 4, 6, 8, 12, 16),
+)
+EMBED_WAIT_SECONDS = Histogram(
+    "mm_embed_wait_seconds",
+    "How long a query's or a single write's texts waited for a place at the local model.",
+    buckets=LATENCY_BUCKETS,
+)
 QUERY_VECTORS = Counter(
     "mm_query_vectors",
     "Search queries' vectors, by whether the process kept one for the same query or embedded it.",
