@@ -10,8 +10,8 @@ part's time excludes the parts it calls):
   their input and build their answers' dicts themselves (no DRF serializer), so that is in the
   rest;
 * the embedder (``embed``, and ``embed_query`` for a search's query: its tokens, and the model
-  run unless the query's vector was kept), the entity recogniser (``recognise``), storing the links
-  (``store_relations``), the A score (``asymmetry_fill``), the provenance event; in a search,
+  run unless the query's vector was kept), the pending enrichment row a write leaves
+  (``MM_ENRICH_LATER``, as under ``serve``), the provenance event; in a search,
   reading the statement's rows into hits, the learned ranking's features and its re-ordering;
 * each SQL statement, by kind: the client's CPU to send it and read its answer, and its wall
   time; on an idle machine, one statement at a time, wall minus client CPU is PostgreSQL's
@@ -35,6 +35,8 @@ from unittest import mock
 
 REST = "framework and views"
 AGAIN = "search asked again"
+#: The enricher's work for a write, done after its answer (``memories.services.enrichment``).
+ENRICHER = "the enricher, per write"
 
 
 class Regions:
@@ -106,6 +108,7 @@ def instrumented(regions: Regions) -> ExitStack:
     import memories.embeddings
     import memories.search.learned
     import memories.search.ranking as ranking
+    import memories.services.enrichment as enrichment
     import memories.services.storing  # noqa: F401 (the module, not the function of that name)
 
     storing = sys.modules["memories.services.storing"]
@@ -115,9 +118,11 @@ def instrumented(regions: Regions) -> ExitStack:
         (renderers.JSONRenderer, "render", "serialisation: JSON"),
         (memories.embeddings.LocalEmbedder, "embed", "embedding"),
         (memories.embeddings.LocalEmbedder, "embed_query", "embedding"),  # a search's query
-        (storing, "recognise", "entities: recogniser"),
-        (storing, "store_relations", "entities: links"),
-        (storing, "asymmetry_fill", "asymmetry score"),
+        (storing, "recognise", "entities: recogniser"),  # a write enriched at once
+        (storing, "leave_for_later", "enrichment: pending row"),
+        (enrichment, "recognise", "enricher: recogniser"),
+        (enrichment, "store_relations", "enricher: links"),
+        (enrichment, "asymmetry_fill", "enricher: asymmetry score"),
         (storing, "record_many", "provenance event"),
         (memories.search.learned, "features", "learned ranking: features"),
         (ranking, "reranked", "learned ranking: re-ordering"),
@@ -143,7 +148,9 @@ def measure(agent: Any, mix: dict[str, float], requests: int) -> dict[str, Any]:
     regions = Regions()
     counts: dict[str, int] = defaultdict(int)
     asked: list[dict] = []
-    with override_settings(MM_RATE_PER_MINUTE=0), instrumented(regions):
+    # A write as ``serve``'s web process makes it: answered before its enrichment, which is
+    # then timed apart (the enricher's share of a write, "enricher: …").
+    with override_settings(MM_RATE_PER_MINUTE=0, MM_ENRICH_LATER=True), instrumented(regions):
         for n in range(30 + requests):
             op, url, body = agent.prepared(agent.rng.choices(kinds, shares)[0])
             if n == 30:
@@ -157,6 +164,13 @@ def measure(agent: Any, mix: dict[str, float], requests: int) -> dict[str, Any]:
                 answer = f"{response.status_code}: {response.content[:300]!r}"
                 raise SystemExit(f"breakdown: {op} answered {answer}")
             agent.answered(op, response.json())
+            if op == "remember":  # its enrichment, as the enricher would do it next
+                from memories.services.enrichment import enrich_pending
+
+                regions.op = ENRICHER
+                counts[ENRICHER] += 1
+                with regions.part("enricher: the rest"):
+                    enrich_pending()
             if op == "search" and n >= 30:
                 asked.append(body)
         # The same searches asked again: each query's vector is kept (``VectorCache``).
@@ -172,7 +186,18 @@ def measure(agent: Any, mix: dict[str, float], requests: int) -> dict[str, Any]:
         "mix": mix,
         "parts": summary(regions, counts, mix),
         "again": asked_again(regions, counts),
+        "enricher": enricher_figures(regions, counts),
     }
+
+
+def enricher_figures(regions: Regions, counts: dict[str, int]) -> dict[str, Any]:
+    """The enricher's CPU ms per write, in all and by part (its SQL statements together)."""
+    n = counts[ENRICHER] or 1
+    parts: dict[str, float] = defaultdict(float)
+    for (kind, name), (cpu, _, _) in regions.seconds.items():
+        if kind == ENRICHER:
+            parts["SQL" if name.startswith("SQL ") else name] += cpu * 1000 / n
+    return {"writes": counts[ENRICHER], "cpu_ms": sum(parts.values()), "parts": dict(parts)}
 
 
 def asked_again(regions: Regions, counts: dict[str, int]) -> dict[str, float]:

@@ -20,6 +20,11 @@ the same time, are slower than the rest). Then:
   with an idempotency key), 5% feedback (``important`` on a memory its searches returned).
   Per N: requests/s, p50/p95/p99 per operation, errors (any answer but 2xx, or no answer),
   429s. Afterwards every acknowledged write is counted against the rows stored with its key.
+  Each row also says how far behind the writes their enrichment ran (``benchmarks/lag.py``:
+  the enricher's own record of each memory's lag, p50 and p95, and the memories still
+  pending when the row ended, with the seconds it then took to finish them).
+* **Writes one at a time**: one agent of tenant-a writing one memory after another, no pause
+  (``--no-writes-alone`` skips it): memories acknowledged a second, and the same lag figures.
 * **Two tenants** (``benchmarks/floods.py``): tenant-b's ``--b-agents`` agents search with a
   pause of ``--b-pause`` s between requests, alone, then while tenant-a floods in each shape
   of ``--floods`` (many agents; many threads of one agent; long queries; queries over the
@@ -61,6 +66,7 @@ from typing import Any
 
 import breakdown
 import floods
+import lag
 import numpy as np
 from common import ROOT, add_smoke_option, describe, machine, setup_django
 
@@ -322,10 +328,22 @@ class CpuMeter:
         return []
 
     def _parts(self) -> dict[str, list]:
-        parts: dict[str, list] = {"web": [], "worker": [], "postgres": self._postgres()}
+        parts: dict[str, list] = {
+            "web": [],
+            "worker": [],
+            "enricher": [],
+            "postgres": self._postgres(),
+        }
         for serve in self.serves:
             for child in serve.children():
-                name = "web" if "uvicorn" in " ".join(child.cmdline()) else "worker"
+                command = " ".join(child.cmdline())
+                name = (
+                    "web"
+                    if "uvicorn" in command
+                    else "enricher"
+                    if " enrich " in f"{command} "
+                    else "worker"
+                )
                 parts[name] += [child, *child.children(recursive=True)]
         parts["driver"] = [self.psutil.Process()]
         return parts
@@ -352,7 +370,7 @@ class CpuMeter:
         }
 
 
-CPU_PARTS = ("web", "postgres", "worker", "driver")
+CPU_PARTS = ("web", "postgres", "enricher", "worker", "driver")
 
 
 async def run_mix(
@@ -363,6 +381,7 @@ async def run_mix(
     n: int,
     think: float,
     meter: CpuMeter,
+    mix: tuple[tuple[str, float], ...] = MIX,
 ) -> dict:
     import httpx
 
@@ -386,7 +405,7 @@ async def run_mix(
             )
             for i in range(n)
         ]
-        ops, weights = zip(*MIX, strict=True)
+        ops, weights = zip(*mix, strict=True)
         stop = asyncio.Event()
 
         async def loop(agent: Agent) -> None:
@@ -398,6 +417,7 @@ async def run_mix(
 
         tasks = [asyncio.create_task(loop(agent)) for agent in agents]
         await asyncio.sleep(args.warmup)
+        lag_before = await asyncio.to_thread(lag.scrape, bases)
         tally.measuring = True
         started, cpu_before = time.perf_counter(), meter.read()
         await asyncio.sleep(args.seconds)
@@ -406,6 +426,7 @@ async def run_mix(
         stop.set()
         await asyncio.gather(*tasks)
     done = sum(len(v) for v in tally.latencies.values())
+    enrichment = await asyncio.to_thread(lag.lag_row, bases, lag_before)
     row: dict[str, Any] = {
         "think_s": think,
         "agents": n,
@@ -428,6 +449,9 @@ async def run_mix(
         "cpu_busy": sum(CpuMeter.spent(cpu_before, cpu_after).values())
         / elapsed
         / len(os.sched_getaffinity(0)),
+        # From each write to its enrichment (the enricher's own record), over the row and
+        # the time the enricher took after it to finish the row's writes.
+        "enrichment": enrichment,
     }
     for op, _ in MIX:
         values = tally.latencies.get(op, [])
@@ -495,8 +519,9 @@ def stored_writes(acknowledged: dict[str, str]) -> dict[str, Any]:
 def mix_table(rows: list[dict]) -> str:
     lines = [
         "| pause s | agents | requests/s | search p50 / p95 / p99 ms | remember p50 / p95 / p99 ms "
-        "| feedback p50 / p95 / p99 ms | errors | 429s |",
-        "|---:|---:|---:|---|---|---|---:|---:|",
+        "| feedback p50 / p95 / p99 ms | errors | 429s "
+        "| enrichment lag p50 / p95 ms (enriched); pending at the end, s to finish |",
+        "|---:|---:|---:|---|---|---|---:|---:|---|",
     ]
     for row in rows:
         cells = [
@@ -507,9 +532,29 @@ def mix_table(rows: list[dict]) -> str:
         lines.append(
             f"| {row['think_s']:g} | {row['agents']} | {row['requests_per_s']:.1f} "
             f"| {' | '.join(cells)} "
-            f"| {row['errors']} | {row['throttled']} |"
+            f"| {row['errors']} | {row['throttled']} | {lag.cell(row.get('enrichment'))} |"
         )
     return "\n".join(lines)
+
+
+def writes_table(row: dict) -> str:
+    """One agent writing one memory after another."""
+    writes = row["remember"]
+    return "\n".join(
+        [
+            "| memories/s acknowledged | p50 / p95 / p99 ms | errors "
+            "| enrichment lag p50 / p95 ms (enriched); pending at the end, s to finish "
+            "| CPU ms a write: web / postgres / enricher / total |",
+            "|---:|---|---:|---|---|",
+            f"| {row['requests_per_s']:.1f} "
+            f"| {writes['p50_ms']:.0f} / {writes['p95_ms']:.0f} / {writes['p99_ms']:.0f} "
+            f"| {row['errors']} | {lag.cell(row['enrichment'])} "
+            f"| {row['cpu_ms_per_request']['web']:.1f} / "
+            f"{row['cpu_ms_per_request']['postgres']:.1f} / "
+            f"{row['cpu_ms_per_request']['enricher']:.1f} / "
+            f"{sum(row['cpu_ms_per_request'].values()):.1f} |",
+        ]
+    )
 
 
 def cpu_table(rows: list[dict]) -> str:
@@ -563,6 +608,9 @@ def main() -> None:
     parser.add_argument("--bulk-agents", type=int, default=4)
     parser.add_argument("--bulk-items", type=int, default=100)
     parser.add_argument("--no-tenants", action="store_true", help="skip the two-tenant run")
+    parser.add_argument(
+        "--no-writes-alone", action="store_true", help="skip the row of one agent writing"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, help="default benchmarks/out/load-data")
     parser.add_argument(
@@ -641,6 +689,13 @@ def main() -> None:
                     f"  pause {think:g} s, {n} agents: {row['requests_per_s']:.1f} requests/s",
                     file=sys.stderr,
                 )
+        if not args.no_writes_alone:
+            row, acked = asyncio.run(
+                run_mix(bases, tokens["a"], words, args, 1, 0.0, meter, mix=(("remember", 1.0),))
+            )
+            acknowledged |= acked
+            results["writes_alone"] = row
+            print(f"  writes one at a time: {row['requests_per_s']:.1f}/s", file=sys.stderr)
         if not args.no_tenants:
             results["tenants"], acked = asyncio.run(
                 floods.run_floods(bases, tokens, words, args, Agent, Tally, RUN, percentile)
@@ -687,6 +742,13 @@ def main() -> None:
         f"window, per request answered; {len(os.sched_getaffinity(0))} CPUs):\n"
     )
     print(cpu_table(results["mix"]))
+    if "writes_alone" in results:
+        print(
+            "\nOne agent writing one memory after another (no pause; each answered once it is "
+            "stored and searchable, its enrichment after), "
+            f"{args.seconds:g} s:\n"
+        )
+        print(writes_table(results["writes_alone"]))
     if "breakdown" in results:
         counts = results["breakdown"]["counts"]
         print(
@@ -704,6 +766,14 @@ def main() -> None:
             f"by the process): {again['again_cpu_ms']:.2f} ms of CPU a search, of it "
             f"{again['again_embedding_ms']:.2f} embedding; the first time "
             f"{again['first_cpu_ms']:.2f} and {again['first_embedding_ms']:.2f}."
+        )
+        enricher = results["breakdown"]["enricher"]
+        parts = sorted(enricher["parts"].items(), key=lambda item: -item[1])
+        print(
+            f"\nThe enricher's work for each of the {enricher['writes']} writes, after its "
+            f"answer (not in the table): {enricher['cpu_ms']:.2f} ms of CPU ("
+            + ", ".join(f"{name} {ms:.2f}" for name, ms in parts)
+            + ")."
         )
     writes = results["writes"]
     print(

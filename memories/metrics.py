@@ -23,6 +23,16 @@ EMBED_SECONDS = Histogram(
     buckets=LATENCY_BUCKETS,
 )
 EMBEDDED_TEXTS = Counter("mm_embedded_texts", "Texts embedded.", ["embedder"])
+ENRICH_LAG_SECONDS = Histogram(
+    "mm_enrich_lag_seconds",
+    "From a write with MM_ENRICH_LATER to its enrichment: its entities, links and A score.",
+    buckets=(0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0),
+)
+ENRICHED = Counter(
+    "mm_enriched",
+    "Memories the enricher took, by outcome (enriched, failed for good).",
+    ["outcome"],
+)
 EMBED_SHARED_TEXTS = Histogram(
     "mm_embed_shared_texts",
     "Texts per run of the local model for queries and single writes (requests that waited "

@@ -35,6 +35,7 @@ from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 
 from memories.commands import EntityRef
+from memories.metrics import ENRICH_LAG_SECONDS, ENRICHED
 from memories.models import Agent, Memory, MemoryEnrichment
 from memories.services.asymmetry import asymmetry_fill
 from memories.services.relations import (
@@ -275,6 +276,10 @@ def follow(*, idle_seconds: float = 5.0, stop=lambda: False, report=None) -> Non
         listener.execute(f"LISTEN {CHANNEL}")
         while not stop():
             done = enrich_pending()
+            for lag in done.lags:
+                ENRICH_LAG_SECONDS.observe(lag)
+            ENRICHED.labels("enriched").inc(done.enriched)
+            ENRICHED.labels("failed").inc(done.failed)
             if report is not None and (done.enriched or done.failed):
                 report(done)
             if done.enriched or done.failed:

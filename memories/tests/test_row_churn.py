@@ -54,3 +54,21 @@ def test_a_bulk_write_updates_each_new_row_once_at_most(alice):
         stored = Memory.objects.get(pk=result.memory.pk)
         assert stored.relations_version == RELATIONS_VERSION
         assert stored.a_score is None  # no record: nothing to score from
+
+
+def test_a_write_enriched_later_is_not_updated_by_its_enrichment(alice, settings):
+    """Under ``serve`` (``MM_ENRICH_LATER``) the row is inserted before its names are read;
+    the enricher stores its links and, with no claimant and no record to score from, leaves
+    the row as it was inserted."""
+    from memories.services.enrichment import enrich_pending
+
+    settings.MM_ENRICH_LATER = True
+    before = memory_rows_written()
+    memory = memory_remember(agent=alice.agent, text=TEXTS[1]).memory
+    assert enrich_pending().enriched == 1
+
+    inserted, updated = (a - b for a, b in zip(memory_rows_written(), before, strict=True))
+    assert (inserted, updated) == (1, 0)
+    stored = Memory.objects.get(pk=memory.pk)
+    assert stored.relations_version == RELATIONS_VERSION
+    assert Link.objects.filter(source=stored, kind="mentions").exists()
