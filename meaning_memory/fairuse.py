@@ -36,11 +36,13 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from meaning_memory.fairqueue import FairQueue, QueueFull
+from meaning_memory.ledger import LocalLedger, SharedLedger
 from meaning_memory.middleware import body_too_large
 
 #: Paths no limit applies to: health checks, and static files (a page's style sheet and script
@@ -61,14 +63,9 @@ class Refusal:
     detail: str
 
 
-@dataclass
-class _Bucket:
-    tokens: float
-    updated: float
-
-
 class Limiter:
-    """The counts of one process (used from its event loop only: no locks)."""
+    """The callers' counts, in a ledger (``meaning_memory.ledger``: the process's own, or every
+    web process's with ``MM_FAIR_LEDGER``); used from the event loop only."""
 
     def __init__(
         self,
@@ -77,58 +74,61 @@ class Limiter:
         per_minute: int,
         burst: int,
         clock: Callable[[], float] = time.monotonic,
+        ledger: LocalLedger | SharedLedger | None = None,
     ) -> None:
         self.concurrent = concurrent
         self.rate = per_minute / 60.0  # tokens per second
         self.per_minute = per_minute
         self.burst = burst
         self.clock = clock
-        self.in_flight: dict[str, int] = {}
-        self.buckets: dict[str, _Bucket] = {}
+        self.ledger = ledger or LocalLedger()
+        if self.ledger.shared:
+            self.ledger.bucket_full = self._full
+
+    @property
+    def in_flight(self) -> dict[str, int]:
+        """This process's callers' requests in flight (a local ledger's)."""
+        return dict(getattr(self.ledger, "_in_flight", {}))
+
+    @property
+    def buckets(self) -> dict[str, tuple[float, float]]:
+        return dict(getattr(self.ledger, "_buckets", {}))
+
+    def _full(self, tokens: float, updated: float) -> bool:
+        return tokens + (self.clock() - updated) * self.rate >= self.burst
 
     def acquire(self, key: str) -> Refusal | None:
         """Count a request of ``key`` in, or say why not (then nothing is counted)."""
         kind = CALLER_KIND[key.partition(":")[0]]
-        if self.concurrent and self.in_flight.get(key, 0) >= self.concurrent:
-            return Refusal(
-                1,
-                f"too many requests at once: at most {self.concurrent} in flight per {kind} "
-                "(MM_RATE_CONCURRENT); wait for an answer before sending more.",
-            )
-        if self.per_minute:
-            now = self.clock()
-            bucket = self.buckets.get(key)
-            if bucket is None:
-                bucket = self.buckets[key] = _Bucket(float(self.burst), now)
-            bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.updated) * self.rate)
-            bucket.updated = now
-            if bucket.tokens < 1:
-                wait = math.ceil((1 - bucket.tokens) / self.rate)
+        with self.ledger.locked() as ledger:
+            if self.concurrent and ledger.in_flight(key) >= self.concurrent:
                 return Refusal(
-                    wait,
-                    f"too many requests: at most {self.per_minute:,} a minute per {kind} "
-                    f"(MM_RATE_PER_MINUTE, bursts of MM_RATE_BURST={self.burst}); "
-                    f"retry after {wait} s.",
+                    1,
+                    f"too many requests at once: at most {self.concurrent} in flight per "
+                    f"{kind} (MM_RATE_CONCURRENT); wait for an answer before sending more.",
                 )
-            bucket.tokens -= 1
-        self.in_flight[key] = self.in_flight.get(key, 0) + 1
-        if len(self.buckets) > MAX_TRACKED:
-            self._forget_idle()
+            if self.per_minute:
+                now = self.clock()
+                tokens, updated = ledger.bucket(key) or (float(self.burst), now)
+                tokens = min(self.burst, tokens + (now - updated) * self.rate)
+                if tokens < 1:
+                    ledger.set_bucket(key, tokens, now)
+                    wait = math.ceil((1 - tokens) / self.rate)
+                    return Refusal(
+                        wait,
+                        f"too many requests: at most {self.per_minute:,} a minute per {kind} "
+                        f"(MM_RATE_PER_MINUTE, bursts of MM_RATE_BURST={self.burst}); "
+                        f"retry after {wait} s.",
+                    )
+                ledger.set_bucket(key, tokens - 1, now)
+            ledger.add_in_flight(key, 1)
+            if ledger.callers() > MAX_TRACKED:
+                ledger.forget_full_buckets(self._full)
         return None
 
     def release(self, key: str) -> None:
-        left = self.in_flight.get(key, 0) - 1
-        if left > 0:
-            self.in_flight[key] = left
-        else:
-            self.in_flight.pop(key, None)
-
-    def _forget_idle(self) -> None:
-        now = self.clock()
-        for key, bucket in list(self.buckets.items()):
-            full = bucket.tokens + (now - bucket.updated) * self.rate >= self.burst
-            if full and key not in self.in_flight:
-                del self.buckets[key]
+        with self.ledger.locked() as ledger:
+            ledger.add_in_flight(key, -1)
 
 
 #: How long a token's workspace is remembered (a revoked agent is refused by the app itself).
@@ -230,13 +230,16 @@ class FairUse:
         self.app = app
         self.pace = pace
         self.refused: dict[str, deque[asyncio.Future[None]]] = {}  # waiting to be told, by caller
+        # One ledger for both: with MM_FAIR_LEDGER, every web process's of the machine.
+        ledger = SharedLedger(Path(settings.MM_FAIR_LEDGER)) if settings.MM_FAIR_LEDGER else None
         self.limiter = limiter or Limiter(
             concurrent=settings.MM_RATE_CONCURRENT,
             per_minute=settings.MM_RATE_PER_MINUTE,
             burst=settings.MM_RATE_BURST,
+            ledger=ledger,
         )
         self.queue = queue or FairQueue(
-            slots=settings.MM_FAIR_SLOTS, waiting_per_tenant=settings.MM_FAIR_QUEUE
+            slots=settings.MM_FAIR_SLOTS, waiting_per_tenant=settings.MM_FAIR_QUEUE, ledger=ledger
         )
         self.tenants = tenants or Tenants()
 

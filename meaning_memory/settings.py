@@ -181,6 +181,9 @@ MM_RATE_BURST = envint("MM_RATE_BURST", 200, minimum=1)
 #: MM_FAIR_QUEUE waiting gets a 429. 0 slots: no queue.
 MM_FAIR_SLOTS = envint("MM_FAIR_SLOTS", max(2, len(os.sched_getaffinity(0))), minimum=0)
 MM_FAIR_QUEUE = envint("MM_FAIR_QUEUE", 256, minimum=1)
+#: A file every web process of the machine maps (meaning_memory.ledger): the limits and slots
+#: above are counted across them (serve sets it for its web processes). Empty: per process.
+MM_FAIR_LEDGER = envstr("MM_FAIR_LEDGER", "")
 #: /readyz answers 503 when the worker's last heartbeat is older than this.
 MM_READY_WORKER_SECONDS = envint("MM_READY_WORKER_SECONDS", 120, minimum=1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

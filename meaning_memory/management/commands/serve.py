@@ -63,7 +63,8 @@ class Command(BaseCommand):
             "--web-workers",
             type=int,
             default=1,
-            help="Web server processes (each loads the embedder once).",
+            help="Web server processes (each loads the embedder once; together they share "
+            "the fair use limits and slots, MM_FAIR_LEDGER).",
         )
         parser.add_argument(
             "--no-worker",
@@ -116,12 +117,15 @@ class Command(BaseCommand):
                 *SERVER_OPTIONS,  # proxies are the app's to trust (meaning_memory.proxies)
             ],
         }
-        environments = {}
+        environments: dict[str, dict[str, str]] = {"web": {}}
+        if options["web_workers"] > 1 and not os.environ.get("MM_FAIR_LEDGER"):
+            # The web processes count fair use together (meaning_memory.ledger).
+            environments["web"]["MM_FAIR_LEDGER"] = _fair_ledger()
         if not options["no_worker"]:
             commands["worker"] = [sys.executable, "-m", "meaning_memory", "qcluster"]
             commands["enricher"] = [sys.executable, "-m", "meaning_memory", "enrich", "--follow"]
             # The enricher runs: the web answers a write before its enrichment.
-            environments["web"] = {"MM_ENRICH_LATER": os.environ.get("MM_ENRICH_LATER", "1")}
+            environments["web"]["MM_ENRICH_LATER"] = os.environ.get("MM_ENRICH_LATER", "1")
         restarts = _Restarts()
         keeper = Keeper(str(settings.MM_DATA_DIR))  # stops the children if serve is killed
         try:
@@ -190,6 +194,14 @@ def _metrics_directory() -> None:
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
     os.environ[MULTIPROCESS_DIR] = str(directory)
+
+
+def _fair_ledger() -> str:
+    """A new, empty ledger file for this run's web processes (one a run left is removed)."""
+    path = Path(settings.MM_DATA_DIR) / "run" / "fair-ledger"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    return str(path)
 
 
 def _start_child(
