@@ -21,9 +21,10 @@ own tenant. In each web process:
 
 All of it happens before any database work or embedding. ``/healthz``, ``/readyz`` and static
 files are not counted. It is ASGI middleware around the whole app, so the API, the MCP endpoint
-and the pages share it. The counts live in the process (the only database work is finding a
-token's workspace, once a minute per token): with several web processes, each applies the
-limits on its own.
+and the pages share it. The counts are kept in a ledger (``meaning_memory.ledger``; the only
+database work is finding a token's workspace, once a minute per token): the process's own, or,
+with ``MM_FAIR_LEDGER`` (``serve --web-workers N``), every web process's of the machine, so the
+limits and the slots hold across them.
 """
 
 from __future__ import annotations

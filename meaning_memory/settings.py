@@ -169,15 +169,15 @@ MM_STATEMENT_TIMEOUT_MS = envint("MM_STATEMENT_TIMEOUT_MS", 10_000, minimum=0)
 MM_WEB_PROCESS = envbool("MM_WEB_PROCESS", False)
 
 #: Fair use (meaning_memory.fairuse): per caller (an agent's token, a signed-in session, else
-#: the client's address) and per web process, at most MM_RATE_CONCURRENT requests in flight and
-#: MM_RATE_PER_MINUTE a minute, with bursts of MM_RATE_BURST; beyond, a 429 with Retry-After.
-#: 0 turns a limit off.
+#: the client's address), in a web process or all (MM_FAIR_LEDGER), at most MM_RATE_CONCURRENT
+#: requests in flight and MM_RATE_PER_MINUTE a minute, with bursts of MM_RATE_BURST; beyond, a
+#: 429 with Retry-After. 0 turns a limit off.
 MM_RATE_CONCURRENT = envint("MM_RATE_CONCURRENT", 4, minimum=0)
 MM_RATE_PER_MINUTE = envint("MM_RATE_PER_MINUTE", 1_200, minimum=0)
 MM_RATE_BURST = envint("MM_RATE_BURST", 200, minimum=1)
-#: At most MM_FAIR_SLOTS requests run at once in a web process (default: the CPUs it may use,
-#: at least 2: more running at once only share the same CPUs and wait longer each); the rest
-#: wait, one queue per tenant (an agent's workspace), served in turn; a tenant with
+#: At most MM_FAIR_SLOTS requests run at once in a web process or all (default: the CPUs it
+#: may use, at least 2: more running at once only share the same CPUs and wait longer each);
+#: the rest wait, one queue per tenant (an agent's workspace), served in turn; a tenant with
 #: MM_FAIR_QUEUE waiting gets a 429. 0 slots: no queue.
 MM_FAIR_SLOTS = envint("MM_FAIR_SLOTS", max(2, len(os.sched_getaffinity(0))), minimum=0)
 MM_FAIR_QUEUE = envint("MM_FAIR_QUEUE", 256, minimum=1)
