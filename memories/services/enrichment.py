@@ -23,7 +23,9 @@ without its entities. A memory's answer says ``enrichment``: ``done``, ``pending
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -134,36 +136,46 @@ class Drained:
 
 
 def enrich_pending(*, workspace_id: int | None = None, batch: int | None = None) -> Drained:
-    """One batch of the pending rows that are due (of one workspace, or any), oldest first,
-    enriched: each writer's in one transaction. Rows another enricher holds are skipped."""
+    """The pending rows that are due of one writer (the oldest's; of one workspace, or any),
+    at most ``batch`` (``MM_ENRICH_BATCH``), enriched in one transaction. Rows another
+    enricher holds are skipped."""
     size = batch or settings.MM_ENRICH_BATCH
     done = Drained()
+    due = MemoryEnrichment.objects.filter(
+        state=MemoryEnrichment.State.PENDING, next_at__lte=timezone.now()
+    )
+    if workspace_id is not None:
+        due = due.filter(workspace_id=workspace_id)
     with transaction.atomic():
-        rows = MemoryEnrichment.objects.select_for_update(skip_locked=True, of=("self",)).filter(
-            state=MemoryEnrichment.State.PENDING, next_at__lte=timezone.now()
+        oldest = (
+            due.select_for_update(skip_locked=True)
+            .order_by("next_at", "memory_id")
+            .values_list("workspace_id", "agent_id")
+            .first()
         )
-        if workspace_id is not None:
-            rows = rows.filter(workspace_id=workspace_id)
-        taken = list(rows.order_by("next_at", "memory_id")[:size])
-        groups: dict[tuple[int, int | None], list[MemoryEnrichment]] = {}
-        for row in taken:
-            groups.setdefault((row.workspace_id, row.agent_id), []).append(row)
-        for (workspace, agent_id), group in groups.items():
+        if oldest is None:
+            return done
+        workspace, agent_id = oldest
+        group = list(
+            due.select_for_update(skip_locked=True)
+            .filter(workspace_id=workspace, agent_id=agent_id)
+            .order_by("next_at", "memory_id")[:size]
+        )
+        try:
+            with transaction.atomic():
+                done.lags += _enrich(workspace, agent_id, group)
+            done.enriched += len(group)
+            return done
+        except Exception:
+            logger.exception("enrichment of %d memories failed; trying each", len(group))
+        for row in group:  # one memory that fails keeps no other from its enrichment
             try:
                 with transaction.atomic():
-                    done.lags += _enrich(workspace, agent_id, group)
-                done.enriched += len(group)
-                continue
-            except Exception:
-                logger.exception("enrichment of %d memories failed; trying each", len(group))
-            for row in group:  # one memory that fails keeps no other from its enrichment
-                try:
-                    with transaction.atomic():
-                        done.lags += _enrich(workspace, agent_id, [row])
-                    done.enriched += 1
-                except Exception as error:
-                    logger.exception("enrichment of memory %d failed", row.memory_id)
-                    done.failed += _failed([row], error)
+                    done.lags += _enrich(workspace, agent_id, [row])
+                done.enriched += 1
+            except Exception as error:
+                logger.exception("enrichment of memory %d failed", row.memory_id)
+                done.failed += _failed([row], error)
     return done
 
 
@@ -268,25 +280,50 @@ def _failed(rows: list[MemoryEnrichment], error: Exception) -> int:
 def follow(*, idle_seconds: float = 5.0, stop=lambda: False, report=None) -> None:
     """Enrich as memories come (``meaning-memory enrich --follow``): after each write's
     notice, and every ``idle_seconds`` in any case (a notice sent while no enricher listened,
-    a retry that came due)."""
+    a retry that came due). A database that goes away is waited for, one line logged."""
+    from django.db import DatabaseError, close_old_connections
+
+    listener = None
+    while not stop():
+        try:
+            if listener is None:
+                listener = _listen()
+            done = enrich_pending()
+        except DatabaseError as error:
+            logger.warning("enricher: the database is away (%s); trying again", error)
+            listener = _closed(listener)
+            close_old_connections()
+            connection.close()
+            time.sleep(1.0)
+            continue
+        for lag in done.lags:
+            ENRICH_LAG_SECONDS.observe(lag)
+        ENRICHED.labels("enriched").inc(done.enriched)
+        ENRICHED.labels("failed").inc(done.failed)
+        if report is not None and (done.enriched or done.failed):
+            report(done)
+        if done.enriched or done.failed:
+            continue  # more may be due already
+        try:
+            _drain(listener, idle_seconds)
+        except Exception:  # the listening connection broke: a new one next time
+            listener = _closed(listener)
+    _closed(listener)
+
+
+def _listen():
     import psycopg
 
     listener = psycopg.connect(**_connection_params(), autocommit=True)
-    try:
-        listener.execute(f"LISTEN {CHANNEL}")
-        while not stop():
-            done = enrich_pending()
-            for lag in done.lags:
-                ENRICH_LAG_SECONDS.observe(lag)
-            ENRICHED.labels("enriched").inc(done.enriched)
-            ENRICHED.labels("failed").inc(done.failed)
-            if report is not None and (done.enriched or done.failed):
-                report(done)
-            if done.enriched or done.failed:
-                continue  # more may be due already
-            _drain(listener, idle_seconds)
-    finally:
-        listener.close()
+    listener.execute(f"LISTEN {CHANNEL}")
+    return listener
+
+
+def _closed(listener) -> None:
+    if listener is not None:
+        with contextlib.suppress(Exception):
+            listener.close()
+    return None
 
 
 def _drain(listener, timeout: float) -> None:
