@@ -281,6 +281,7 @@ def follow(*, idle_seconds: float = 5.0, stop=lambda: False, report=None) -> Non
     """Enrich as memories come (``meaning-memory enrich --follow``): after each write's
     notice, and every ``idle_seconds`` in any case (a notice sent while no enricher listened,
     a retry that came due). A database that goes away is waited for, one line logged."""
+    import psycopg
     from django.db import DatabaseError, close_old_connections
 
     listener = None
@@ -289,7 +290,7 @@ def follow(*, idle_seconds: float = 5.0, stop=lambda: False, report=None) -> Non
             if listener is None:
                 listener = _listen()
             done = enrich_pending()
-        except DatabaseError as error:
+        except (DatabaseError, psycopg.Error) as error:
             logger.warning("enricher: the database is away (%s); trying again", error)
             listener = _closed(listener)
             close_old_connections()

@@ -8,6 +8,8 @@ from memories.services.enrichment import enrich_pending, follow, retry_failed
 
 
 class Command(BaseCommand):
+    # The enricher starts (and waits) while the database is away: serve restarts it otherwise.
+    requires_system_checks = []
     help = (
         "Enrich the memories written with MM_ENRICH_LATER (their entities, links, claimant and "
         "A score): once, every pending one that is due (default), or as they come (--follow, "
