@@ -246,3 +246,18 @@ def test_a_curator_sees_and_retries_failed_enrichments_in_the_admin(later, alice
     assert answer.status_code == 302
     assert MemoryEnrichment.objects.get(memory=memory).state == "pending"
     assert MemoryEnrichment.objects.get(memory=theirs).state == "failed"  # not this curator's
+
+
+def test_the_dashboard_says_a_memorys_entities_are_still_to_come(later, alice, client):
+    memory = memory_remember(agent=alice.agent, text=TEXTS[1]).memory
+    member = make_member("mia", alice.agent.workspace, role="viewer")
+    client.force_login(member)
+    path = f"/w/{alice.agent.workspace.slug}/m/{memory.mem_id}"
+    page = client.get(path).content.decode()
+    assert "still being read" in page and "It mentions no entity." not in page
+    MemoryEnrichment.objects.filter(memory=memory).update(state="failed")
+    assert "Reading its entities and links failed" in client.get(path).content.decode()
+    retry_failed()
+    enrich_pending()
+    page = client.get(path).content.decode()
+    assert "still being read" not in page and "Zephyr Logistics" in page

@@ -34,6 +34,7 @@ from memories.operations import memory_search
 from memories.presenters import SOURCE_TOPICS_LISTED, error_status
 from memories.selectors import (
     Reader,
+    enrichment_state,
     memberships_of,
     memory_get,
     memory_history,
@@ -196,6 +197,7 @@ def memory_page(request: HttpRequest, slug: str, mem_id: str) -> HttpResponse:
                  scores_text=stare_marks(memory.stare_scores, "verbose"),
                  marks=stare_marks(memory.stare_scores, "marks"),
                  entities=memory_entities(memory), links=links,
+                 enrichment=enrichment_state(memory),
                  neighbourhood=neighbourhood(memory, links), attributed=memory.claimant,
                  default_significance=DEFAULT_SIGNIFICANCE, protected=PROTECTED_SIGNIFICANCE,
                  metadata=_metadata_rows(memory)),
