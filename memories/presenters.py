@@ -97,17 +97,27 @@ def provenance_to_dict(event: ProvenanceEvent) -> dict[str, Any]:
     }
 
 
-def memory_detail(memory: Memory, reader: Reader) -> dict[str, Any]:
-    """A memory with its entities, its links and its history, as ``reader`` may see them."""
+def memory_detail(memory: Memory, reader: Reader, *, written_now: bool = False) -> dict[str, Any]:
+    """A memory with its entities, its links and its history, as ``reader`` may see them.
+
+    ``written_now``: stored by this very request. While its enrichment is pending no one has
+    made a link row from or to it yet (no one else knows its id; its own come with the
+    enrichment), so only the engine's links are read."""
     events = memory_history(memory)
-    entities = memory_entities(memory)
-    seen = as_known(reader, entities)
+    state = enrichment_state(memory)
+    if written_now and state == "pending":
+        entities, seen = [], {}
+        links = memory_links(reader, memory, rows=False)
+    else:
+        entities = memory_entities(memory)
+        seen = as_known(reader, entities)
+        links = memory_links(reader, memory)
     return {
         **memory_to_dict(memory),
         "entities": [entity_to_dict(e, seen=seen) for e in entities],
-        "links": [link_to_dict(link) for link in memory_links(reader, memory)],
+        "links": [link_to_dict(link) for link in links],
         "provenance": [provenance_to_dict(e) for e in events],
-        "enrichment": enrichment_state(memory),
+        "enrichment": state,
     }
 
 

@@ -189,7 +189,8 @@ def remember(agent: Agent, arguments: dict[str, Any]) -> CallToolResult:
     result = services.remember(agent, remember_command(arguments))
     status = "stored" if result.created else "already stored"
     return tool_result(
-        f"{status}: {result.memory.mem_id}", memory_detail(result.memory, Reader.of_agent(agent))
+        f"{status}: {result.memory.mem_id}",
+        memory_detail(result.memory, Reader.of_agent(agent), written_now=result.created),
     )
 
 

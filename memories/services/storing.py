@@ -103,13 +103,15 @@ def _existing(agent: Agent, prepared: list[Placed], *, by_content: bool) -> dict
         workspace_id=agent.workspace_id
     )
     if keys:
-        found_by_key = {
-            (m.scope_id, m.idempotency_key): m
-            for m in queryset.filter(
-                scope_id__in={scope for scope, _ in keys},
-                idempotency_key__in={key for _, key in keys},
-            )
-        }
+        # Nearly every key is new: the keys' index alone answers, and a memory is read only
+        # when one is found (no ordering, no join, a few columns: the statement is cheap to
+        # build as well as to run, twice a keyed write).
+        stored = queryset.filter(
+            scope_id__in={scope for scope, _ in keys},
+            idempotency_key__in={key for _, key in keys},
+        )
+        if pks := list(stored.order_by().values_list("pk", flat=True)):
+            found_by_key = {(m.scope_id, m.idempotency_key): m for m in queryset.filter(pk__in=pks)}
     if hashes:
         for memory in queryset.filter(
             scope_id__in={p.scope.pk for p in prepared}, content_hash__in=hashes

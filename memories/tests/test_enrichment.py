@@ -261,3 +261,24 @@ def test_the_dashboard_says_a_memorys_entities_are_still_to_come(later, alice, c
     enrich_pending()
     page = client.get(path).content.decode()
     assert "still being read" not in page and "Zephyr Logistics" in page
+
+
+def test_a_write_answered_pending_still_shows_the_engines_own_links(later, alice):
+    first = alice.client.post(
+        "/api/v1/memories", {"text": TEXTS[0], "session": "call-1"}, format="json"
+    ).json()
+    second = alice.client.post(
+        "/api/v1/memories", {"text": TEXTS[1], "session": "call-1"}, format="json"
+    ).json()
+    assert second["enrichment"] == "pending" and second["entities"] == []
+    follows = [
+        (link["type"], link["direction"], link["memory"]["mem_id"]) for link in second["links"]
+    ]
+    assert follows == [("follows", "out", first["mem_id"])]
+    enrich_pending()
+    again = alice.client.get(f"/api/v1/memories/{second['mem_id']}").json()
+    assert again["enrichment"] == "done" and again["entities"]
+    assert ("follows", "out", first["mem_id"]) in {
+        (link["type"], link["direction"], link.get("memory", {}).get("mem_id"))
+        for link in again["links"]
+    }

@@ -58,6 +58,7 @@ SEARCH_MODULES = (
 WRITE_MODULES = (
     "memories/services/placing.py",
     "memories/services/storing.py",
+    "memories/services/enrichment.py",
     "memories/services/derived.py",
     "memories/services/consolidated.py",
     "memories/services/remember.py",

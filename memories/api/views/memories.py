@@ -149,7 +149,10 @@ class MemoryCreateApi(APIView):
     def post(self, request: Request) -> Response:
         result = services.remember(request.user, remember_command(request.data))
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(memory_detail(result.memory, Reader.of_agent(request.user)), status=code)
+        answer = memory_detail(
+            result.memory, Reader.of_agent(request.user), written_now=result.created
+        )
+        return Response(answer, status=code)
 
 
 class BulkRememberInput(StrictSerializer):

@@ -45,10 +45,35 @@ def link_made_by(link: Link) -> str:
 OTHER_MEMORY_FIELDS = ("mem_id", "text", "scope_id")
 
 
-def memory_links(reader: Reader, memory: Memory) -> list[LinkView]:
+def memory_links(reader: Reader, memory: Memory, *, rows: bool = True) -> list[LinkView]:
     """The memory's active links as ``reader`` sees them, out then in, then the engine's own:
     what it supersedes and what superseded it, what it follows in its session and what follows
-    it. Two queries."""
+    it. Two queries; one without ``rows`` (the engine's own only: a memory written in this
+    very request, whose enrichment is still to come, has no link rows yet)."""
+    views = _link_rows(reader, memory) if rows else []
+    engine = Q(superseded_by=memory) | Q(follows=memory)
+    engine |= Q(pk__in=[pk for pk in (memory.superseded_by_id, memory.follows_id) if pk])
+    others = list(
+        reader.sees(Memory.objects.filter(engine))
+        .only(*OTHER_MEMORY_FIELDS, "superseded_by_id", "follows_id")
+        .order_by("pk")
+    )
+    for kind, direction, same in (
+        ("supersedes", "out", lambda other: other.superseded_by_id == memory.pk),
+        ("supersedes", "in", lambda other: other.pk == memory.superseded_by_id),
+        ("follows", "out", lambda other: other.pk == memory.follows_id),
+        ("follows", "in", lambda other: other.follows_id == memory.pk),
+    ):
+        views += [
+            LinkView(None, kind, direction, other, None, 1.0, "engine", "engine", {}, None)
+            for other in others
+            if same(other)
+        ]
+    return views
+
+
+def _link_rows(reader: Reader, memory: Memory) -> list[LinkView]:
+    """The memory's link rows, out then in, as ``reader`` sees them."""
     scope_ids = reader.scope_ids
     outgoing = Q(source=memory)
     incoming = Q(target_memory=memory)
@@ -90,24 +115,6 @@ def memory_links(reader: Reader, memory: Memory) -> list[LinkView]:
     # A link from the memory to itself is both one of its own and one to it.
     views = [view(link, "out") for link in links if link.source_id == memory.pk]
     views += [view(link, "in") for link in links if link.target_memory_id == memory.pk]
-    engine = Q(superseded_by=memory) | Q(follows=memory)
-    engine |= Q(pk__in=[pk for pk in (memory.superseded_by_id, memory.follows_id) if pk])
-    others = list(
-        reader.sees(Memory.objects.filter(engine))
-        .only(*OTHER_MEMORY_FIELDS, "superseded_by_id", "follows_id")
-        .order_by("pk")
-    )
-    for kind, direction, same in (
-        ("supersedes", "out", lambda other: other.superseded_by_id == memory.pk),
-        ("supersedes", "in", lambda other: other.pk == memory.superseded_by_id),
-        ("follows", "out", lambda other: other.pk == memory.follows_id),
-        ("follows", "in", lambda other: other.follows_id == memory.pk),
-    ):
-        views += [
-            LinkView(None, kind, direction, other, None, 1.0, "engine", "engine", {}, None)
-            for other in others
-            if same(other)
-        ]
     return views
 
 
