@@ -156,3 +156,30 @@ def test_serve_enriches_what_it_answers_pending(tmp_path):
         output = engine.stop()
     assert "Traceback" not in output, output
     assert os.environ.get("MM_ENRICH_LATER") == env_before
+
+
+def test_memories_superseded_while_the_enricher_works_on_them(tmp_path):
+    """A write that supersedes a memory still being enriched (the enricher holds its degree
+    row and checks its key for each link; the write locks it and updates that row too) is
+    answered, never a deadlock's 503, and both end enriched."""
+    engine = served(tmp_path / "data", MM_CONSOLIDATE_EVERY="0")
+    engine.start(180)
+    try:
+        token = engine.agent("acme", "writer")
+        statuses = []
+        for i in range(40):
+            old = engine.call("POST", "/api/v1/memories", token, {"text": TEXT.format(i=i)})
+            new = engine.call(
+                "POST",
+                "/api/v1/memories",
+                token,
+                {"text": TEXT.format(i=i) + " Moved to Porto.", "supersedes": old.body["mem_id"]},
+            )
+            statuses += [old.status, new.status]
+        assert statuses == [201] * 80, [s for s in statuses if s != 201]
+        wait_for(lambda: counts(engine.pgdata)["pending"] == 0, 120, "the enricher")
+        found = counts(engine.pgdata)
+        assert (found["memories"], found["lost"], found["half"]) == (80, 0, 0), found
+    finally:
+        output = engine.stop()
+    assert "Traceback" not in output, output

@@ -207,11 +207,15 @@ def _enrich(workspace_id: int, agent_id: int | None, rows: list[MemoryEnrichment
     agent = (
         Agent.objects.select_related("workspace").filter(pk=agent_id).first() if agent_id else None
     )
+    # The memories are locked before anything else is (in one order): a writer that holds one
+    # of them (superseding it, say) is waited for here, never in the middle of the links, where
+    # the link rows' checks of the memory and the degree rows the writer's update also takes
+    # would make a deadlock.
     memories = {
         m.pk: m
-        for m in Memory.objects.filter(
-            workspace_id=workspace_id, pk__in=[row.memory_id for row in rows]
-        )
+        for m in Memory.objects.select_for_update(no_key=True, of=("self",))
+        .filter(workspace_id=workspace_id, pk__in=[row.memory_id for row in rows])
+        .order_by("pk")
     }
     targets = {
         m.pk: m
