@@ -77,8 +77,14 @@ def drained(timeout: float = 600.0) -> tuple[int, float]:
 def lag_row(bases: list[str], before: dict[float, float]) -> dict:
     """A row's lag figures, once the enricher has finished the row's writes: how many it
     enriched since ``before`` (a scrape at the row's start), p50 and p95 in ms, and whether
-    it kept up (pending at the row's end, seconds to finish them)."""
-    left, seconds = drained()
+    it kept up (pending at the row's end, seconds to finish them). Run in a thread of its own:
+    its database connection goes back to the pool at the end."""
+    from django.db import connection
+
+    try:
+        left, seconds = drained()
+    finally:
+        connection.close()
     after = scrape(bases)
     p50, p95 = quantile(before, after, 0.5), quantile(before, after, 0.95)
     return {
