@@ -160,7 +160,8 @@ class FairQueue:
                     # Every waiting tenant holds its share: the slot stays free for the others
                     # until a request leaves or their share grows (an idle tenant stops
                     # counting).
-                    self._dispatch_later(self.recent)
+                    # (With a shared ledger a request may also leave in another process.)
+                    self._dispatch_later(POLL_SECONDS if self.ledger.shared else self.recent)
                     return
                 keys = {
                     t: (ledger.running(t), ledger.cost(t, now, self.half_life)) for t in eligible
@@ -183,13 +184,18 @@ class FairQueue:
             turn.set_result(None)
 
     def _dispatch_later(self, delay: float) -> None:
-        if self._recheck is None:
+        """Look again in ``delay`` seconds (or sooner, if a look is due sooner already)."""
+        loop = asyncio.get_running_loop()
+        if self._recheck is not None:
+            if self._recheck.when() <= loop.time() + delay:
+                return
+            self._recheck.cancel()
 
-            def recheck() -> None:
-                self._recheck = None
-                self._dispatch()
+        def recheck() -> None:
+            self._recheck = None
+            self._dispatch()
 
-            self._recheck = asyncio.get_running_loop().call_later(delay, recheck)
+        self._recheck = loop.call_later(delay, recheck)
 
     def _forget(self, tenant: str, turn: asyncio.Future[None]) -> None:
         queue = self.queues.get(tenant)

@@ -174,6 +174,9 @@ class SharedLedger:
         self._names: dict[str, bytes] = {}
         self._swept = 0.0
         self._depth = 0
+        with self.locked():  # a dead process whose id this one now has left its counts
+            mine = self.rows["pid"] == self.pid
+            self.rows["pid"][mine & (self.rows["kind"] != BUCKET)] = 0
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[SharedLedger]:
@@ -212,8 +215,14 @@ class SharedLedger:
         if not free.size:
             self._sweep(everything=True)
             free = np.flatnonzero(rows["pid"] == 0)
-            if not free.size:
+        if not free.size:
+            # Full of callers seen once (say, a cookie made up for each request): the idle row
+            # of any process seen longest ago goes, a full rate bucket first.
+            idle = np.flatnonzero((rows["running"] == 0) & (rows["waiting"] == 0))
+            if not idle.size:
                 raise RuntimeError(f"the fair use ledger {self.path} is full ({ROWS} rows)")
+            order = np.lexsort((rows["seen"][idle], rows["kind"][idle] != BUCKET))
+            free = idle[order[:1]]
         row = int(free[0])
         rows[row] = (pid, kind, self._key(name), 0, 0, 0.0, 0.0, 0.0)
         return row

@@ -132,14 +132,25 @@ def test_a_ledger_file_of_another_shape_is_started_again(tmp_path):
     with ledger.locked() as counts:
         assert counts.total() == 0
         counts.add_running("T", 1)
-    assert SharedLedger(path, pid=os.getpid()).running("T") == 1
+    assert SharedLedger(path, pid=os.getppid()).running("T") == 1  # another process reads it
+    # A process that opens it under this process's id (a dead one's, reused) starts clean.
+    assert SharedLedger(path, pid=os.getpid()).running("T") == 0
 
 
-def test_a_full_ledger_says_so(tmp_path, monkeypatch):
+def test_a_full_ledger_makes_room_from_idle_rows_and_says_so_when_none_is_idle(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr(ledger_module, "ROWS", 4)
-    ledger = SharedLedger(tmp_path / "ledger", pid=os.getpid())
+    clock = Clock()
+    ledger = SharedLedger(tmp_path / "ledger", pid=os.getpid(), clock=clock)
     with ledger.locked() as counts:
-        for n in range(4):
+        for n in range(4):  # callers seen once each, nothing in flight, within the second
+            clock.now += 0.1
+            counts.mark_seen(f"T{n}", clock.now)
+        counts.add_running("T4", 1)  # the oldest idle row (T0) made room
+        assert counts.running("T4") == 1
+        assert counts.active(0.0) == 4  # T1, T2, T3 and T4
+        for n in range(1, 4):
             counts.add_running(f"T{n}", 1)
         with pytest.raises(RuntimeError, match="is full"):
-            counts.add_running("T5", 1)
+            counts.add_running("T5", 1)  # every row has a request running
