@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if argv[1:2] == ["qcluster"]:
             _attach_before_forking()
+        elif argv[1:2] == ["enrich"] and "--follow" in argv[2:]:
+            _enricher_priority()
         else:
             # A command queues work for the worker (a purge, a consolidation run): the worker
             # library's "Enqueued [...] 5" lines are not the command's output.
@@ -81,6 +83,23 @@ def _attach_before_forking() -> None:
     if server is not None:
         server.ensure_started()  # a server this process starts keeps the web's priority
     lower_worker_priority()
+
+
+def _enricher_priority() -> None:
+    """The enricher (``enrich --follow``) runs ``MM_ENRICH_NICE`` below the web, and so do the
+    embedded backends it connects to (``priority``), set before its first connection."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    from meaning_memory.embedded import configured_server
+    from meaning_memory.priority import lower_worker_priority
+
+    server = configured_server()
+    if server is not None:
+        server.ensure_started()  # a server this process starts keeps the web's priority
+    lower_worker_priority(settings.MM_ENRICH_NICE)
 
 
 def _quiet_database_pools() -> None:

@@ -139,6 +139,12 @@ def test_serve_enriches_what_it_answers_pending(tmp_path):
     engine.env.pop("MM_ENRICH_LATER", None)
     engine.start(180)
     try:
+        (enricher,) = [
+            p
+            for p in psutil.Process(engine.process.pid).children()
+            if "enrich --follow" in " ".join(p.cmdline())
+        ]
+        assert enricher.nice() == psutil.Process().nice() + 5  # MM_ENRICH_NICE, below the web
         token = engine.agent("acme", "writer")
         written = engine.call("POST", "/api/v1/memories", token, {"text": TEXT.format(i=7)})
         assert written.status == 201 and written.body["enrichment"] == "pending", written.body

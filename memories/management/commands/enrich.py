@@ -52,11 +52,7 @@ class Command(BaseCommand):
         )
 
     def _follow(self) -> None:
-        from django.conf import settings
-
-        from meaning_memory.priority import lower_worker_priority
-
-        lower_worker_priority(settings.MM_ENRICH_NICE)
+        # (``meaning-memory enrich --follow`` runs at MM_ENRICH_NICE: meaning_memory.cli.)
         stopping = []
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stopping.append(True))
