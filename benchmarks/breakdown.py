@@ -165,7 +165,7 @@ def measure(agent: Any, mix: dict[str, float], requests: int) -> dict[str, Any]:
                 raise SystemExit(f"breakdown: {op} answered {answer}")
             agent.answered(op, response.json())
             if op == "remember":  # its enrichment, as the enricher would do it next
-                from memories.services.enrichment import enrich_pending
+                from memories.services.enricher import enrich_pending
 
                 regions.op = ENRICHER
                 counts[ENRICHER] += 1

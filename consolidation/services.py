@@ -18,7 +18,7 @@ from memories.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from memories.models import Agent, Workspace
 from memories.selectors.permissions import require_role
 from memories.services.decisions import deciding, decision_reason
-from memories.services.enrichment import enrich_workspace
+from memories.services.enricher import enrich_workspace
 from memories.services.supersede import supersede, supersession_undo
 
 #: The advisory lock namespace of consolidation runs (the key is the workspace's id).

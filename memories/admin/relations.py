@@ -86,7 +86,7 @@ class LinkAdmin(WorkspaceScoped, ReadOnlyAdmin):
 @admin.register(MemoryEnrichment)
 class MemoryEnrichmentAdmin(WorkspaceScoped, ReadOnlyAdmin):
     """The memories whose enrichment (entities, links, claimant, A score) is still to come or
-    was given up on (``memories.services.enrichment``): a curator retries the failed ones."""
+    was given up on (``memories.services.enricher``): a curator retries the failed ones."""
 
     list_display = ("memory_preview", "state", "attempts", "error", "created_at", "next_at")
     list_filter = (WORKSPACE_FILTER, "state")

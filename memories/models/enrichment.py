@@ -43,7 +43,8 @@ class MemoryEnrichment(WorkspaceRow):
     state = models.CharField(max_length=8, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     last_error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    #: The write's instant on the database's clock (the enricher's lag is measured on it).
+    created_at = models.DateTimeField(db_default=models.functions.Now())
     #: Not before then (a failed try waits before the next).
     next_at = models.DateTimeField(db_default=models.functions.Now())
 

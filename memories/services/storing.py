@@ -5,7 +5,7 @@ bulk API and tool, ``seed``) store their placed items (``memories.services.placi
 transaction), recognises their names, and inserts them with their provenance, relations, A
 scores and supersessions in one transaction. With ``MM_ENRICH_LATER`` the names are not read
 here: the transaction leaves each memory's enrichment (relations, claimant, A score) to the
-enricher (``memories.services.enrichment``), and the write is answered once it is durable
+enricher (``memories.services.enricher``), and the write is answered once it is durable
 and searchable. What differs between the two is said by
 ``batch``, and only this:
 

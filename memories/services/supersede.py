@@ -25,7 +25,9 @@ def supersede(
     histories; a curator needs the role to curate the workspace (``require_role``)."""
     if user is not None:
         require_role(user, old.workspace_id, "curate")
-    old = Memory.objects.select_for_update().get(workspace_id=old.workspace_id, pk=old.pk)
+    old = Memory.objects.select_for_update(no_key=True).get(
+        workspace_id=old.workspace_id, pk=old.pk
+    )
     if old.status != Memory.Status.ACTIVE:  # lost a race with another writer
         raise ValidationFailed.single(
             "supersedes", f"memory {old.mem_id!r} is {old.status}, not active."
@@ -94,7 +96,9 @@ def supersession_undo(*, memory: Memory, reason: str, user: Any = None) -> Memor
     reason = (reason or "").strip()
     if message := rules.reason_given(reason, "say why the supersession is undone."):
         raise ValidationFailed.single("reason", message)
-    memory = Memory.objects.select_for_update().get(workspace_id=memory.workspace_id, pk=memory.pk)
+    memory = Memory.objects.select_for_update(no_key=True).get(
+        workspace_id=memory.workspace_id, pk=memory.pk
+    )
     if memory.status != Memory.Status.SUPERSEDED:
         raise ValidationFailed.single(
             "mem_id", f"memory {memory.mem_id!r} is {memory.status}, not superseded."

@@ -17,7 +17,7 @@ from meaning_memory.testing import make_actor, make_member, searched
 from memories.models import Entity, Link, Memory, MemoryEnrichment
 from memories.operations import memory_remember, memory_remember_bulk
 from memories.services import enrichment
-from memories.services.enrichment import enrich_pending, enrich_workspace, retry_failed
+from memories.services.enricher import enrich_pending, enrich_workspace, retry_failed
 
 TEXTS = [
     "Maria Lopez said that Orion Health moves its billing to Lisbon in March.",

@@ -60,7 +60,7 @@ def test_a_write_enriched_later_is_not_updated_by_its_enrichment(alice, settings
     """Under ``serve`` (``MM_ENRICH_LATER``) the row is inserted before its names are read;
     the enricher stores its links and, with no claimant and no record to score from, leaves
     the row as it was inserted."""
-    from memories.services.enrichment import enrich_pending
+    from memories.services.enricher import enrich_pending
 
     settings.MM_ENRICH_LATER = True
     before = memory_rows_written()

@@ -1,10 +1,11 @@
 import signal
+import time
 
 from django.core.management.base import BaseCommand
 
 from memories.management.acting import workspace_option
 from memories.models import MemoryEnrichment
-from memories.services.enrichment import enrich_pending, follow, retry_failed
+from memories.services.enricher import HELD_SECONDS, enrich_pending, follow, retry_failed
 
 
 class Command(BaseCommand):
@@ -41,8 +42,10 @@ class Command(BaseCommand):
         while True:
             done = enrich_pending(workspace_id=workspace_id)
             enriched, failed = enriched + done.enriched, failed + done.failed
-            if not (done.enriched or done.failed):
+            if not done.taken:
                 break
+            if done.held and not (done.enriched or done.retried):
+                time.sleep(HELD_SECONDS)  # another transaction holds their memories: a moment
         waiting = MemoryEnrichment.objects.filter(state=MemoryEnrichment.State.PENDING)
         if workspace_id is not None:
             waiting = waiting.filter(workspace_id=workspace_id)
