@@ -43,7 +43,9 @@ class FairQueue:
     The counts are a ledger's (``meaning_memory.ledger``): the process's own, or, with
     ``MM_FAIR_LEDGER``, every web process's of the machine, so that ``slots`` and the shares
     hold across them; a process whose waiting tenants a slot freed in another process may
-    serve looks again every ``POLL_SECONDS``. Used from the event loop only."""
+    serve looks again every ``POLL_SECONDS``. A process that runs its part of the slots while
+    another has requests waiting leaves the next free slot to that one (``held_back``), so the
+    running requests spread over the processes' cores. Used from the event loop only."""
 
     def __init__(
         self,
@@ -92,10 +94,11 @@ class FairQueue:
     def _share(self, ledger, now: float) -> int:
         return max(1, math.ceil(self.slots / max(ledger.active(now - self.recent), 1)))
 
-    def _first(self, ledger, tenant: str, share: int, now: float) -> bool:
-        """Whether ``tenant`` may take a free slot before every tenant waiting anywhere."""
+    def _first(self, ledger, tenant: str, share: int, now: float, held: frozenset[int]) -> bool:
+        """Whether ``tenant`` may take a free slot before every tenant waiting anywhere (but
+        in the processes ``held`` back, which may not take it)."""
         mine = (ledger.running(tenant), ledger.cost(tenant, now, self.half_life))
-        best = ledger.best_waiting(share, now, self.half_life)
+        best = ledger.best_waiting(share, now, self.half_life, skip=held)
         return best is None or mine <= best
 
     async def enter(self, tenant: str) -> None:
@@ -106,11 +109,13 @@ class FairQueue:
             now = self.clock()
             ledger.mark_seen(tenant, now)
             share = self._share(ledger, now)
+            held = ledger.held_back(self.slots, share)
             if (
                 not self.turns
                 and ledger.total() < self.slots
                 and ledger.running(tenant) < share
-                and self._first(ledger, tenant, share, now)
+                and ledger.pid not in held
+                and self._first(ledger, tenant, share, now, held)
             ):
                 ledger.add_running(tenant, 1)
                 return
@@ -155,6 +160,10 @@ class FairQueue:
                         self._dispatch_later(POLL_SECONDS)
                     return
                 share = self._share(ledger, now)
+                held = ledger.held_back(self.slots, share)
+                if ledger.pid in held:  # a request waiting in another process goes first
+                    self._dispatch_later(POLL_SECONDS)
+                    return
                 eligible = [t for t in self.turns if ledger.running(t) < share]
                 if not eligible:
                     # Every waiting tenant holds its share: the slot stays free for the others
@@ -167,7 +176,7 @@ class FairQueue:
                     t: (ledger.running(t), ledger.cost(t, now, self.half_life)) for t in eligible
                 }
                 tenant = min(eligible, key=keys.__getitem__)
-                if not self._first(ledger, tenant, share, now):
+                if not self._first(ledger, tenant, share, now, held):
                     self._dispatch_later(POLL_SECONDS)  # another process's tenant goes first
                     return
                 self.turns.remove(tenant)

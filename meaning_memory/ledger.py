@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import math
 import mmap
 import os
 import time
@@ -56,6 +57,7 @@ class LocalLedger:
     """The counts of one process."""
 
     shared = False
+    pid = 0
 
     def __init__(self) -> None:
         self._running: dict[str, int] = {}
@@ -84,7 +86,13 @@ class LocalLedger:
         cost, at = self._spent.get(tenant, (0.0, 0.0))
         return _decayed(cost, at, now, half_life) if cost else 0.0
 
-    def best_waiting(self, share: int, now: float, half_life: float) -> tuple[int, float] | None:
+    def held_back(self, slots: int, share: int) -> frozenset[int]:
+        """No other process: none held back (``SharedLedger.held_back``)."""
+        return frozenset()
+
+    def best_waiting(
+        self, share: int, now: float, half_life: float, skip: frozenset[int] = frozenset()
+    ) -> tuple[int, float] | None:
         """The least (running, cost) of the waiting tenants under ``share``, or None."""
         keys = [
             (self.running(t), self.cost(t, now, half_life))
@@ -249,12 +257,44 @@ class SharedLedger:
         rows = self.rows
         return float(_decayed(rows["cost"][mask], rows["at"][mask], now, half_life).sum())
 
-    def best_waiting(self, share: int, now: float, half_life: float) -> tuple[int, float] | None:
-        """The least (running, cost) of the tenants waiting in any process under ``share``."""
+    def held_back(self, slots: int, share: int) -> frozenset[int]:
+        """The processes that run their part of ``slots`` (shared out among the processes with
+        tenants) or more while another process has a request waiting that may run (its tenant
+        under ``share``): a slot freed goes to that request, so that the requests running are
+        spread over the processes (each runs Python on one core at a time) instead of queueing
+        for one's lock."""
         rows = self.rows
         tenants = (rows["kind"] == TENANT) & (rows["pid"] != 0)
+        pids = np.unique(rows["pid"][tenants])
+        if pids.size < 2:
+            return frozenset()
+        waiting = tenants & (rows["waiting"] > 0)
+        ready: set[int] = set()  # the processes with a request waiting that may run
+        for key in np.unique(rows["key"][waiting]):
+            mask = tenants & (rows["key"] == key)
+            if rows["running"][mask].sum() < share:
+                ready.update(int(pid) for pid in rows["pid"][mask & waiting])
+        if not ready:
+            return frozenset()
+        part = math.ceil(slots / pids.size)
+        return frozenset(
+            int(pid)
+            for pid in pids
+            if ready - {int(pid)} and rows["running"][tenants & (rows["pid"] == pid)].sum() >= part
+        )
+
+    def best_waiting(
+        self, share: int, now: float, half_life: float, skip: frozenset[int] = frozenset()
+    ) -> tuple[int, float] | None:
+        """The least (running, cost) of the tenants waiting in any process under ``share``,
+        not counting those waiting only in the processes ``skip``."""
+        rows = self.rows
+        tenants = (rows["kind"] == TENANT) & (rows["pid"] != 0)
+        waiting = tenants & (rows["waiting"] > 0)
+        if skip:
+            waiting &= ~np.isin(rows["pid"], list(skip))
         best = None
-        for key in np.unique(rows["key"][tenants & (rows["waiting"] > 0)]):
+        for key in np.unique(rows["key"][waiting]):
             mask = tenants & (rows["key"] == key)
             running = int(rows["running"][mask].sum())
             if running < share:

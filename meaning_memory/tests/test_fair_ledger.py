@@ -1,7 +1,8 @@
 """Fair use counted across web processes (``meaning_memory.ledger.SharedLedger``): two
 processes' queues and limiters on one ledger file keep the slots, a tenant's share, a caller's
 requests in flight and its rate bucket together; a slot freed in one process goes to a tenant
-waiting in the other, before the flooding tenant's next request; the rows of a process that
+waiting in the other, before the flooding tenant's next request; a process that runs its part
+of the slots leaves the next one to a request waiting in the other; the rows of a process that
 died are dropped."""
 
 from __future__ import annotations
@@ -79,6 +80,55 @@ def test_a_neighbour_waiting_in_one_process_gets_the_slot_freed_in_the_other(tmp
         # The neighbour counts as active for a second after its request (an agent pauses
         # between calls): then the flood's share is both slots again.
         await asyncio.wait_for(flood_next, 3)
+
+    asyncio.run(scenario())
+
+
+def test_the_running_requests_spread_over_the_processes_while_both_have_some_waiting(tmp_path):
+    """One tenant's requests in both processes (its connections landed in each): the slot
+    process a frees goes to the request waiting in b while a already runs its part (one of
+    two), and back to a's own when b runs its part; a process alone takes every slot."""
+
+    async def scenario():
+        a, b = queues(tmp_path / "ledger", slots=2)
+        await a.enter("T")
+        await a.enter("T")  # b has no requests: a may run both
+        in_b = asyncio.ensure_future(b.enter("T"))
+        await asyncio.sleep(0.01)
+        in_a = asyncio.ensure_future(a.enter("T"))
+        await asyncio.sleep(0.01)
+        assert not in_b.done() and not in_a.done()
+        a.leave("T", 0.01)  # a still runs one, its part: b's request goes, not a's own
+        await asyncio.wait_for(in_b, 1)
+        await asyncio.sleep(0.02)
+        assert not in_a.done()
+        b.leave("T", 0.01)  # a slot b frees goes to a's
+        await asyncio.wait_for(in_a, 1)
+        a.leave("T")
+        a.leave("T")
+        assert a.free == 2 and a.ledger.held_back(2, 2) == frozenset()
+
+    asyncio.run(scenario())
+
+
+def test_a_neighbour_runs_at_once_beside_a_flood_held_to_its_share_in_both_processes(tmp_path):
+    """The flood runs one request in process a and waits in b (its share is one slot of two
+    while the neighbour is active): the neighbour's request in a takes the free slot at once,
+    though a runs its part, since b's waiting request may not run anyway."""
+
+    async def scenario():
+        a, b = queues(tmp_path / "ledger", slots=2)
+        with a.ledger.locked() as ledger:
+            ledger.mark_seen("neighbour", a.clock())  # it called a moment ago
+        await a.enter("flood")
+        flood_b = asyncio.ensure_future(b.enter("flood"))
+        await asyncio.sleep(0.01)
+        assert not flood_b.done()  # its share (one) runs in a
+        await asyncio.wait_for(a.enter("neighbour"), 0.05)
+        a.leave("neighbour")
+        a.leave("flood")
+        await asyncio.wait_for(flood_b, 1)
+        b.leave("flood")
 
     asyncio.run(scenario())
 
