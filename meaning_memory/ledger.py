@@ -23,6 +23,7 @@ import mmap
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -159,6 +160,41 @@ def _key(name: str) -> bytes:
     return hashlib.sha256(name.encode()).digest()[:16]
 
 
+@dataclass
+class _Tenants:
+    """Every process's tenant rows summed by tenant (a key): what one look reads."""
+
+    FIELDS = ("pid", "key", "running", "waiting", "seen", "cost", "at")
+
+    running: dict[bytes, int] = field(default_factory=dict)
+    #: The processes each tenant has requests waiting in.
+    waiting_in: dict[bytes, set[int]] = field(default_factory=dict)
+    #: When each tenant was seen last, in any process.
+    seen: dict[bytes, float] = field(default_factory=dict)
+    #: Each tenant's costs and when they were counted (one per process).
+    spent: dict[bytes, list[tuple[float, float]]] = field(default_factory=dict)
+    #: The requests each process with tenants runs.
+    processes: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, pids, keys, running, waiting, seen, cost, at) -> _Tenants:
+        summed = cls()
+        for pid, key, runs, waits, when, spent, spent_at in zip(
+            pids, keys, running, waiting, seen, cost, at, strict=True
+        ):
+            summed.running[key] = summed.running.get(key, 0) + runs
+            summed.processes[pid] = summed.processes.get(pid, 0) + runs
+            if waits > 0:
+                summed.waiting_in.setdefault(key, set()).add(pid)
+            summed.seen[key] = max(summed.seen.get(key, when), when)
+            if spent:
+                summed.spent.setdefault(key, []).append((spent, spent_at))
+        return summed
+
+    def cost(self, key: bytes, now: float, half_life: float) -> float:
+        return sum(_decayed(cost, at, now, half_life) for cost, at in self.spent.get(key, ()))
+
+
 class SharedLedger:
     """The counts of every web process mapping ``path`` (the module's docstring)."""
 
@@ -180,6 +216,8 @@ class SharedLedger:
         self._map = mmap.mmap(self._fd, size)
         self.rows = np.frombuffer(self._map, dtype=ROW, count=ROWS, offset=HEADER)
         self._names: dict[str, bytes] = {}
+        self._summed: _Tenants | None = None  # the tenant rows summed, until a change
+        self._mine: dict[tuple[int, bytes], int] = {}  # this process's rows, where they are
         self._swept = 0.0
         self._depth = 0
         with self.locked():  # a dead process whose id this one now has left its counts
@@ -199,6 +237,7 @@ class SharedLedger:
             yield self
         finally:
             self._depth -= 1
+            self._summed = None  # other processes change the rows once the lock is let go
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def _key(self, name: str) -> bytes:
@@ -206,7 +245,8 @@ class SharedLedger:
         if key is None:
             if len(self._names) > ROWS:
                 self._names.clear()
-            key = self._names[name] = _key(name)
+            # (stripped as numpy reads a key back: a digest may end in a zero byte)
+            key = self._names[name] = _key(name).rstrip(b"\0")
         return key
 
     def _of(self, kind: int, name: str) -> np.ndarray:
@@ -214,10 +254,18 @@ class SharedLedger:
         return (rows["kind"] == kind) & (rows["key"] == self._key(name)) & (rows["pid"] != 0)
 
     def _own(self, kind: int, name: str, pid: int | None = None) -> int:
-        """This process's row of ``name`` (made if need be)."""
-        rows, pid = self.rows, self.pid if pid is None else pid
+        """This process's row of ``name`` (made if need be); its counts are about to change."""
+        self._summed = None
+        rows, pid, key = self.rows, self.pid if pid is None else pid, self._key(name)
+        row = self._mine.get((kind, key), -1) if pid == self.pid else -1
+        if row >= 0 and (rows["pid"][row], rows["kind"][row], rows["key"][row]) == (pid, kind, key):
+            return row
         found = np.flatnonzero(self._of(kind, name) & (rows["pid"] == pid))
         if found.size:
+            if pid == self.pid:
+                if len(self._mine) > ROWS:
+                    self._mine.clear()
+                self._mine[(kind, key)] = int(found[0])
             return int(found[0])
         free = np.flatnonzero(rows["pid"] == 0)
         if not free.size:
@@ -235,27 +283,30 @@ class SharedLedger:
         rows[row] = (pid, kind, self._key(name), 0, 0, 0.0, 0.0, 0.0)
         return row
 
-    # Tenants.
+    # Tenants: read from one sum of every process's rows (``_tenants``) per look.
+    def _tenants(self) -> _Tenants:
+        if self._summed is None:
+            rows = self.rows
+            used = np.flatnonzero((rows["kind"] == TENANT) & (rows["pid"] != 0))
+            self._summed = _Tenants.of(*(rows[name][used].tolist() for name in _Tenants.FIELDS))
+        return self._summed
+
     def running(self, tenant: str) -> int:
-        return int(self.rows["running"][self._of(TENANT, tenant)].sum())
+        return self._tenants().running.get(self._key(tenant), 0)
 
     def total(self) -> int:
-        rows = self.rows
-        return int(rows["running"][(rows["kind"] == TENANT) & (rows["pid"] != 0)].sum())
+        return sum(self._tenants().running.values())
 
     def active(self, horizon: float) -> int:
-        rows = self.rows
-        mask = (
-            (rows["kind"] == TENANT)
-            & (rows["pid"] != 0)
-            & ((rows["running"] > 0) | (rows["waiting"] > 0) | (rows["seen"] >= horizon))
+        tenants = self._tenants()
+        return sum(
+            1
+            for key, seen in tenants.seen.items()
+            if seen >= horizon or tenants.running.get(key) or key in tenants.waiting_in
         )
-        return int(np.unique(rows["key"][mask]).size)
 
     def cost(self, tenant: str, now: float, half_life: float) -> float:
-        mask = self._of(TENANT, tenant)
-        rows = self.rows
-        return float(_decayed(rows["cost"][mask], rows["at"][mask], now, half_life).sum())
+        return self._tenants().cost(self._key(tenant), now, half_life)
 
     def held_back(self, slots: int, share: int) -> frozenset[int]:
         """The processes that run their part of ``slots`` (shared out among the processes with
@@ -263,24 +314,20 @@ class SharedLedger:
         under ``share``): a slot freed goes to that request, so that the requests running are
         spread over the processes (each runs Python on one core at a time) instead of queueing
         for one's lock."""
-        rows = self.rows
-        tenants = (rows["kind"] == TENANT) & (rows["pid"] != 0)
-        pids = np.unique(rows["pid"][tenants])
-        if pids.size < 2:
+        tenants = self._tenants()
+        if len(tenants.processes) < 2:
             return frozenset()
-        waiting = tenants & (rows["waiting"] > 0)
-        ready: set[int] = set()  # the processes with a request waiting that may run
-        for key in np.unique(rows["key"][waiting]):
-            mask = tenants & (rows["key"] == key)
-            if rows["running"][mask].sum() < share:
-                ready.update(int(pid) for pid in rows["pid"][mask & waiting])
+        ready = {  # the processes with a request waiting that may run
+            pid
+            for key, pids in tenants.waiting_in.items()
+            if tenants.running.get(key, 0) < share
+            for pid in pids
+        }
         if not ready:
             return frozenset()
-        part = math.ceil(slots / pids.size)
+        part = math.ceil(slots / len(tenants.processes))
         return frozenset(
-            int(pid)
-            for pid in pids
-            if ready - {int(pid)} and rows["running"][tenants & (rows["pid"] == pid)].sum() >= part
+            pid for pid, running in tenants.processes.items() if running >= part and ready - {pid}
         )
 
     def best_waiting(
@@ -288,19 +335,15 @@ class SharedLedger:
     ) -> tuple[int, float] | None:
         """The least (running, cost) of the tenants waiting in any process under ``share``,
         not counting those waiting only in the processes ``skip``."""
-        rows = self.rows
-        tenants = (rows["kind"] == TENANT) & (rows["pid"] != 0)
-        waiting = tenants & (rows["waiting"] > 0)
-        if skip:
-            waiting &= ~np.isin(rows["pid"], list(skip))
-        best = None
-        for key in np.unique(rows["key"][waiting]):
-            mask = tenants & (rows["key"] == key)
-            running = int(rows["running"][mask].sum())
-            if running < share:
-                cost = float(_decayed(rows["cost"][mask], rows["at"][mask], now, half_life).sum())
-                best = min(best or (running, cost), (running, cost))
-        return best
+        tenants = self._tenants()
+        return min(
+            (
+                (tenants.running.get(key, 0), tenants.cost(key, now, half_life))
+                for key, pids in tenants.waiting_in.items()
+                if tenants.running.get(key, 0) < share and pids - skip
+            ),
+            default=None,
+        )
 
     def mark_seen(self, tenant: str, now: float) -> None:
         self.rows["seen"][self._own(TENANT, tenant)] = now
@@ -353,6 +396,7 @@ class SharedLedger:
 
     def _sweep(self, everything: bool = False) -> None:
         """Drop the rows of processes that are gone, and this process's idle ones."""
+        self._summed = None
         self._swept = now = self.clock()
         rows = self.rows
         for pid in np.unique(rows["pid"][rows["pid"] != 0]):

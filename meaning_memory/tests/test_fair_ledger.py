@@ -133,6 +133,21 @@ def test_a_neighbour_runs_at_once_beside_a_flood_held_to_its_share_in_both_proce
     asyncio.run(scenario())
 
 
+def test_a_tenant_whose_key_ends_in_a_zero_byte_is_counted_as_any_other(tmp_path):
+    """A tenant's key is a digest; numpy reads one ending in zero bytes back without them."""
+    name = next(f"tenant-{i}" for i in range(100_000) if ledger_module._key(f"tenant-{i}")[-1] == 0)
+    a, b = two_processes(tmp_path / "ledger")
+    with a.locked() as ledger:
+        ledger.add_running(name, 1)
+        ledger.add_waiting(name, 1)
+        ledger.add_running(name, 1)  # its own row found again, not a second one
+    with b.locked() as ledger:
+        ledger.add_running(name, 1)
+        assert (ledger.running(name), ledger.total(), ledger.active(0.0)) == (3, 3, 1)
+        assert ledger.best_waiting(4, 0.0, 2.0) == (3, 0.0)
+    assert int((a.rows["pid"] != 0).sum()) == 2
+
+
 def test_a_callers_requests_in_flight_and_its_rate_are_counted_across_processes(tmp_path):
     clock = Clock()
     first, second = two_processes(tmp_path / "ledger", clock)
