@@ -107,23 +107,28 @@ def _count(done: Drained, enriched) -> None:
 
 
 def enrich_workspace(workspace_id: int) -> int:
-    """Every pending memory of the workspace enriched now, due or not (a consolidation run's
-    first step), waiting for those another enricher or writer holds; how many. A memory whose
-    enrichment fails has its try and is not waited for."""
-    pending = MemoryEnrichment.objects.filter(
-        workspace_id=workspace_id, state=MemoryEnrichment.State.PENDING
+    """Every memory of the workspace pending when it is called enriched now, due or not (a
+    consolidation run's first step), waiting for those another enricher or writer holds; how
+    many were enriched. A memory whose enrichment fails has its try and is not waited for;
+    memories written meanwhile are enriched along, never waited for (a steady stream of writes
+    would keep the run from starting)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement_timestamp()")
+        (started,) = cursor.fetchone()
+    earlier = MemoryEnrichment.objects.filter(
+        workspace_id=workspace_id, state=MemoryEnrichment.State.PENDING, created_at__lte=started
     )
-    pending.update(next_at=Now())
+    earlier.update(next_at=Now())
     total, tried = 0, set()
     deadline = time.monotonic() + WORKSPACE_WAIT_SECONDS
     while True:
         done = enrich_pending(workspace_id=workspace_id)
         total += done.enriched
         tried.update(done.retried)
+        if not earlier.exclude(memory_id__in=tried).exists():
+            return total
         if done.enriched or done.retried:
             continue
-        if not pending.exclude(memory_id__in=tried).exists():
-            return total
         if time.monotonic() > deadline:
             logger.warning("workspace %d: pending enrichments still held; going on", workspace_id)
             return total

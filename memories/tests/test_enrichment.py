@@ -215,6 +215,26 @@ def test_a_consolidation_run_enriches_its_workspace_first(later, alice, charlie)
     assert MemoryEnrichment.objects.filter(memory=theirs).exists()  # another workspace's waits
 
 
+def test_a_consolidation_run_is_not_kept_waiting_by_writes_that_keep_coming(
+    later, alice, monkeypatch
+):
+    from memories.services import enricher
+
+    memory_remember(agent=alice.agent, text=TEXTS[1])
+    drain = enricher.enrich_pending
+    calls = []
+
+    def while_writes_come(**kwargs):  # a new memory before every batch
+        calls.append(1)
+        assert len(calls) < 20, "the run kept waiting for the writes that came after it"
+        memory_remember(agent=alice.agent, text=f"{TEXTS[0]} ({len(calls)})")
+        return drain(**kwargs)
+
+    monkeypatch.setattr(enricher, "enrich_pending", while_writes_come)
+    assert enricher.enrich_workspace(alice.agent.workspace_id) >= 1
+    assert len(calls) <= 2
+
+
 def test_without_enrich_later_nothing_is_left_pending(alice):
     memory = memory_remember(agent=alice.agent, text=TEXTS[1]).memory
     assert not MemoryEnrichment.objects.exists()
